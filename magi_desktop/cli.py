@@ -1,0 +1,195 @@
+"""The ``magi`` command line (DESIGN §12)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from . import __version__
+
+
+def _add_data_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir", type=Path, default=argparse.SUPPRESS,
+        help="data folder (default: $MAGI_DATA_DIR or the platform's user data folder)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="magi", description="Magi Desktop — local-first memory for AI agents.")
+    parser.add_argument("--version", action="version", version=f"magi-desktop {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    _add_data_dir(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    app = commands.add_parser("app", help="start the desktop application (the default)")
+    _add_data_dir(app)
+
+    ingest = commands.add_parser("ingest", help="ingest payloads from a JSON Lines file ('-' for stdin)")
+    _add_data_dir(ingest)
+    ingest.add_argument("file", help="JSONL file: one payload (DESIGN §3.1) per line")
+    ingest.add_argument("--batch-size", type=int, default=500, help="payloads per transaction (default 500)")
+    ingest.add_argument("--no-embed", action="store_true", help="leave embedding to the app's background worker")
+
+    status = commands.add_parser("status", help="show what the memory holds and what is queued")
+    _add_data_dir(status)
+    status.add_argument("--json", action="store_true", help="print JSON")
+
+    doctor = commands.add_parser("doctor", help="check SQLite, FTS5, sqlite-vec, the model and the data folder")
+    _add_data_dir(doctor)
+    doctor.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _data_dir(args: argparse.Namespace) -> Path | None:
+    return getattr(args, "data_dir", None)
+
+
+# ------------------------------------------------------------------ ingest
+
+
+def _read_jsonl(source: str) -> Iterator[tuple[int, object]]:
+    """(line number, payload or the JSON error) for every non-blank line."""
+    handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    try:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield number, exc
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from .core import Memory
+
+    if args.file != "-" and not Path(args.file).is_file():
+        print(f"magi ingest: no such file: {args.file}", file=sys.stderr)
+        return 2
+    if args.batch_size < 1:
+        print("magi ingest: --batch-size must be at least 1", file=sys.stderr)
+        return 2
+    stored = duplicates = rejected = 0
+    errors: list[str] = []
+
+    with Memory.open(_data_dir(args)) as memory:
+        def flush(batch: list[tuple[int, object]]) -> None:
+            nonlocal stored, duplicates, rejected
+            results = memory.ingest_many([payload for _, payload in batch], on_error="report")
+            for (line, _), result in zip(batch, results):
+                if result.error is not None:
+                    rejected += 1
+                    errors.append(f"line {line}: {result.error.field}: {result.error.reason}")
+                elif result.duplicate:
+                    duplicates += 1
+                else:
+                    stored += 1
+            batch.clear()
+
+        batch: list[tuple[int, object]] = []
+        for line, payload in _read_jsonl(args.file):
+            if isinstance(payload, json.JSONDecodeError):
+                rejected += 1
+                errors.append(f"line {line}: invalid JSON: {payload.msg} (column {payload.colno})")
+                continue
+            batch.append((line, payload))
+            if len(batch) >= args.batch_size:
+                flush(batch)
+        if batch:
+            flush(batch)
+        print(f"stored {stored}, duplicates {duplicates}, rejected {rejected}")
+        for error in errors[:20]:
+            print(f"  {error}", file=sys.stderr)
+        if len(errors) > 20:
+            print(f"  … and {len(errors) - 20} more", file=sys.stderr)
+        if not args.no_embed:
+            total = memory.pending_work()
+            done = 0
+            while True:
+                report = memory.process_pending(limit=256)
+                handled = report["embedded"] + report["failed"]
+                if handled == 0:
+                    break
+                done += handled
+                print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
+            if done:
+                print(file=sys.stderr)
+    return 1 if rejected else 0
+
+
+# ------------------------------------------------------------------ status
+
+
+def _print_status(stats: dict) -> None:
+    events = stats["events"]
+    emb = stats["embedding"]
+    print(f"database      {stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB, schema v{stats['schema_version']})")
+    print(f"L1 events     {events['total']}")
+    for name, count in events["by_evidence_class"].items():
+        print(f"  {name:<22}{count}")
+    print(f"runtime trace {stats['runtime_traces']}")
+    print(f"chat sessions {stats['chat_sessions']}")
+    print(f"embedding     {emb['model']} ({emb['dimension']} d): {emb['chunks']} chunks, "
+          f"{emb['pending']} queued, {emb['dead']} dead")
+    if stats["sources"]:
+        print("sources       accepted  duplicates  rejected")
+        for source, c in stats["sources"].items():
+            print(f"  {source:<20}{c['accepted']:>9}  {c['duplicates']:>10}  {c['rejected']:>8}")
+            if c["last_rejection"]:
+                print(f"    last rejection: {c['last_rejection']}")
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from .core import Memory
+
+    with Memory.open(_data_dir(args)) as memory:
+        stats = memory.stats()
+    if args.json:
+        print(json.dumps(stats, indent=2, ensure_ascii=False))
+    else:
+        _print_status(stats)
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_checks
+
+    checks = run_checks(_data_dir(args))
+    if args.json:
+        print(json.dumps([c.__dict__ for c in checks], indent=2, ensure_ascii=False))
+    else:
+        for check in checks:
+            print(f"[{check.status:^4}] {check.name:<18} {check.detail}")
+    return 1 if any(c.status == "FAIL" for c in checks) else 0
+
+
+def _cmd_app(args: argparse.Namespace) -> int:
+    from .ui.app import run_app
+
+    return run_app(_data_dir(args))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if _data_dir(args) is not None:
+        os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
+    handlers = {"ingest": _cmd_ingest, "status": _cmd_status, "doctor": _cmd_doctor, "app": _cmd_app, None: _cmd_app}
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

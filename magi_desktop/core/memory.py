@@ -1,0 +1,270 @@
+"""``Memory``: the one facade the rest of the world uses (DESIGN §12)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import Counter, deque
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal, Mapping
+
+from .contracts import IngestResult, MemoryEvent, PayloadError, validate_payload
+from .embed import Embedder, resolve_embedder
+from .embed.queue import EmbedReport, embed_pending, pending_count
+from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
+from .paths import database_path
+from .render import TemplateRegistry
+from .store import Database
+from .store.l1 import count_ingest, event_row, insert_events, insert_traces
+from .store.vectors import current_model, ensure_vector_index
+
+log = logging.getLogger(__name__)
+
+LLM_PROVIDERS = ("rules",)  # the HTTP and scripted providers arrive with the L2 layer
+L0_EVENTS_PER_SESSION = 50
+_UNKNOWN_SOURCE = "(invalid source)"
+
+
+class Memory:
+    """Layered long-term memory over one SQLite database.
+
+    Open with :meth:`open`; every method is thread-safe. Writes are serialised
+    on one writer connection; reads use a connection per thread.
+    """
+
+    def __init__(self, db: Database, embedder: Embedder, *, llm: str, user_id: str,
+                 templates: TemplateRegistry, vectors_ready: bool = True):
+        self.db = db
+        self.embedder = embedder
+        #: False when the model that made the stored vectors is missing: the
+        #: index is kept intact and embedding waits for the model to return.
+        self.vectors_ready = vectors_ready
+        self.llm = llm
+        self.user_id = user_id
+        self.templates = templates
+        self._listeners: list[Callable[[], None]] = []
+        self._l0: dict[str, deque[MemoryEvent]] = {}
+        self._l0_lock = threading.Lock()
+        self._process_lock = threading.Lock()
+
+    # ----------------------------------------------------------- lifecycle
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike | None = None,
+        embedder: "str | Embedder" = "default",
+        llm: str = "rules",
+        *,
+        user_id: str = "local",
+        templates: TemplateRegistry | None = None,
+    ) -> "Memory":
+        """Create or migrate the database at ``path`` (a data folder or a ``.db`` file).
+
+        ``path=None`` uses ``$MAGI_DATA_DIR`` or the platform's user data folder.
+        """
+        if llm not in LLM_PROVIDERS:
+            raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)}")
+        embedder = resolve_embedder(embedder)
+        db = Database(database_path(path))
+        try:
+            with db.writer() as conn:
+                recorded = current_model(conn)
+                stand_in = getattr(embedder, "stands_in_for", None)
+                vectors_ready = not (stand_in and recorded and recorded[0] == stand_in)
+                if vectors_ready:
+                    change = ensure_vector_index(conn, embedder.name, embedder.dimension)
+                    if change.stale_model:
+                        log.info("embedding model changed from %s to %s: %d events queued for re-embedding",
+                                 change.stale_model, embedder.name, change.requeued)
+                else:
+                    log.warning("the vectors were made by %s, which is not installed: vector search and "
+                                "embedding are paused until it is back (run `magi doctor`)", stand_in)
+        except BaseException:
+            db.close()
+            raise
+        return cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
+                   vectors_ready=vectors_ready)
+
+    def close(self) -> None:
+        self.embedder.release()
+        self.db.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def path(self) -> Path:
+        return Path(self.db.path)
+
+    def add_listener(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` after each commit that queued background work."""
+        self._listeners.append(callback)
+
+    # -------------------------------------------------------------- ingest
+
+    def ingest(self, payload: Mapping[str, Any]) -> IngestResult:
+        """Validate, normalise and store one payload. Raises :class:`PayloadError` on bad input."""
+        return self.ingest_many([payload])[0]
+
+    def ingest_many(self, payloads: Iterable[Mapping[str, Any]],
+                    on_error: Literal["raise", "report"] = "raise") -> list[IngestResult]:
+        """Store a batch in one transaction; results in input order.
+
+        ``on_error="raise"`` (default): if any payload is invalid, raise its
+        :class:`PayloadError` (``error.index`` says which) and store nothing.
+        ``on_error="report"``: store the valid payloads and return an
+        ``IngestResult(error=...)`` in the place of each invalid one.
+        """
+        if on_error not in ("raise", "report"):
+            raise ValueError("on_error must be 'raise' or 'report'")
+        payloads = list(payloads)
+        now = time.time()
+        normalized: list[tuple[MemoryEvent, str] | PayloadError] = []
+        for index, raw in enumerate(payloads):
+            try:
+                normalized.append(normalize(validate_payload(raw), self.templates, user_id=self.user_id, now=now))
+            except PayloadError as exc:
+                error = exc.at(index) if len(payloads) > 1 else exc
+                self._count_rejection(raw, error)
+                if on_error == "raise":
+                    raise error from None
+                normalized.append(error)
+        return self._write(normalized, now)
+
+    def _write(self, items: list, now: float) -> list[IngestResult]:
+        by_target: dict[str, list[tuple[int, MemoryEvent]]] = {L0_ONLY: [], RUNTIME_TRACE: [], "l1": []}
+        results: list[IngestResult | None] = [None] * len(items)
+        for position, item in enumerate(items):
+            if isinstance(item, PayloadError):
+                results[position] = IngestResult(event_id=None, error=item)
+                continue
+            event, target = item
+            by_target[target if target in (L0_ONLY, RUNTIME_TRACE) else "l1"].append((position, event))
+
+        tally: dict[str, Counter] = {}
+        with self.db.transaction() as conn:
+            for group, store in (("l1", insert_events), (RUNTIME_TRACE, insert_traces)):
+                placed = by_target[group]
+                if placed:
+                    stored = store(conn, [event for _, event in placed])
+                    for (position, event), (event_id, duplicate) in zip(placed, stored):
+                        results[position] = IngestResult(event_id=event_id, duplicate=duplicate,
+                                                         target=event.ingest_target, evidence_class=event.evidence_class)
+            for position, event in by_target[L0_ONLY]:
+                results[position] = IngestResult(event_id=event.event_id, target=L0_ONLY,
+                                                 evidence_class=event.evidence_class)
+            for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE], *by_target[L0_ONLY]):
+                tally.setdefault(event.source, Counter())["duplicates" if results[position].duplicate
+                                                          else "accepted"] += 1
+            for source, counts in tally.items():
+                count_ingest(conn, source, accepted=counts["accepted"], duplicates=counts["duplicates"], now=now)
+        self._remember_l0([event for _, event in by_target[L0_ONLY]])
+        if any(not results[position].duplicate for position, _ in by_target["l1"]):
+            self._notify()
+        return results
+
+    def _count_rejection(self, raw: Any, error: PayloadError) -> None:
+        source = raw.get("source_type") if isinstance(raw, Mapping) else None
+        if not isinstance(source, str) or not source or len(source) > 64:
+            source = _UNKNOWN_SOURCE
+        try:
+            with self.db.transaction() as conn:
+                count_ingest(conn, source, rejected=1, rejection=str(error)[:500])
+        except Exception:  # noqa: BLE001 - counting must never mask the payload error
+            log.exception("could not count a rejected payload")
+
+    def _remember_l0(self, events: list[MemoryEvent]) -> None:
+        if not events:
+            return
+        with self._l0_lock:
+            for event in events:
+                key = event.session_id or ""
+                self._l0.setdefault(key, deque(maxlen=L0_EVENTS_PER_SESSION)).append(event)
+
+    def working_events(self, session_id: str | None) -> list[MemoryEvent]:
+        """Ephemeral (L0-only) events of a session, oldest first; never stored on disk."""
+        with self._l0_lock:
+            return list(self._l0.get(session_id or "", ()))
+
+    def end_session(self, session_id: str | None) -> None:
+        """Clear a session's working memory."""
+        with self._l0_lock:
+            self._l0.pop(session_id or "", None)
+
+    def _notify(self) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - a listener must not break ingest
+                log.exception("memory listener failed")
+
+    # ---------------------------------------------------------- background
+
+    def pending_work(self) -> int:
+        """How many queued jobs are due now (and can run)."""
+        return pending_count(self.db) if self.vectors_ready else 0
+
+    def process_pending(self, limit: int | None = None) -> dict[str, Any]:
+        """Drain the background queues now (embedding today; L2 and snapshots later)."""
+        report = EmbedReport()
+        with self._process_lock:
+            if self.vectors_ready:
+                report = embed_pending(self.db, self.embedder, limit=limit)
+        return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
+                "errors": report.errors[:10]}
+
+    # ---------------------------------------------------------------- read
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        """One stored L1 event as a dict (metadata decoded), or None."""
+        return event_row(self.db.reader(), event_id)
+
+    def stats(self) -> dict[str, Any]:
+        conn = self.db.reader()
+
+        def grouped(sql: str) -> dict[str, int]:
+            return {key: count for key, count in conn.execute(sql)}
+
+        embedding = conn.execute("SELECT model, dimension, rebuilt_from FROM vector_index").fetchone()
+        jobs = grouped("SELECT state, count(*) FROM embedding_jobs GROUP BY state")
+        path = self.path
+        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+        return {
+            "database": str(path),
+            "size_bytes": size,
+            "schema_version": conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0],
+            "events": {
+                "total": conn.execute("SELECT count(*) FROM fact_events").fetchone()[0],
+                "by_evidence_class": grouped(
+                    "SELECT evidence_class, count(*) FROM fact_events GROUP BY evidence_class ORDER BY 2 DESC"),
+                "by_scope": grouped(
+                    "SELECT l1_retrieval_scope, count(*) FROM fact_events GROUP BY l1_retrieval_scope"),
+                "by_source": grouped("SELECT source, count(*) FROM fact_events GROUP BY source ORDER BY 2 DESC"),
+            },
+            "runtime_traces": conn.execute("SELECT count(*) FROM runtime_traces").fetchone()[0],
+            "chat_sessions": conn.execute("SELECT count(*) FROM chat_sessions").fetchone()[0],
+            "embedding": {
+                "model": embedding[0] if embedding else None,
+                "dimension": embedding[1] if embedding else None,
+                "rebuilt_from": embedding[2] if embedding else None,
+                "embedder": self.embedder.name,
+                "vectors_ready": self.vectors_ready,
+                "model_loaded": bool(getattr(self.embedder, "loaded", False)),
+                "chunks": conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0],
+                "pending": jobs.get("pending", 0),
+                "dead": jobs.get("dead", 0),
+            },
+            "sources": {
+                row[0]: {"accepted": row[1], "duplicates": row[2], "rejected": row[3], "last_rejection": row[4]}
+                for row in conn.execute(
+                    "SELECT source, accepted, duplicates, rejected, last_rejection FROM source_counters "
+                    "ORDER BY source")
+            },
+            "working_memory_sessions": len(self._l0),
+        }

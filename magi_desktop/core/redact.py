@@ -1,0 +1,194 @@
+"""Secret redaction, applied to every payload before anything is stored or indexed.
+
+Each rule is a regex plus the cheap substrings that must occur for it to
+match at all: a lower-cased substring test costs a fraction of a microsecond,
+while a regex scan of a sentence costs tens, so most texts are never scanned.
+A rule's replacement keeps the non-secret part of the match (the flag name,
+the URL's user and host, the variable name) so the memory still says *what*
+happened — "ran mysql with a password" — without the secret. Redaction is
+deterministic, so a replayed payload still dedupes to the same event.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+MARK = "[REDACTED]"
+
+# Names whose value is a secret, in env vars, config files, JSON and CLI flags.
+_SECRET_WORDS = (
+    r"(?:password|passwd|passphrase|pwd|secret|token|tokens|api[_-]?key|apikey|access[_-]?key|"
+    r"secret[_-]?key|private[_-]?key|auth[_-]?key|account[_-]?key|sharedaccesskey|credentials?|"
+    r"client[_-]?secret|session[_-]?key)"
+)
+_SECRET_NAME = r"[A-Za-z0-9_.\-]*?" + _SECRET_WORDS
+_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&'\"}<>]+)"
+_NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+_AWS_PREFIXES = ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    regex: re.Pattern
+    any_of: tuple[str, ...]          # at least one must occur (lower-cased text)
+    all_of: tuple[str, ...] = ()     # and all of these
+    keeps_head: bool = False         # the match has groups "head" and "secret"
+    token: bool = False              # the secret is one long token (vendor key formats)
+
+
+def _rule(kind, pattern, any_of, all_of=(), flags=re.IGNORECASE):
+    regex = re.compile(pattern, flags)
+    return _Rule(kind, regex, tuple(any_of), tuple(all_of), keeps_head="head" in regex.groupindex,
+                 token=flags == _CS and "head" not in regex.groupindex and kind != "private_key")
+
+
+_CS = 0  # case-sensitive vendor formats
+
+RULES: tuple[_Rule, ...] = (
+    _rule("private_key",
+          r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=_CS),
+    # scheme://user:password@host — keep the user and host.
+    _rule("url_credentials", r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:)(?P<secret>[^\s@/]+)(?=@)",
+          ["@"], ["://"]),
+    _rule("url_param",
+          r"(?P<head>[?&;#](?:access_token|refresh_token|id_token|token|auth|api_key|apikey|api-key|key|"
+          r"secret|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential|"
+          r"x-amz-security-token|code|session|sessionid|sid)=)(?P<secret>[^&#\s]+)",
+          ["token=", "auth=", "key=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=",
+           "credential=", "code=", "session=", "sessionid=", "sid="]),
+    _rule("auth_header",
+          r"(?P<head>\b(?:authorization|proxy-authorization|x-api-key|api-key|x-auth-token)[\"']?\s*[:=]\s*"
+          r"[\"']?(?:bearer|basic|token|digest|apikey)?\s*)(?P<secret>[A-Za-z0-9\-._~+/=:]{6,})",
+          ["authorization", "api-key", "x-auth-token"]),
+    _rule("bearer", r"(?P<head>\bbearer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)", ["bearer"]),
+    _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}", ["eyj"], flags=_CS),
+    _rule("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b", _AWS_PREFIXES,
+          flags=_CS),
+    _rule("aws_cli_secret",
+          r"(?P<head>\b(?:aws_secret_access_key|aws_session_token|secret_access_key)\s+)(?P<secret>[^\s=:]\S*)",
+          ["secret_access_key", "aws_session_token"]),
+    _rule("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b",
+          ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"], flags=_CS),
+    _rule("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ["glpat-"], flags=_CS),
+    _rule("openai_key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ["sk-"], flags=_CS),
+    _rule("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b", ["_live_", "_test_"], flags=_CS),
+    _rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
+          ["xox", "hooks.slack.com"], flags=_CS),
+    _rule("google_key", r"\bAIza[0-9A-Za-z_\-]{35}\b|\bya29\.[0-9A-Za-z_\-]{20,}", ["aiza", "ya29."], flags=_CS),
+    _rule("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"], flags=_CS),
+    _rule("pypi_token", r"\bpypi-[A-Za-z0-9_\-]{50,}", ["pypi-"], flags=_CS),
+    _rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", ["hf_"], flags=_CS),
+    _rule("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", ["sg."], flags=_CS),
+    _rule("twilio_key", r"\bSK[0-9a-f]{32}\b", ["sk"], flags=_CS),
+    _rule("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", [":aa"], flags=_CS),
+    _rule("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", ["_v1_"], flags=_CS),
+    _rule("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ["shpat_", "shpca_", "shppa_", "shpss_"],
+          flags=_CS),
+    _rule("alibaba_key", r"\bLTAI[A-Za-z0-9]{12,20}\b", ["ltai"], flags=_CS),
+    _rule("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", ["key-"], flags=_CS),
+    # mysql -pSECRET / sshpass -p SECRET / curl -u user:SECRET
+    _rule("mysql_password",
+          r"(?P<head>\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]*?\s-p)(?P<secret>[^\s\-][^\s]*)",
+          ["mysql", "mariadb"], ["-p"]),
+    _rule("sshpass", r"(?P<head>\bsshpass\s+-p\s*)(?P<secret>\S+)", ["sshpass"]),
+    _rule("curl_user", r"(?P<head>(?:\s-u|\s--user)\s+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+)", ["-u", "--user"],
+          [":"]),
+    # --password=x / --token x / -password x
+    _rule("cli_flag",
+          r"(?P<head>(?<![\w-])--?(?:password|passwd|pass|pwd|passphrase|token|auth-token|access-token|"
+          r"api-key|apikey|api_key|secret|client-secret|private-key|key-password)(?:=|\s+))(?P<secret>" + _VALUE + ")",
+          _NAME_WORDS, ["-"]),
+    # NAME=value, NAME: value, "name": "value"
+    _rule("assignment",
+          r"(?P<head>(?<![\w-])[\"']?" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)(?P<secret>" + _VALUE + ")",
+          _NAME_WORDS + ("session",)),
+    # "my password is hunter2", "密码是 abc123"
+    _rule("spoken_password",
+          r"(?P<head>\b(?:password|passcode|passphrase|pin code)\s+(?:is|was)\s+|(?:密码|口令|密钥)\s*(?:是|为|：|:)\s*)"
+          r"(?P<secret>[^\s，。,;；]+)",
+          ["password", "passcode", "passphrase", "pin code", "密码", "口令", "密钥"]),
+)
+
+_SECRET_KEY = re.compile(r"^" + _SECRET_NAME + r"$", re.IGNORECASE)
+# Values that are clearly not secrets even after a secret-looking name
+# ("max_tokens=512", "token: null", "password=[REDACTED]").
+_HARMLESS_VALUE = re.compile(r"^[\"']?(?:\d{1,6}|true|false|null|none|\$\{?\w+\}?|\[REDACTED\])?[\"']?$",
+                             re.IGNORECASE)
+_CHECKS_VALUE = frozenset({"assignment", "cli_flag"})
+
+
+def _replacer(rule: _Rule, counts: Counter | None):
+    def replace(match: re.Match) -> str:
+        if rule.keeps_head:
+            if rule.kind in _CHECKS_VALUE and _HARMLESS_VALUE.match(match.group("secret")):
+                return match.group(0)
+            replacement = match.group("head") + MARK
+        else:
+            replacement = MARK
+        if counts is not None:
+            counts[rule.kind] += 1
+        return replacement
+
+    return replace
+
+
+# One scan for every rule's trigger substrings decides which rules can match.
+# Deciding that a text needs no redaction must be cheap, since almost none
+# does: one scan for the context words of the contextual rules ("password",
+# "bearer", "@" in a URL…) and one for a long token, which every vendor key
+# format is. Only texts that pass test each rule's triggers exactly.
+_TRIGGERS = tuple(sorted({t for rule in RULES for t in rule.any_of}))
+_CONTEXT_SCAN = re.compile("|".join(map(re.escape, sorted({t for r in RULES if not r.token for t in r.any_of}))))
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_\-]{16,}")
+
+
+def may_need_redaction(text: str) -> bool:
+    """False when no rule could match ``text``."""
+    return _CONTEXT_SCAN.search(text.lower()) is not None or _LONG_TOKEN.search(text) is not None
+
+
+def redact_text(text: str, counts: Counter | None = None) -> str:
+    """Return ``text`` with secrets replaced by ``[REDACTED]``; tally kinds in ``counts``."""
+    if not text:
+        return text
+    if not may_need_redaction(text):
+        return text
+    lowered = text.lower()
+    present = {t for t in _TRIGGERS if t in lowered}
+    for rule in RULES:
+        if not present.isdisjoint(rule.any_of) and all(s in lowered for s in rule.all_of):
+            redacted = rule.regex.sub(_replacer(rule, counts), text)
+            if redacted is not text and redacted != text:
+                text = redacted
+                lowered = text.lower()
+    return text
+
+
+def _is_secret_key(key: str) -> bool:
+    lowered = key.lower()
+    return any(word in lowered for word in _NAME_WORDS + ("session",)) and bool(_SECRET_KEY.match(key))
+
+
+def redact_value(value: Any, counts: Counter | None = None) -> Any:
+    """Redact strings inside JSON-like data; values under secret-named keys go entirely."""
+    if isinstance(value, str):
+        return redact_text(value, counts)
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, str) and _is_secret_key(key) and isinstance(item, (str, int, float)) \
+                    and not isinstance(item, bool) and not _HARMLESS_VALUE.match(str(item)):
+                out[key] = MARK
+                if counts is not None:
+                    counts["secret_field"] += 1
+            else:
+                out[key] = redact_value(item, counts)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [redact_value(item, counts) for item in value]
+    return value

@@ -1,0 +1,108 @@
+"""SQLite connections: sqlean (a modern SQLite that can load extensions) with sqlite-vec.
+
+The pyenv/system ``sqlite3`` module often cannot load extensions and ships an old
+SQLite, so every connection in the project comes from here. Connections run in
+autocommit mode (``isolation_level=None``); multi-statement writes go through
+:func:`write_transaction`, which uses ``BEGIN IMMEDIATE`` so two writers never
+deadlock upgrading a read lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import Callable, Iterator
+
+import sqlean as sqlite3
+import sqlite_vec
+
+from ..text import fts_document
+
+Connection = sqlite3.Connection
+DatabaseError = sqlite3.DatabaseError
+OperationalError = sqlite3.OperationalError
+IntegrityError = sqlite3.IntegrityError
+
+BUSY_TIMEOUT_MS = 10_000
+
+# Functions every connection registers, because triggers call them
+# (fact_events_fts is filled by a trigger that segments Chinese with jieba).
+_SQL_FUNCTIONS: dict[str, tuple[int, Callable]] = {
+    "magi_fts_text": (1, lambda text: fts_document(text or "")),
+}
+
+
+def sqlite_version() -> str:
+    return sqlite3.sqlite_version
+
+
+def _secure_file(path: Path) -> None:
+    """Create the database file readable by the user only before SQLite opens it.
+
+    SQLite gives the -wal and -shm files the permissions of the database file.
+    """
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    os.close(fd)
+    if os.name == "posix":
+        os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+
+
+def prepare_data_dir(directory: Path) -> Path:
+    """Create the data folder (0700 on POSIX) and return it."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.name == "posix":
+        os.chmod(directory, stat.S_IRWXU)
+    return directory
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> Connection:
+    """Open a configured connection: WAL, foreign keys, busy timeout, sqlite-vec loaded."""
+    target = str(path)
+    in_memory = target == ":memory:" or target.startswith("file::memory:")
+    if not in_memory and not readonly:
+        _secure_file(Path(target))
+    uri = f"file:{target}?mode=ro" if readonly else target
+    conn = sqlite3.connect(
+        uri,
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        uri=readonly,
+    )
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        for name, (nargs, func) in _SQL_FUNCTIONS.items():
+            conn.create_function(name, nargs, func, deterministic=True)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not in_memory and not readonly:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise OperationalError(f"could not switch {target} to WAL (got {mode})")
+        # NORMAL in WAL mode: a process crash (kill -9) never loses a committed
+        # transaction; only an OS crash or power loss can drop the last ones.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("PRAGMA cache_size = -16000")  # 16 MB page cache per connection
+    except Exception:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def write_transaction(conn: Connection) -> Iterator[Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``; roll back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

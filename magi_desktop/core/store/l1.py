@@ -1,0 +1,170 @@
+"""L1 rows: fact events, runtime traces, per-source counters.
+
+Plain functions over a connection; the caller owns the transaction. Inserts
+are bulk (executemany) after one dedupe lookup per batch; the FTS row is
+written beside each event here, while the embedding job and the chat-session
+index follow inserts, and FTS/vectors/sessions follow deletes, through
+triggers (see migrations/0001), so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Iterable, Sequence
+
+from ..contracts import MemoryEvent
+from ..ingest import tool_run_of
+from ..text import fts_document, fts_or_query, query_terms
+from .connection import Connection
+
+_EVENT_COLUMNS = (
+    "event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
+    "user_id", "content", "memory_domain", "ingest_target", "cognition_eligible", "retention_class",
+    "author_type", "content_type", "evidence_class", "l1_retrieval_scope", "metadata_json", "ingested_at",
+)
+_INSERT_EVENT = (
+    f"INSERT INTO fact_events (id, {', '.join(_EVENT_COLUMNS)}) "
+    f"VALUES (?, {', '.join('?' * len(_EVENT_COLUMNS))})"
+)
+_INSERT_FTS = "INSERT INTO fact_events_fts (rowid, content) VALUES (?, ?)"
+_TRACE_COLUMNS = (
+    "trace_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
+    "user_id", "content", "author_type", "evidence_class", "tool", "category", "ok", "duration_ms", "error",
+    "metadata_json", "ingested_at",
+)
+_INSERT_TRACE = (
+    f"INSERT INTO runtime_traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({', '.join('?' * len(_TRACE_COLUMNS))})"
+)
+_KEY_LOOKUP_CHUNK = 500
+
+Key = tuple[str, str, str]
+
+
+def _metadata_json(event: MemoryEvent) -> str:
+    return json.dumps(event.metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _key(event: MemoryEvent) -> Key:
+    return (event.source, event.event_type, event.idempotency_key)
+
+
+def _stored_ids(conn: Connection, table: str, id_column: str, keys: Iterable[Key]) -> dict[Key, str]:
+    """The ids already stored under the given dedupe keys."""
+    by_group: dict[tuple[str, str], list[str]] = {}
+    for source, event_type, key in set(keys):
+        by_group.setdefault((source, event_type), []).append(key)
+    found: dict[Key, str] = {}
+    for (source, event_type), idem_keys in by_group.items():
+        for first in range(0, len(idem_keys), _KEY_LOOKUP_CHUNK):
+            chunk = idem_keys[first:first + _KEY_LOOKUP_CHUNK]
+            rows = conn.execute(
+                f"SELECT idempotency_key, {id_column} FROM {table} WHERE source = ? AND event_type = ? "
+                f"AND idempotency_key IN ({', '.join('?' * len(chunk))})",
+                (source, event_type, *chunk),
+            )
+            for idem_key, stored_id in rows:
+                found[(source, event_type, idem_key)] = stored_id
+    return found
+
+
+def _split_new(events: Sequence[MemoryEvent], stored: dict[Key, str]) -> tuple[list[tuple[str, bool]], list]:
+    """(event_id, duplicate) per event, and the events to insert (first of each key)."""
+    results, fresh = [], []
+    for event in events:
+        key = _key(event)
+        if key in stored:
+            results.append((stored[key], True))
+        else:
+            stored[key] = event.event_id
+            fresh.append(event)
+            results.append((event.event_id, False))
+    return results, fresh
+
+
+def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[tuple[str, bool]]:
+    """Store L1 events in bulk; return (event_id, duplicate) per event, in order.
+
+    A duplicate (already stored, or earlier in the same batch) returns the stored
+    id. Must run inside a write transaction: the dedupe check and the inserts
+    rely on holding SQLite's write lock.
+    """
+    results, fresh = _split_new(events, _stored_ids(conn, "fact_events", "event_id", map(_key, events)))
+    if not fresh:
+        return results
+    first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
+    conn.executemany(_INSERT_EVENT, [
+        (
+            first_id + offset, e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
+            e.idempotency_key, e.session_id, e.user_id, e.content, e.memory_domain, e.ingest_target,
+            int(e.cognition_eligible), e.retention_class, e.author_type, e.content_type, e.evidence_class,
+            e.l1_retrieval_scope, _metadata_json(e), e.ingested_at,
+        )
+        for offset, e in enumerate(fresh)
+    ])
+    conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(e.content)) for offset, e in enumerate(fresh)])
+    return results
+
+
+def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[tuple[str, bool]]:
+    """Store system_runtime events and tool executions in runtime_traces, deduped like events."""
+    results, fresh = _split_new(events, _stored_ids(conn, "runtime_traces", "trace_id", map(_key, events)))
+    rows = []
+    for e in fresh:
+        run = tool_run_of(e)
+        rows.append((
+            e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id, e.idempotency_key, e.session_id,
+            e.user_id, e.content, e.author_type, e.evidence_class,
+            run.tool if run else None, run.category if run else None,
+            int(run.ok) if run else None, run.duration_ms if run else None, run.error if run else None,
+            _metadata_json(e), e.ingested_at,
+        ))
+    conn.executemany(_INSERT_TRACE, rows)
+    return results
+
+
+def count_ingest(conn: Connection, source: str, *, accepted: int = 0, duplicates: int = 0,
+                 rejected: int = 0, rejection: str | None = None, now: float | None = None) -> None:
+    conn.execute(
+        "INSERT INTO source_counters (source, accepted, duplicates, rejected, last_rejection, last_seen_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source) DO UPDATE SET "
+        "accepted = accepted + excluded.accepted, duplicates = duplicates + excluded.duplicates, "
+        "rejected = rejected + excluded.rejected, "
+        "last_rejection = coalesce(excluded.last_rejection, last_rejection), last_seen_at = excluded.last_seen_at",
+        (source, accepted, duplicates, rejected, rejection, time.time() if now is None else now),
+    )
+
+
+# --------------------------------------------------------------------- reads
+
+
+def event_row(conn: Connection, event_id: str) -> dict[str, Any] | None:
+    cursor = conn.execute(f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events WHERE event_id = ?",
+                          (event_id,))
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    record = dict(zip(["id", *_EVENT_COLUMNS], row))
+    record["metadata"] = json.loads(record.pop("metadata_json"))
+    record["cognition_eligible"] = bool(record["cognition_eligible"])
+    return record
+
+
+def fts_search(conn: Connection, text: str, *, limit: int = 20,
+               scopes: Iterable[str] | None = None) -> list[tuple[str, float]]:
+    """BM25 over fact_events_fts: (event_id, score) best first; the query is segmented like the index."""
+    terms = query_terms(text)
+    if not terms:
+        return []
+    sql = (
+        "SELECT e.event_id, bm25(fact_events_fts) AS score FROM fact_events_fts "
+        "JOIN fact_events e ON e.id = fact_events_fts.rowid WHERE fact_events_fts MATCH ?"
+    )
+    params: list[Any] = [fts_or_query(terms)]
+    if scopes is not None:
+        scopes = list(scopes)
+        sql += f" AND e.l1_retrieval_scope IN ({', '.join('?' * len(scopes))})"
+        params.extend(scopes)
+    sql += " ORDER BY score LIMIT ?"
+    params.append(limit)
+    return [(event_id, -score) for event_id, score in conn.execute(sql, params)]

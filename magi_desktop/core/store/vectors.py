@@ -1,0 +1,120 @@
+"""The chunk vector index: a sqlite-vec ``vec0`` table whose dimension follows the model.
+
+The table is created when the memory opens, not by a migration, because its
+dimension depends on the embedder. ``vector_index`` records which model the
+vectors came from; opening with another model drops the vectors (they live in
+another space and cannot be compared with the new model's queries) and queues
+every event to be embedded again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from .connection import Connection, write_transaction
+
+if TYPE_CHECKING:
+    from ..embed.chunking import Chunk
+
+VEC_TABLE = "chunk_vectors"
+INDEX_NAME = "chunks"
+
+
+@dataclass(frozen=True)
+class IndexChange:
+    """What :func:`ensure_vector_index` did."""
+
+    created: bool = False
+    stale_model: str | None = None  # the model whose vectors were dropped
+    requeued: int = 0
+
+
+def _create_table(conn: Connection, dimension: int) -> None:
+    # Metadata columns let a KNN query filter by scope and time inside vec0.
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {VEC_TABLE} USING vec0("
+        f"embedding float[{int(dimension)}] distance_metric=cosine, "
+        "l1_scope text, occurred_at float, +event_rowid integer)"
+    )
+    conn.execute(
+        f"CREATE TRIGGER IF NOT EXISTS event_chunks_vec_delete AFTER DELETE ON event_chunks BEGIN "
+        f"DELETE FROM {VEC_TABLE} WHERE rowid = old.chunk_id; END"
+    )
+
+
+def current_model(conn: Connection) -> tuple[str, int] | None:
+    row = conn.execute("SELECT model, dimension FROM vector_index WHERE name = ?", (INDEX_NAME,)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float | None = None) -> IndexChange:
+    """Make the vector table match ``model``; on a model change, drop stale vectors and re-queue."""
+    now = time.time() if now is None else now
+    with write_transaction(conn):
+        recorded = current_model(conn)
+        if recorded == (model, dimension):
+            _create_table(conn, dimension)
+            return IndexChange()
+        if recorded is None:
+            _create_table(conn, dimension)
+            conn.execute(
+                "INSERT INTO vector_index (name, model, dimension, created_at) VALUES (?, ?, ?, ?)",
+                (INDEX_NAME, model, dimension, now),
+            )
+            return IndexChange(created=True)
+        conn.execute("DROP TRIGGER IF EXISTS event_chunks_vec_delete")
+        conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        conn.execute("DELETE FROM event_chunks")
+        _create_table(conn, dimension)
+        cursor = conn.execute(
+            "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
+            "ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = 0, "
+            "last_error = NULL",
+            (now,),
+        )
+        conn.execute(
+            "UPDATE vector_index SET model = ?, dimension = ?, created_at = ?, rebuilt_from = ? WHERE name = ?",
+            (model, dimension, now, recorded[0], INDEX_NAME),
+        )
+        return IndexChange(stale_model=recorded[0], requeued=cursor.rowcount)
+
+
+def replace_event_chunks(
+    conn: Connection,
+    event_rowid: int,
+    chunks: Sequence["Chunk"],
+    vectors: np.ndarray,
+    model: str,
+    scope: str,
+    occurred_at: float,
+) -> None:
+    """Write an event's chunks and their vectors, replacing any earlier ones (idempotent)."""
+    conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (event_rowid,))
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    for chunk, vector in zip(chunks, vectors):
+        cursor = conn.execute(
+            "INSERT INTO event_chunks (event_rowid, chunk_index, char_start, char_end, model) VALUES (?, ?, ?, ?, ?)",
+            (event_rowid, chunk.index, chunk.start, chunk.end, model),
+        )
+        conn.execute(
+            f"INSERT INTO {VEC_TABLE} (rowid, embedding, l1_scope, occurred_at, event_rowid) VALUES (?, ?, ?, ?, ?)",
+            (cursor.lastrowid, vector.tobytes(), scope, occurred_at, event_rowid),
+        )
+
+
+def knn(conn: Connection, query: np.ndarray, k: int = 20,
+        scopes: Sequence[str] | None = None, before: float | None = None) -> list[tuple[int, int, float]]:
+    """Nearest chunks: (chunk_id, event_rowid, cosine distance), nearest first."""
+    sql = f"SELECT rowid, event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ?"
+    params: list = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k)]
+    if scopes is not None:
+        sql += f" AND l1_scope IN ({', '.join('?' * len(scopes))})"
+        params.extend(scopes)
+    if before is not None:
+        sql += " AND occurred_at <= ?"
+        params.append(before)
+    return [tuple(row) for row in conn.execute(sql + " ORDER BY distance", params)]

@@ -1,0 +1,73 @@
+"""Text segmentation for the full-text index.
+
+FTS5's ``unicode61`` tokenizer treats a run of Chinese characters as one token,
+so "我新买了一个空气炸锅" would only match itself. Chinese runs are segmented
+with jieba before indexing (search mode: long words *and* their sub-words) and
+queries are segmented the same way (precise mode), so "空气炸锅" and "炸锅"
+both find the event. Text without CJK characters passes through untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+# What unicode61 calls a token: letters and digits (CJK runs handled separately).
+_WORD = re.compile(rf"[^\W_]+|[{_CJK}]+", re.UNICODE)
+
+_jieba_lock = threading.Lock()
+_jieba = None
+
+
+def _segmenter():
+    global _jieba
+    if _jieba is None:
+        with _jieba_lock:
+            if _jieba is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba = jieba
+    return _jieba
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_HAS_CJK.search(text))
+
+
+def fts_document(text: str) -> str:
+    """The text as it goes into FTS5: CJK runs split into space-separated words."""
+    if not has_cjk(text):
+        return text
+    jieba = _segmenter()
+    return _CJK_RUN.sub(lambda m: " " + " ".join(jieba.cut_for_search(m.group())) + " ", text)
+
+
+@lru_cache(maxsize=4096)
+def _cut_precise(run: str) -> tuple[str, ...]:
+    return tuple(w for w in _segmenter().cut(run) if w.strip())
+
+
+def query_terms(text: str) -> list[str]:
+    """Terms of a question as FTS5 will see them, CJK segmented; order kept, no repeats."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for match in _WORD.finditer(text):
+        token = match.group()
+        pieces = _cut_precise(token) if has_cjk(token) else (token.lower(),)
+        for piece in pieces:
+            if piece not in seen:
+                seen.add(piece)
+                terms.append(piece)
+    return terms
+
+
+def fts_or_query(terms: list[str]) -> str:
+    """An FTS5 MATCH expression that ORs quoted terms; quoting neutralises FTS syntax."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

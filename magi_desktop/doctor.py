@@ -1,0 +1,137 @@
+"""``magi doctor``: check that this machine can run the memory, and say what to fix."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_SQLITE = (3, 44, 0)  # FTS5 contentless_delete needs 3.43+
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # OK | WARN | FAIL
+    detail: str
+
+
+def _sqlite_checks() -> list[Check]:
+    checks = []
+    try:
+        from .core.store.connection import connect, sqlite_version
+    except Exception as exc:  # noqa: BLE001 - report any import failure
+        return [Check("sqlite", "FAIL", f"cannot import sqlean / sqlite-vec: {exc}; run ./install.sh")]
+    version = sqlite_version()
+    ok = tuple(int(p) for p in version.split(".")[:3]) >= MIN_SQLITE
+    checks.append(Check("sqlite", "OK" if ok else "FAIL",
+                        f"SQLite {version} (sqlean)" + ("" if ok else f"; need {'.'.join(map(str, MIN_SQLITE))}+")))
+    conn = connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, content='', contentless_delete=1)")
+        checks.append(Check("fts5", "OK", "FTS5 with contentless_delete"))
+    except Exception as exc:  # noqa: BLE001
+        checks.append(Check("fts5", "FAIL", f"FTS5 unavailable: {exc}"))
+    try:
+        checks.append(Check("sqlite-vec", "OK", f"sqlite-vec {conn.execute('SELECT vec_version()').fetchone()[0]}"))
+    except Exception as exc:  # noqa: BLE001
+        checks.append(Check("sqlite-vec", "FAIL", f"sqlite-vec did not load: {exc}"))
+    conn.close()
+    return checks
+
+
+def _segmentation_check() -> Check:
+    try:
+        from .core.text import fts_document
+
+        started = time.perf_counter()
+        segmented = fts_document("我新买了一个空气炸锅")
+        took = time.perf_counter() - started
+        ok = "炸锅" in segmented.split() or "空气" in segmented.split()
+        return Check("chinese", "OK" if ok else "FAIL", f"jieba segmentation ({took:.1f} s first use): {segmented.strip()}")
+    except Exception as exc:  # noqa: BLE001
+        return Check("chinese", "FAIL", f"jieba failed: {exc}")
+
+
+def _model_check() -> Check:
+    try:
+        from .core.embed import MiniLMEmbedder, ModelNotInstalled
+    except Exception as exc:  # noqa: BLE001
+        return Check("embedding model", "FAIL", f"cannot import the embedder: {exc}")
+    try:
+        embedder = MiniLMEmbedder(idle_seconds=None)
+    except ModelNotInstalled as exc:
+        return Check("embedding model", "WARN", f"{exc}. Falling back to the hashing embedder (no semantic search)")
+    try:
+        started = time.perf_counter()
+        vector = embedder.embed(["doctor check"])[0]
+        took = time.perf_counter() - started
+        embedder.release()
+    except Exception as exc:  # noqa: BLE001
+        return Check("embedding model", "FAIL", f"model at {embedder.directory} failed: {exc}")
+    return Check("embedding model", "OK", f"{embedder.name}, {vector.shape[0]} d, loaded and ran in {took:.1f} s "
+                                          f"({embedder.directory})")
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _data_checks(data_dir: Path | None) -> list[Check]:
+    from .core.paths import database_path
+
+    db_path = database_path(data_dir)
+    folder = db_path.parent
+    checks = []
+    if not folder.exists():
+        return [Check("data folder", "OK", f"{folder} (not created yet; the first run creates it, mode 0700)")]
+    if os.name == "posix":
+        mode = _mode(folder)
+        private = mode & 0o077 == 0
+        checks.append(Check("data folder", "OK" if private else "FAIL",
+                            f"{folder} mode {mode:04o}" + ("" if private else f"; fix with: chmod 700 '{folder}'")))
+    else:
+        checks.append(Check("data folder", "OK", str(folder)))
+    if not db_path.exists():
+        checks.append(Check("database", "OK", f"{db_path} (not created yet)"))
+        return checks
+    if os.name == "posix":
+        for path in sorted(folder.glob(db_path.name + "*")):
+            mode = _mode(path)
+            if mode & 0o077:
+                checks.append(Check("database", "FAIL", f"{path} mode {mode:04o}; fix with: chmod 600 '{path}'"))
+    try:
+        from .core.store.connection import connect
+
+        conn = connect(db_path, readonly=True)
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        events = conn.execute("SELECT count(*) FROM fact_events").fetchone()[0]
+        conn.close()
+        checks.append(Check("database", "OK" if result == "ok" else "FAIL",
+                            f"{db_path}: {events} events, quick_check {result}"))
+    except Exception as exc:  # noqa: BLE001
+        checks.append(Check("database", "FAIL", f"{db_path} cannot be read: {exc}"))
+    return checks
+
+
+def _qt_check() -> Check:
+    try:
+        import PySide6
+
+        return Check("qt", "OK", f"PySide6 {PySide6.__version__}")
+    except Exception as exc:  # noqa: BLE001
+        return Check("qt", "WARN", f"PySide6 not importable ({exc}); the CLI works, the app will not start")
+
+
+def run_checks(data_dir: Path | None = None) -> list[Check]:
+    python_ok = sys.version_info >= (3, 10)
+    checks = [Check("python", "OK" if python_ok else "FAIL", sys.version.split()[0])]
+    checks += _sqlite_checks()
+    checks.append(_segmentation_check())
+    checks.append(_model_check())
+    checks += _data_checks(data_dir)
+    checks.append(_qt_check())
+    return checks

@@ -1,0 +1,76 @@
+"""The main window: what the memory holds and what the background worker is doing."""
+
+from __future__ import annotations
+
+from ..core import Memory
+from .qt import Qt, QFont, QFormLayout, QLabel, QMainWindow, QTimer, QVBoxLayout, QWidget
+
+REFRESH_MS = 3000
+
+
+class StatusWindow(QMainWindow):
+    def __init__(self, memory: Memory, *, hide_on_close: bool):
+        super().__init__()
+        self.memory = memory
+        self.hide_on_close = hide_on_close
+        self.setWindowTitle("Magi Desktop")
+        self.setMinimumWidth(520)
+
+        title = QLabel("Magi Desktop — memory status")
+        font = QFont(title.font())
+        font.setPointSize(font.pointSize() + 3)
+        font.setBold(True)
+        title.setFont(font)
+
+        self.fields: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, label in (
+            ("database", "Database"),
+            ("events", "L1 events"),
+            ("classes", "Evidence classes"),
+            ("sessions", "Chat sessions"),
+            ("traces", "Runtime traces"),
+            ("embedding", "Embedding"),
+            ("queue", "Queue"),
+        ):
+            value = QLabel("…")
+            value.setWordWrap(True)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.fields[key] = value
+            form.addRow(label + ":", value)
+
+        layout = QVBoxLayout()
+        layout.addWidget(title)
+        layout.addLayout(form)
+        layout.addStretch(1)
+        central = QWidget()
+        central.setLayout(layout)
+        self.setCentralWidget(central)
+
+        self.timer = QTimer(self)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start(REFRESH_MS)
+        self.refresh()
+
+    def refresh(self) -> None:
+        stats = self.memory.stats()
+        events = stats["events"]
+        emb = stats["embedding"]
+        self.fields["database"].setText(f"{stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB)")
+        self.fields["events"].setText(str(events["total"]))
+        self.fields["classes"].setText(
+            ", ".join(f"{name} {count}" for name, count in events["by_evidence_class"].items()) or "none yet")
+        self.fields["sessions"].setText(str(stats["chat_sessions"]))
+        self.fields["traces"].setText(str(stats["runtime_traces"]))
+        state = "model loaded" if emb["model_loaded"] else "model released (loads on demand)"
+        if not emb["vectors_ready"]:
+            state = "paused: the model that made the vectors is not installed"
+        self.fields["embedding"].setText(f"{emb['model']} — {emb['chunks']} chunks; {state}")
+        self.fields["queue"].setText(f"{emb['pending']} to embed, {emb['dead']} failed for good")
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        if self.hide_on_close:
+            event.ignore()
+            self.hide()
+        else:
+            super().closeEvent(event)

@@ -1,0 +1,54 @@
+"""A plain thread that drains the memory's queues whenever ingest queues work.
+
+The desktop app may instead run the same ``Memory.process_pending`` calls on a
+Qt thread pool; this runner is what the CLI, tests and a headless service use.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..core import Memory
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundWorker:
+    def __init__(self, memory: Memory, *, batch: int = 64, idle_poll_seconds: float = 30.0):
+        self.memory = memory
+        self.batch = batch
+        self.idle_poll_seconds = idle_poll_seconds
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.processed = 0
+        self.last_error: str | None = None
+        memory.add_listener(self._wake.set)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="magi-background", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the current batch (it commits or rolls back whole) and stop."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                report = self.memory.process_pending(limit=self.batch)
+                handled = report["embedded"] + report["failed"]
+                self.processed += report["embedded"]
+            except Exception as exc:  # noqa: BLE001 - keep the worker alive; the error is reported
+                log.exception("background processing failed")
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                handled = 0
+            if handled == 0:
+                self._wake.wait(self.idle_poll_seconds)
+                self._wake.clear()

@@ -1,0 +1,41 @@
+import os
+
+# Before anything imports Qt: pytest-qt aborts without a platform on a headless machine.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path_factory, monkeypatch):
+    """No test may touch the user's real data folder."""
+    monkeypatch.setenv("MAGI_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
+
+
+@pytest.fixture
+def memory(tmp_path):
+    """A fresh memory with the hashing embedder (fast; the model has its own tests)."""
+    from magi_desktop.core import Memory
+
+    mem = Memory.open(tmp_path / "data", embedder="hashing")
+    yield mem
+    mem.close()
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from magi_desktop.core.embed import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(idle_seconds=None)
+    yield embedder
+    embedder.release()
+
+
+@pytest.fixture(scope="session")
+def minilm_reference():
+    return json.loads((FIXTURES / "minilm_reference.json").read_text("utf-8"))

@@ -1,0 +1,221 @@
+"""Embeddings: the numpy MiniLM against reference vectors, the fallback, chunking, the queue."""
+
+import time
+
+import numpy as np
+import pytest
+
+from magi_desktop.core import Memory
+from magi_desktop.core.embed import HashingEmbedder, MiniLMEmbedder, resolve_embedder
+from magi_desktop.core.embed.chunking import chunk_text
+from magi_desktop.core.embed.queue import MAX_ATTEMPTS, backoff_delay, embed_pending
+from payloads import chat
+
+pytestmark = pytest.mark.slow
+
+
+# ------------------------------------------------------------------ model
+
+
+def test_minilm_matches_sentence_transformers_reference(minilm, minilm_reference):
+    """Reference vectors were produced by sentence-transformers + torch on the same weights."""
+    vectors = minilm.embed(minilm_reference["sentences"])
+    reference = np.array(minilm_reference["vectors"], dtype=np.float32)
+    assert vectors.shape == reference.shape == (len(minilm_reference["sentences"]), 384)
+    cosines = (vectors * reference).sum(axis=1)
+    assert cosines.min() > 0.99999
+    assert np.abs(vectors - reference).max() < 1e-4
+
+
+def test_minilm_result_does_not_depend_on_batching(minilm, minilm_reference):
+    sentences = minilm_reference["sentences"]
+    together = minilm.embed(sentences)
+    alone = np.vstack([minilm.embed([s]) for s in sentences])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_minilm_semantics(minilm):
+    a, b, c = minilm.embed(["I bought a pressure cooker", "I purchased a kitchen appliance",
+                            "The stock market fell sharply today"])
+    assert a @ b > a @ c + 0.2
+
+
+def test_minilm_releases_weights_when_idle():
+    embedder = MiniLMEmbedder(idle_seconds=0.2)
+    first = embedder.embed(["hello"])
+    assert embedder.loaded
+    deadline = time.monotonic() + 5
+    while embedder.loaded and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not embedder.loaded
+    assert np.allclose(embedder.embed(["hello"]), first, atol=1e-6)  # reloads on demand
+    embedder.release()
+    assert not embedder.loaded
+
+
+def test_embed_nothing(minilm):
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_resolve_embedder():
+    assert isinstance(resolve_embedder("hashing"), HashingEmbedder)
+    assert isinstance(resolve_embedder("default"), MiniLMEmbedder)
+    custom = HashingEmbedder(dimension=64)
+    assert resolve_embedder(custom) is custom
+    with pytest.raises(ValueError):
+        resolve_embedder("bert-huge")
+
+
+def test_hashing_embedder_is_deterministic_and_lexical():
+    e = HashingEmbedder()
+    a, b, c = e.embed(["air fryer recipes", "air fryers recipe", "quantum chromodynamics"])
+    assert np.allclose(e.embed(["air fryer recipes"])[0], a)
+    assert np.linalg.norm(a) == pytest.approx(1.0, abs=1e-6)
+    assert a @ b > a @ c
+
+
+# --------------------------------------------------------------- chunking
+
+
+def test_short_text_is_one_chunk():
+    [chunk] = chunk_text("a short sentence")
+    assert (chunk.start, chunk.end) == (0, 16)
+
+
+def test_long_text_is_split_with_overlap_and_offsets():
+    words = [f"w{i}" for i in range(500)]
+    text = " ".join(words)
+    chunks = chunk_text(text, max_units=100, overlap=20)
+    assert len(chunks) == 6
+    assert chunks[0].start == 0 and chunks[-1].end == len(text)
+    for a, b in zip(chunks, chunks[1:]):
+        assert b.start < a.end  # overlap
+    assert text[chunks[1].start:chunks[1].end].split()[0] == "w80"
+    assert all(len(text[c.start:c.end].split()) <= 100 for c in chunks)
+
+
+def test_chinese_is_chunked_by_character():
+    text = "我" * 250
+    chunks = chunk_text(text, max_units=100, overlap=10)
+    assert [c.end - c.start for c in chunks] == [100, 100, 70]
+
+
+def test_chunking_rejects_nonsense_bounds():
+    with pytest.raises(ValueError):
+        chunk_text("x", max_units=10, overlap=10)
+
+
+# ------------------------------------------------------------------ queue
+
+
+def test_process_pending_embeds_every_event_once(memory):
+    memory.ingest_many([chat(f"message number {i}", at=1.7e9 + i) for i in range(150)])
+    memory.ingest(chat("long " * 600, at=1.8e9))
+    assert memory.pending_work() == 151
+    report = memory.process_pending()
+    assert report["embedded"] == 151 and report["failed"] == 0
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0] == 0
+    assert conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0] == 151
+    assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == \
+        conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0] > 151
+    assert memory.process_pending()["embedded"] == 0
+
+
+def test_process_pending_respects_limit(memory):
+    memory.ingest_many([chat(f"m {i}", at=1.7e9 + i) for i in range(10)])
+    assert memory.process_pending(limit=4)["embedded"] == 4
+    assert memory.pending_work() == 6
+
+
+class PoisonedEmbedder(HashingEmbedder):
+    """Fails on any batch containing the word POISON (fault injection for the retry path)."""
+
+    name = "poisoned-test-embedder"
+
+    def embed(self, texts):
+        if any("POISON" in t for t in texts):
+            raise RuntimeError("cannot embed poison")
+        return super().embed(texts)
+
+
+def test_a_failing_event_is_isolated_retried_and_dead_lettered(tmp_path):
+    mem = Memory.open(tmp_path / "p", embedder=PoisonedEmbedder())
+    mem.ingest_many([chat("good one", at=1.7e9), chat("POISON pill", at=1.7e9 + 1), chat("good two", at=1.7e9 + 2)])
+    clock = 2_000_000_000.0
+    report = embed_pending(mem.db, mem.embedder, now=clock)
+    assert (report.embedded, report.failed) == (2, 1)
+    conn = mem.db.reader()
+    state, attempts, due, error = conn.execute(
+        "SELECT state, attempts, next_attempt_at, last_error FROM embedding_jobs").fetchone()
+    assert (state, attempts) == ("pending", 1) and "cannot embed poison" in error
+    assert due == clock + backoff_delay(1)
+    assert embed_pending(mem.db, mem.embedder, now=clock + 1).failed == 0  # not due yet
+    for attempt in range(2, MAX_ATTEMPTS + 1):
+        clock += backoff_delay(attempt - 1) + 1
+        assert embed_pending(mem.db, mem.embedder, now=clock).failed == 1
+    assert conn.execute("SELECT state, attempts FROM embedding_jobs").fetchone() == ("dead", MAX_ATTEMPTS)
+    assert embed_pending(mem.db, mem.embedder, now=clock + 10**6).failed == 0  # dead letters stay put
+    assert mem.stats()["embedding"]["dead"] == 1
+    assert conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0] == 2
+    mem.close()
+
+
+def test_a_model_change_marks_vectors_stale_and_reembeds(tmp_path):
+    path = tmp_path / "switch"
+    first = Memory.open(path, embedder=HashingEmbedder(dimension=384))
+    first.ingest_many([chat("tea", at=1.7e9), chat("coffee", at=1.7e9 + 1)])
+    first.process_pending()
+    first.close()
+
+    class Other(HashingEmbedder):
+        name = "other-model"
+
+    second = Memory.open(path, embedder=Other(dimension=128))
+    stats = second.stats()["embedding"]
+    assert (stats["model"], stats["dimension"], stats["rebuilt_from"]) == ("other-model", 128, "hashing-ngram-v1")
+    assert (stats["chunks"], stats["pending"]) == (0, 2)
+    assert second.process_pending()["embedded"] == 2
+    blob = second.db.reader().execute("SELECT embedding FROM chunk_vectors LIMIT 1").fetchone()[0]
+    assert len(blob) == 128 * 4
+    assert {m for (m,) in second.db.reader().execute("SELECT model FROM event_chunks")} == {"other-model"}
+    second.close()
+
+
+def test_a_missing_model_never_wipes_its_vectors(tmp_path):
+    path = tmp_path / "keep"
+    real = Memory.open(path, embedder=HashingEmbedder())
+    real.ingest(chat("tea"))
+    real.process_pending()
+    real.close()
+
+    class StandIn(HashingEmbedder):
+        name = "another-fallback"
+
+    degraded = Memory.open(path, embedder=StandIn(stands_in_for="hashing-ngram-v1"))
+    degraded.ingest(chat("coffee"))
+    assert not degraded.vectors_ready
+    assert degraded.process_pending()["embedded"] == 0
+    stats = degraded.stats()["embedding"]
+    assert (stats["model"], stats["chunks"], stats["pending"]) == ("hashing-ngram-v1", 1, 1)
+    degraded.close()
+
+    back = Memory.open(path, embedder=HashingEmbedder())
+    assert back.process_pending()["embedded"] == 1
+    back.close()
+
+
+def test_forgotten_event_mid_embedding_is_skipped(memory):
+    memory.ingest_many([chat("keep me", at=1.7e9), chat("forget me", at=1.7e9 + 1)])
+    original = memory.embedder.embed
+
+    def embed_then_forget(texts):
+        with memory.db.transaction() as conn:
+            conn.execute("DELETE FROM fact_events WHERE content = 'forget me'")
+        return original(texts)
+
+    memory.embedder.embed = embed_then_forget
+    assert memory.process_pending()["embedded"] == 1
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0] == 1
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -1,0 +1,186 @@
+"""Memory.ingest / ingest_many: normalisation, dedupe, atomic batches, routing, counters."""
+
+import threading
+
+import pytest
+
+from magi_desktop.core import Memory, PayloadError
+from payloads import chat, sensor
+
+MUSIC = sensor("listen_music", {"track_name": "End Of An Era", "artist_name": "Dua Lipa", "play_duration_sec": 206},
+               source="netease_music", item="netease_3381201487_1779005740382", at=1779005740.382,
+               entities=[{"mention_text": "Dua Lipa", "entity_type": "person"},
+                         {"mention_text": "End Of An Era", "entity_type": "media"}],
+               tags=["music"], l2_batch_owner="netease-catchup-1")
+
+
+def count(memory, table="fact_events"):
+    return memory.db.reader().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_sensor_payload_becomes_a_full_memory_event(memory):
+    result = memory.ingest(MUSIC)
+    assert not result.duplicate and result.target == "l1_and_l2"
+    event = memory.get_event(result.event_id)
+    assert len(event["event_id"]) == 26
+    assert event == {
+        **event,
+        "timestamp": 1779005740.382,
+        "event_type": "SENSOR_EVENT",
+        "source": "netease_music",
+        "source_item_id": "netease_3381201487_1779005740382",
+        "idempotency_key": "netease_3381201487_1779005740382",
+        "session_id": None,
+        "user_id": "local",
+        "content": "NetEase Music: Listened to “End Of An Era” by Dua Lipa for 3 min 26 s",
+        "memory_domain": "external_activity",
+        "ingest_target": "l1_and_l2",
+        "cognition_eligible": True,
+        "retention_class": "compressible",
+        "author_type": "external",
+        "content_type": "observation",
+        "evidence_class": "external_observation",
+        "l1_retrieval_scope": "fact_authoritative",
+    }
+    meta = event["metadata"]
+    assert meta["structured_entity_hints"] == [{"mention_text": "Dua Lipa", "entity_type": "person"},
+                                               {"mention_text": "End Of An Era", "entity_type": "media"}]
+    assert meta["timeline"]["provenance"]["play_duration_sec"] == 206
+    assert meta["timeline"]["activity"]["action_code"] == "listen_music"
+    assert meta["tags"] == ["music"] and meta["l2_batch_owner"] == "netease-catchup-1"
+
+
+def test_same_payload_twice_is_stored_once(memory):
+    first = memory.ingest(MUSIC)
+    second = memory.ingest(MUSIC)
+    assert second.duplicate and second.event_id == first.event_id
+    assert count(memory) == 1 and count(memory, "embedding_jobs") == 1
+    assert memory.stats()["sources"]["netease_music"] == {
+        "accepted": 1, "duplicates": 1, "rejected": 0, "last_rejection": None}
+
+
+def test_dedupe_key_is_source_event_type_and_item_id(memory):
+    memory.ingest(MUSIC)
+    changed_text = {**MUSIC, "provenance": {"track_name": "Other"}}
+    assert memory.ingest(changed_text).duplicate  # same item id: a re-send, whatever it says now
+    other_source = {**MUSIC, "source_type": "spotify", "activity": {"action_code": "listen_music"}}
+    assert not memory.ingest(other_source).duplicate
+    assert count(memory) == 2
+
+
+def test_chat_without_item_id_dedupes_on_what_it_says(memory):
+    a = memory.ingest(chat("I have a cat", at=1.7e9))
+    assert memory.ingest(chat("I have a cat", at=1.7e9)).duplicate
+    assert not memory.ingest(chat("I have a cat", at=1.7e9 + 60)).event_id == a.event_id
+    assert not memory.ingest(chat("I have two cats", at=1.7e9)).duplicate
+    assert count(memory) == 3
+
+
+def test_duplicates_inside_one_batch(memory):
+    results = memory.ingest_many([MUSIC, chat("hello"), MUSIC])
+    assert [r.duplicate for r in results] == [False, False, True]
+    assert results[2].event_id == results[0].event_id
+    assert count(memory) == 2
+
+
+def test_batch_with_a_bad_payload_writes_nothing_and_names_the_field(memory):
+    bad = chat("hi")
+    bad["chat"]["role"] = "robot"
+    batch = [MUSIC, chat("I have a cat"), bad, chat("I live in Paris")]
+    with pytest.raises(PayloadError) as caught:
+        memory.ingest_many(batch)
+    assert caught.value.index == 2 and caught.value.field == "chat.role"
+    assert "payloads[2].chat.role" in str(caught.value)
+    for table in ("fact_events", "embedding_jobs", "chat_sessions", "runtime_traces", "fact_events_fts"):
+        assert count(memory, table) == 0, table
+    assert memory.stats()["sources"]["chat"]["rejected"] == 1
+
+
+def test_report_mode_stores_the_good_and_reports_the_bad(memory):
+    batch = [chat("I have a cat"), {"source_type": "chat"}, "garbage", MUSIC]
+    results = memory.ingest_many(batch, on_error="report")
+    assert [r.ok for r in results] == [True, False, False, True]
+    assert results[1].error.field == "chat" and results[1].error.index == 1
+    assert results[2].error.field == "payload"
+    assert count(memory) == 2
+    sources = memory.stats()["sources"]
+    assert sources["chat"]["rejected"] == 1 and sources["(invalid source)"]["rejected"] == 1
+    assert "payloads[1].chat" in sources["chat"]["last_rejection"]
+
+
+def test_single_bad_payload_raises_without_batch_position(memory):
+    with pytest.raises(PayloadError) as caught:
+        memory.ingest({"source_type": "chat", "session_id": "s", "occurred_at": 1.7e9})
+    assert caught.value.index is None and str(caught.value).startswith("chat:")
+
+
+def test_tool_runs_and_system_turns_go_to_runtime_traces(memory):
+    run = {"source_type": "runtime", "occurred_at": 1.7e9, "session_id": "s1",
+           "action": {"tool": "web_search", "category": "search", "ok": False, "duration_ms": 1200.0,
+                      "input": {"q": "air fryer"}, "error": "HTTP 503"}}
+    timer = chat("Reminder: stand up", provenance="timer")
+    results = memory.ingest_many([run, timer])
+    assert [r.target for r in results] == ["runtime_trace", "runtime_trace"]
+    assert count(memory) == 0 and count(memory, "embedding_jobs") == 0
+    rows = memory.db.reader().execute(
+        "SELECT tool, category, ok, duration_ms, error, evidence_class, author_type FROM runtime_traces "
+        "ORDER BY id").fetchall()
+    assert rows == [("web_search", "search", 0, 1200.0, "HTTP 503", "system_runtime", "tool"),
+                    (None, None, None, None, None, "system_runtime", "system")]
+    assert memory.ingest(run).duplicate
+
+
+def test_ephemeral_payloads_stay_in_working_memory_only(memory):
+    result = memory.ingest(chat("scratch: trying option B", session="w1", ephemeral=True))
+    assert result.target == "l0_only" and not result.duplicate
+    assert count(memory) == 0
+    [event] = memory.working_events("w1")
+    assert event.content == "scratch: trying option B" and event.l1_retrieval_scope == "ephemeral"
+    memory.end_session("w1")
+    assert memory.working_events("w1") == []
+
+
+def test_assistant_turn_is_stored_but_not_fact_scope(memory):
+    event = memory.get_event(memory.ingest(chat("You live by West Lake.", role="assistant")).event_id)
+    assert (event["evidence_class"], event["l1_retrieval_scope"], event["author_type"]) == \
+        ("assistant_response", "conversation_only", "assistant")
+
+
+def test_user_id_from_memory_or_payload(tmp_path):
+    mem = Memory.open(tmp_path / "u", embedder="hashing", user_id="alice")
+    a = mem.get_event(mem.ingest(chat("hi there friend")).event_id)
+    b = mem.get_event(mem.ingest(chat("hi there friend", user_id="bob")).event_id)
+    assert (a["user_id"], b["user_id"]) == ("alice", "bob")
+    mem.close()
+
+
+def test_unknown_llm_provider_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="not available"):
+        Memory.open(tmp_path / "x", embedder="hashing", llm="gpt-9")
+
+
+def test_concurrent_ingest_from_threads(memory):
+    errors = []
+
+    def worker(n):
+        try:
+            for i in range(100):
+                memory.ingest(chat(f"thread {n} message {i}", session=f"t{n}", at=1.7e9 + i))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert count(memory) == 400
+    assert count(memory, "chat_sessions") == 4
+
+
+def test_closed_memory_refuses_work(tmp_path):
+    mem = Memory.open(tmp_path / "c", embedder="hashing")
+    mem.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        mem.ingest(chat("hello"))

@@ -1,0 +1,176 @@
+"""Secrets are redacted before anything is stored or indexed."""
+
+from collections import Counter
+
+import pytest
+
+from magi_desktop.core.redact import MARK, redact_text, redact_value
+from payloads import chat, sensor
+
+# (text containing a secret, the secret itself)
+SECRETS = [
+    ("export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"),
+    ("git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789AB@github.com/x/y", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"),
+    ("token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
+    ("GITLAB=glpat-abcdefghij0123456789xy", "glpat-abcdefghij0123456789xy"),
+    ("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz123456", "sk-proj-abcdefghijklmnopqrstuvwxyz123456"),
+    ("use key sk-ant-api03-abcdefghijklmnopqrstuvwxyz-0123456789", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz-0123456789"),
+    ("my api key is sk-abcdefghijklmnopqrstuvwx please", "sk-abcdefghijklmnopqrstuvwx"),
+    ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("temporary ASIAY34FZKBOKMUTVV7A credentials", "ASIAY34FZKBOKMUTVV7A"),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("webhook whsec_test_abcdefghijklmnopqrstu", "whsec_test_abcdefghijklmnopqrstu"),
+    ("SLACK xoxb-123456789012-1234567890123-abcdefghijABCDEFGHIJ", "xoxb-123456789012-1234567890123-abcdefghijABCDEFGHIJ"),
+    ("post to https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX", "T000/B000/XXXXXXXXXXXXXXXX"),
+    ("maps key AIzaSyA-abcdefghijklmnopqrstuvwxyz12345", "AIzaSyA-abcdefghijklmnopqrstuvwxyz12345"),
+    ("oauth ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz", "ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz"),
+    ("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("twine upload -p pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejAxMjM0",
+     "pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejAxMjM0"),
+    ("HF hf_abcdefghijklmnopqrstuvwxyzABCDEF", "hf_abcdefghijklmnopqrstuvwxyzABCDEF"),
+    ("SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"),
+    ("twilio SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef0123456789abcdef"),
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"),
+    ("doctl auth init -t dop_v1_" + "a" * 64, "dop_v1_" + "a" * 64),
+    ("shpat_0123456789abcdef0123456789abcdef", "shpat_0123456789abcdef0123456789abcdef"),
+    ("aliyun LTAI5tABCDEFGHIJKLMN0", "LTAI5tABCDEFGHIJKLMN0"),
+    ("mailgun key-0123456789abcdef0123456789abcdef", "key-0123456789abcdef0123456789abcdef"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ('curl -H "Authorization: Bearer abc123def456ghi789" https://api.example.com', "abc123def456ghi789"),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+    ("x-api-key: 9f8e7d6c5b4a39281706", "9f8e7d6c5b4a39281706"),
+    ("the header was bearer s3cr3t-t0ken-value-xyz", "s3cr3t-t0ken-value-xyz"),
+    ("psql postgres://admin:s3cr3tP4ss@db.local:5432/app", "s3cr3tP4ss"),
+    ("mongodb+srv://bob:hunter2hunter2@cluster0.example.net/db", "hunter2hunter2"),
+    ("redis://:r3disPass@localhost:6379", "r3disPass"),
+    ("https://user:p%40ssw0rd@example.com/private", "p%40ssw0rd"),
+    ("https://example.com/cb?code=abc123xyz&state=ok", "abc123xyz"),
+    ("https://api.example.com/v1?api_key=KEY123456&format=json", "KEY123456"),
+    ("https://example.com/#access_token=tok987654321&expires=3600", "tok987654321"),
+    ("https://bucket.s3.amazonaws.com/f?X-Amz-Signature=deadbeefcafe1234", "deadbeefcafe1234"),
+    ("mysql -u root -pHunter2 mydb", "Hunter2"),
+    ("mysqldump -h db -u admin -pS3cret! shop > dump.sql", "S3cret!"),
+    ("sshpass -p hunter2 ssh deploy@host", "hunter2"),
+    ("curl -u alice:wonderland https://example.com", "wonderland"),
+    ("docker login -u bob --password s3cret registry.io", "s3cret"),
+    ("app --password=correcthorsebattery --verbose", "correcthorsebattery"),
+    ("tool --api-key abcdef123456 run", "abcdef123456"),
+    ("vault login -token=s.abcdefghijklmnop", "s.abcdefghijklmnop"),
+    ("export PGPASSWORD=pg_secret_value", "pg_secret_value"),
+    ("DB_PASSWORD='quoted secret value'", "quoted secret value"),
+    ('{"api_key": "json-secret-123", "model": "gpt"}', "json-secret-123"),
+    ("client_secret: yaml-secret-456", "yaml-secret-456"),
+    ("AccountKey=abcdEFGHijklMNOPqrstUVWX==;EndpointSuffix=core.windows.net", "abcdEFGHijklMNOPqrstUVWX=="),
+    ("my password is hunter2", "hunter2"),
+    ("The wifi password was Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("我的密码是abc123，别告诉别人", "abc123"),
+    ("口令：qwerty789", "qwerty789"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234\nabcd\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA1234"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+     "b3BlbnNzaC1rZXktdjEAAAAA"),
+    ("pasted -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAAS (truncated)", "MIIEvQIBADANBgkqhkiG9w0BAQEFAAS"),
+]
+
+HARMLESS = [
+    "I have a cat named Tom",
+    "max_tokens=512 temperature=0.2",
+    "Visited https://example.com/search?q=air+fryer&page=2",
+    "git commit -m 'Fix tokenizer for Chinese'",
+    "pip install tokenizers==0.23.3",
+    "ls -la /home/user/projects",
+    "The password reset page was confusing",
+    "token: null",
+    "我新买了一个空气炸锅",
+]
+
+
+def test_corpus_has_at_least_fifty_shapes():
+    assert len(SECRETS) >= 50
+
+
+@pytest.mark.parametrize("text, secret", SECRETS, ids=[s[:30] for s, _ in SECRETS])
+def test_secret_is_redacted(text, secret):
+    counts = Counter()
+    out = redact_text(text, counts)
+    assert secret not in out
+    assert MARK in out
+    assert sum(counts.values()) >= 1
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_harmless_text_is_untouched(text):
+    assert redact_text(text) == text
+
+
+def test_context_around_a_secret_survives():
+    out = redact_text("psql postgres://admin:s3cr3t@db.local:5432/app")
+    assert out == f"psql postgres://admin:{MARK}@db.local:5432/app"
+    assert redact_text("docker login -u bob --password s3cret registry.io") == \
+        f"docker login -u bob --password {MARK} registry.io"
+
+
+def test_values_under_secret_named_keys_are_redacted():
+    data = {"password": "hunter2", "nested": [{"api_key": "abc"}, "export TOKEN=xyz123"], "max_tokens": 512,
+            "title": "fine"}
+    out = redact_value(data)
+    assert out == {"password": MARK, "nested": [{"api_key": MARK}, f"export TOKEN={MARK}"], "max_tokens": 512,
+                   "title": "fine"}
+
+
+def test_redaction_is_deterministic():
+    text = "curl -H 'Authorization: Bearer abcdef1234567890' https://x.example"
+    assert redact_text(text) == redact_text(text)
+
+
+# ------------------------------------------------------------ end to end
+
+
+def _everything_stored(memory) -> str:
+    """Every text column of every table the secret could land in, plus the FTS index's terms."""
+    conn = memory.db.reader()
+    parts = []
+    for table, columns in (
+        ("fact_events", "source_item_id, idempotency_key, content, metadata_json"),
+        ("runtime_traces", "source_item_id, idempotency_key, content, error, metadata_json"),
+        ("source_counters", "source, last_rejection"),
+    ):
+        for row in conn.execute(f"SELECT {columns} FROM {table}"):
+            parts.extend(str(v) for v in row if v is not None)
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, 'fact_events_fts', 'row')")
+    parts.extend(term for (term,) in conn.execute("SELECT term FROM temp.fts_terms"))
+    return "\n".join(parts)
+
+
+def test_secrets_never_reach_events_fts_chunks_or_traces(memory):
+    payloads = [
+        sensor("run_command", {"command": "mysql -u root -pHunter2Secret db", "cwd": "/srv"}, source="terminal"),
+        sensor("run_command", {"command": "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz123456"},
+               source="terminal"),
+        sensor("visit_page", {"url": "https://admin:Sup3rS3cret@intranet.example/dash?token=tok1234567890",
+                              "title": "Dashboard"}, item="https://intranet.example/dash?token=tok1234567890"),
+        chat("my password is Tr0ub4dorSecret and my key is ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"),
+        chat("here is the config: DB_PASSWORD=pg_very_secret", role="assistant"),
+        {"source_type": "runtime", "occurred_at": 1.7e9,
+         "action": {"tool": "http", "ok": False, "input": {"headers": {"Authorization": "Bearer abcdef1234567890xyz"}},
+                    "error": "401 for token=tok_error_secret_1"}},
+    ]
+    memory.ingest_many(payloads)
+    memory.process_pending()
+    stored = _everything_stored(memory).lower()
+    for secret in ("Hunter2Secret", "sk-proj-abcdefghijklmnopqrstuvwxyz123456", "Sup3rS3cret", "tok1234567890",
+                   "Tr0ub4dorSecret", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", "pg_very_secret",
+                   "abcdef1234567890xyz", "tok_error_secret_1"):
+        assert secret.lower() not in stored, secret
+    # Chunks hold offsets into the (redacted) content; their text is the content's.
+    conn = memory.db.reader()
+    chunk_texts = [content[s:e] for content, s, e in conn.execute(
+        "SELECT e.content, c.char_start, c.char_end FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid")]
+    assert chunk_texts and all("Secret" not in t for t in chunk_texts)
+    # The event still says what happened, and records that something was removed.
+    terminal = conn.execute("SELECT content, metadata_json FROM fact_events WHERE source = 'terminal'").fetchall()
+    assert any("mysql -u root -p[REDACTED] db" in content for content, _ in terminal)
+    assert all('"redactions"' in meta for _, meta in terminal)

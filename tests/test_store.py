@@ -1,0 +1,154 @@
+"""The SQLite store: migrations, pragmas, permissions, FTS5 with Chinese, triggers, vectors."""
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from magi_desktop.core import Memory
+from magi_desktop.core.store import Database
+from magi_desktop.core.store.connection import connect
+from magi_desktop.core.store.l1 import fts_search
+from magi_desktop.core.store.migrations import Migration, SchemaTooNew, available_migrations, migrate
+from magi_desktop.core.store.vectors import knn
+from payloads import chat, sensor
+
+
+def test_migrations_are_recorded_and_not_rerun(tmp_path):
+    db = Database(tmp_path / "m.db")
+    versions = [m.version for m in available_migrations()]
+    assert db.applied_migrations == versions
+    db.close()
+    again = Database(tmp_path / "m.db")
+    assert again.applied_migrations == []
+    rows = again.reader().execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert [r[0] for r in rows] == versions
+    again.close()
+
+
+def test_a_failing_migration_leaves_nothing_behind(tmp_path):
+    conn = connect(tmp_path / "m.db")
+    broken = [Migration(1, "ok", "CREATE TABLE a (x);"),
+              Migration(2, "broken", "CREATE TABLE b (x); INSERT INTO nowhere VALUES (1);")]
+    with pytest.raises(Exception, match="nowhere"):
+        migrate(conn, broken)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "a" in tables and "b" not in tables
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == [1]
+    assert not conn.in_transaction
+
+
+def test_a_newer_schema_is_refused(tmp_path):
+    conn = connect(tmp_path / "m.db")
+    migrate(conn, [Migration(1, "a", "CREATE TABLE a (x);"), Migration(2, "b", "CREATE TABLE b (x);")])
+    with pytest.raises(SchemaTooNew, match="upgrade"):
+        migrate(conn, [Migration(1, "a", "CREATE TABLE a (x);")])
+
+
+def test_connection_pragmas(tmp_path):
+    conn = connect(tmp_path / "p.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_database_and_folder_are_private(tmp_path):
+    mem = Memory.open(tmp_path / "private", embedder="hashing")
+    mem.ingest(chat("I have a cat"))
+    folder = tmp_path / "private"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = list(folder.iterdir())
+    assert {f.name for f in files} >= {"memory.db", "memory.db-wal", "memory.db-shm"}
+    for f in files:
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+    mem.close()
+
+
+def test_fts_segments_chinese_for_index_and_query(memory):
+    memory.ingest(chat("我新买了一个空气炸锅，我觉得它很好用", at=1.7e9))
+    memory.ingest(chat("我住在上海", at=1.7e9 + 1))
+    conn = memory.db.reader()
+    for query in ("空气炸锅", "炸锅", "买了空气炸锅", "上海"):
+        assert fts_search(conn, query), query
+    hits = fts_search(conn, "炸锅")
+    assert len(hits) == 1
+    assert memory.get_event(hits[0][0])["content"].startswith("我新买了")
+
+
+def test_fts_stems_english_and_survives_fts_syntax(memory):
+    memory.ingest(chat("I bought two air fryers last week"))
+    conn = memory.db.reader()
+    assert fts_search(conn, "air fryer")
+    for hostile in ('"', "*", "NEAR(a b)", "-fryer", "fryer AND OR NOT", "a:b", "(((", "'; DROP TABLE x; --", ""):
+        fts_search(conn, hostile)  # must not raise
+
+
+def test_fts_scope_filter(memory):
+    memory.ingest(chat("the air fryer is great", role="assistant"))
+    memory.ingest(chat("I own an air fryer"))
+    conn = memory.db.reader()
+    assert len(fts_search(conn, "air fryer")) == 2
+    fact_only = fts_search(conn, "air fryer", scopes=["fact_authoritative"])
+    assert [memory.get_event(e)["author_type"] for e, _ in fact_only] == ["user"]
+
+
+def test_deleting_an_event_removes_everything_derived(memory):
+    kept = memory.ingest(chat("I like tea", session="s1", at=1.7e9)).event_id
+    gone = memory.ingest(chat("I like coffee " * 200, session="s1", at=1.7e9 + 1)).event_id
+    memory.process_pending()
+    conn = memory.db.reader()
+    gone_rowid = conn.execute("SELECT id FROM fact_events WHERE event_id = ?", (gone,)).fetchone()[0]
+    assert conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (gone_rowid,)).fetchone()[0] > 1
+    assert conn.execute("SELECT message_count FROM chat_sessions WHERE session_id = 's1'").fetchone()[0] == 2
+    vectors_before = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+
+    with memory.db.transaction() as w:
+        w.execute("DELETE FROM fact_events WHERE event_id = ?", (gone,))
+
+    assert not fts_search(conn, "coffee")
+    assert fts_search(conn, "tea")
+    assert conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (gone_rowid,)).fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 1 < vectors_before
+    assert conn.execute("SELECT count(*) FROM chunk_vectors WHERE event_rowid = ?", (gone_rowid,)).fetchone()[0] == 0
+    assert conn.execute("SELECT message_count FROM chat_sessions WHERE session_id = 's1'").fetchone()[0] == 1
+    assert memory.get_event(kept) is not None
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_chat_session_index(memory):
+    memory.ingest_many([chat("hi", session="a", at=100_000.0), chat("later", session="a", at=300_000.0),
+                        chat("middle", session="a", at=200_000.0, role="assistant"),
+                        chat("other", session="b", at=150_000.0)])
+    rows = memory.db.reader().execute(
+        "SELECT session_id, first_event_at, last_event_at, message_count, user_id FROM chat_sessions "
+        "ORDER BY session_id").fetchall()
+    assert rows == [("a", 100_000.0, 300_000.0, 3, "local"), ("b", 150_000.0, 150_000.0, 1, "local")]
+
+
+def test_vector_knn_filters_scope_and_time(memory):
+    memory.ingest(chat("I adopted a grey cat", at=1_000_000.0))
+    memory.ingest(chat("Cats are wonderful pets", role="assistant", at=2_000_000.0))
+    memory.ingest(chat("My cat is called Miso", at=3_000_000.0))
+    memory.process_pending()
+    query = memory.embedder.embed(["my cat"])[0]
+    conn = memory.db.reader()
+    everything = knn(conn, query, k=10)
+    assert len(everything) == 3
+    facts = knn(conn, query, k=10, scopes=["fact_authoritative"])
+    assert len(facts) == 2
+    early = knn(conn, query, k=10, scopes=["fact_authoritative"], before=2_500_000.0)
+    assert len(early) == 1
+    distances = [d for _, _, d in everything]
+    assert distances == sorted(distances)
+
+
+def test_vector_rows_are_float32_of_the_model_dimension(memory):
+    memory.ingest(chat("hello there"))
+    memory.process_pending()
+    blob = memory.db.reader().execute("SELECT embedding FROM chunk_vectors").fetchone()[0]
+    vector = np.frombuffer(blob, dtype=np.float32)
+    assert vector.shape == (memory.embedder.dimension,)
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
