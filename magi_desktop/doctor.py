@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -118,12 +119,17 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
 
 
 def _qt_check() -> Check:
+    # In a child process: a broken Qt install can abort the interpreter, and
+    # the doctor itself stays Qt-free like the rest of the non-UI code.
+    probe = "import PySide6, PySide6.QtWidgets; print(PySide6.__version__)"
     try:
-        import PySide6
-
-        return Check("qt", "OK", f"PySide6 {PySide6.__version__}")
-    except Exception as exc:  # noqa: BLE001
-        return Check("qt", "WARN", f"PySide6 not importable ({exc}); the CLI works, the app will not start")
+        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("qt", "WARN", f"could not probe PySide6: {exc}")
+    if result.returncode == 0:
+        return Check("qt", "OK", f"PySide6 {result.stdout.strip()}")
+    reason = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+    return Check("qt", "WARN", f"PySide6 does not load ({reason}); the CLI works, the app will not start")
 
 
 def run_checks(data_dir: Path | None = None) -> list[Check]:

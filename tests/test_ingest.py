@@ -179,6 +179,10 @@ def test_concurrent_ingest_from_threads(memory):
     assert count(memory, "chat_sessions") == 4
 
 
+def test_empty_batch(memory):
+    assert memory.ingest_many([]) == []
+
+
 def test_closed_memory_refuses_work(tmp_path):
     mem = Memory.open(tmp_path / "c", embedder="hashing")
     mem.close()

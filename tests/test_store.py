@@ -10,7 +10,13 @@ from magi_desktop.core import Memory
 from magi_desktop.core.store import Database
 from magi_desktop.core.store.connection import connect
 from magi_desktop.core.store.l1 import fts_search
-from magi_desktop.core.store.migrations import Migration, SchemaTooNew, available_migrations, migrate
+from magi_desktop.core.store.migrations import (
+    Migration,
+    SchemaTooNew,
+    available_migrations,
+    migrate,
+    split_statements,
+)
 from magi_desktop.core.store.vectors import knn
 from payloads import chat, sensor
 
@@ -152,3 +158,30 @@ def test_vector_rows_are_float32_of_the_model_dimension(memory):
     vector = np.frombuffer(blob, dtype=np.float32)
     assert vector.shape == (memory.embedder.dimension,)
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_split_statements_respects_triggers_comments_and_strings():
+    sql = ("-- a comment; with a semicolon\nCREATE TABLE a (x TEXT DEFAULT ';');\n"
+           "CREATE TRIGGER t AFTER INSERT ON a BEGIN INSERT INTO a VALUES ('x;y'); SELECT 1; END;\n;\n")
+    statements = split_statements(sql)
+    assert len(statements) == 2
+    assert statements[1].startswith("CREATE TRIGGER") and statements[1].endswith("END;")
+    with pytest.raises(ValueError, match="incomplete"):
+        split_statements("SELECT 'unterminated")
+
+
+def test_processes_opening_a_new_database_at_once_migrate_it_once(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "race" / "memory.db"
+    code = ("import sys; from magi_desktop.core.store import Database; "
+            "db = Database(sys.argv[1]); print(db.applied_migrations); db.close()")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    applied = [out for out, _ in outputs if out.strip() != "[]"]
+    assert len(applied) == 1
+    conn = connect(path)
+    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(available_migrations())

@@ -124,6 +124,8 @@ class Memory:
         if on_error not in ("raise", "report"):
             raise ValueError("on_error must be 'raise' or 'report'")
         payloads = list(payloads)
+        if not payloads:
+            return []
         now = time.time()
         normalized: list[tuple[MemoryEvent, str] | PayloadError] = []
         for index, raw in enumerate(payloads):

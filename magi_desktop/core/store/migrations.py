@@ -12,7 +12,9 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 
-from .connection import Connection
+import sqlean as sqlite3
+
+from .connection import Connection, write_transaction
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -49,8 +51,26 @@ def applied_versions(conn: Connection) -> set[int]:
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
 
+def split_statements(sql: str) -> list[str]:
+    """Split a script into complete statements (triggers, strings and comments respected)."""
+    statements, buffer = [], ""
+    for piece in sql.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \t\n;"):
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip(" \t\n;"):
+        raise ValueError(f"incomplete SQL statement at the end of a migration: {buffer.strip()[:80]!r}")
+    return statements
+
+
 def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list[int]:
-    """Apply every pending migration in order; return the versions applied."""
+    """Apply every pending migration in order; return the versions applied.
+
+    Each migration runs with its record in one ``BEGIN IMMEDIATE`` transaction,
+    and re-checks under the write lock whether another process applied it first.
+    """
     migrations = available_migrations() if migrations is None else migrations
     done = applied_versions(conn)
     newest_known = max((m.version for m in migrations), default=0)
@@ -63,17 +83,14 @@ def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list
     for migration in migrations:
         if migration.version in done:
             continue
-        record = (
-            "INSERT INTO schema_migrations (version, name, applied_at) VALUES "
-            f"({migration.version}, '{migration.name}', {time.time()!r});"
-        )
-        try:
-            # executescript runs the statements as written; the explicit
-            # BEGIN/COMMIT make the migration and its record one transaction.
-            conn.executescript(f"BEGIN IMMEDIATE;\n{migration.sql}\n;{record}\nCOMMIT;")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        with write_transaction(conn):
+            if migration.version in applied_versions(conn):
+                continue  # another process got there first
+            for statement in split_statements(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
         applied.append(migration.version)
     return applied

@@ -1,0 +1,42 @@
+"""The desktop app's first window (pytest-qt, offscreen)."""
+
+import pytest
+
+from magi_desktop.core import Memory
+from payloads import chat, sensor
+
+pytest.importorskip("pytestqt")
+
+from magi_desktop.ui.app import DesktopApp  # noqa: E402
+from magi_desktop.ui.qt import QApplication, QSystemTrayIcon  # noqa: E402
+
+
+@pytest.fixture
+def desktop(qtbot, tmp_path):
+    memory = Memory.open(tmp_path / "data", embedder="hashing")
+    app = DesktopApp(QApplication.instance(), memory)
+    qtbot.addWidget(app.window)
+    yield app
+    app.shutdown()
+
+
+def test_without_a_tray_the_main_window_opens(desktop, qtbot):
+    assert not QSystemTrayIcon.isSystemTrayAvailable()  # offscreen has no tray
+    desktop.start()
+    qtbot.waitUntil(desktop.window.isVisible)
+    assert desktop.tray is None
+    assert not desktop.window.hide_on_close  # closing the only window quits
+
+
+def test_window_shows_what_the_memory_holds(desktop, qtbot):
+    desktop.memory.ingest_many([chat("I have a cat"), chat("Nice!", role="assistant"),
+                                sensor("visit_page", {"url": "https://example.com"})])
+    desktop.start()
+    qtbot.waitUntil(lambda: desktop.memory.pending_work() == 0, timeout=10_000)  # background worker embeds
+    desktop.window.refresh()
+    fields = desktop.window.fields
+    assert fields["events"].text() == "3"
+    assert "user_self_report 1" in fields["classes"].text()
+    assert "assistant_response 1" in fields["classes"].text()
+    assert fields["queue"].text().startswith("0 to embed")
+    assert "3 chunks" in fields["embedding"].text()

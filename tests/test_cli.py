@@ -1,0 +1,77 @@
+"""The `magi` command line, run as a real subprocess against a temporary data folder."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from payloads import chat, sensor
+
+pytestmark = pytest.mark.slow
+
+
+def magi(*args, data_dir, stdin=None):
+    env = {**os.environ, "MAGI_DATA_DIR": str(data_dir)}
+    return subprocess.run([sys.executable, "-m", "magi_desktop.cli", *args], capture_output=True, text=True,
+                          env=env, input=stdin, timeout=120)
+
+
+def write_jsonl(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_ingest_reports_stored_duplicates_and_bad_lines(tmp_path):
+    good = [json.dumps(chat("I have a cat", at=1.7e9)), json.dumps(sensor("visit_page", {"url": "https://a.example"},
+                                                                           item="v1", at=1.7e9))]
+    bad_role = chat("hi")
+    bad_role["chat"]["role"] = "robot"
+    file = write_jsonl(tmp_path / "in.jsonl", [*good, "{not json", json.dumps(bad_role), "", good[0]])
+    result = magi("ingest", str(file), data_dir=tmp_path / "data")
+    assert result.returncode == 1
+    assert "stored 2, duplicates 1, rejected 2" in result.stdout
+    assert "line 3: invalid JSON" in result.stderr
+    assert "line 4: chat.role:" in result.stderr
+    status = json.loads(magi("status", "--json", data_dir=tmp_path / "data").stdout)
+    assert status["events"]["total"] == 2
+    assert status["embedding"]["pending"] == 0 and status["embedding"]["chunks"] == 2
+    assert status["sources"]["chat"]["rejected"] == 1
+
+
+def test_ingest_from_stdin_without_embedding(tmp_path):
+    lines = "\n".join(json.dumps(chat(f"note {i}", at=1.7e9 + i)) for i in range(5))
+    result = magi("ingest", "-", "--no-embed", data_dir=tmp_path / "data", stdin=lines)
+    assert result.returncode == 0, result.stderr
+    status = json.loads(magi("status", "--json", "--data-dir", str(tmp_path / "data"),
+                             data_dir=tmp_path / "elsewhere").stdout)
+    assert status["events"]["total"] == 5 and status["embedding"]["pending"] == 5
+
+
+def test_ingest_missing_file(tmp_path):
+    result = magi("ingest", str(tmp_path / "nope.jsonl"), data_dir=tmp_path / "data")
+    assert result.returncode == 2 and "no such file" in result.stderr
+
+
+def test_status_human_readable(tmp_path):
+    magi("ingest", "-", data_dir=tmp_path / "d", stdin=json.dumps(chat("I live in Jiaxing")))
+    out = magi("status", data_dir=tmp_path / "d").stdout
+    assert "L1 events     1" in out and "user_self_report" in out
+
+
+def test_doctor_passes_and_checks_permissions(tmp_path):
+    data = tmp_path / "d"
+    magi("ingest", "-", data_dir=data, stdin=json.dumps(chat("hello there")))
+    result = magi("doctor", "--json", data_dir=data)
+    assert result.returncode == 0, result.stdout
+    checks = {c["name"]: c for c in json.loads(result.stdout)}
+    for name in ("sqlite", "fts5", "sqlite-vec", "chinese", "embedding model", "data folder", "database"):
+        assert checks[name]["status"] == "OK", checks[name]
+    assert "1 events, quick_check ok" in checks["database"]["detail"]
+    if os.name == "posix":
+        os.chmod(data, 0o755)
+        bad = magi("doctor", data_dir=data)
+        assert bad.returncode == 1 and "chmod 700" in bad.stdout
+        os.chmod(data, stat.S_IRWXU)
