@@ -85,7 +85,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         def flush(batch: list[tuple[int, object]]) -> None:
             nonlocal stored, duplicates, rejected
             results = memory.ingest_many([payload for _, payload in batch], on_error="report")
-            for (line, _), result in zip(batch, results):
+            for (line, _), result in zip(batch, results, strict=True):
                 if result.error is not None:
                     rejected += 1
                     errors.append(f"line {line}: {result.error.field}: {result.error.reason}")
@@ -185,8 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "status": _cmd_status, "doctor": _cmd_doctor, "app": _cmd_app, None: _cmd_app}
+    from .core import MemoryUnavailable
+
     try:
         return handlers[args.command](args)
+    except MemoryUnavailable as exc:
+        print(f"magi: {exc}\n(run `magi doctor` for a full check)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -52,7 +52,8 @@ def _segmentation_check() -> Check:
         segmented = fts_document("我新买了一个空气炸锅")
         took = time.perf_counter() - started
         ok = "炸锅" in segmented.split() or "空气" in segmented.split()
-        return Check("chinese", "OK" if ok else "FAIL", f"jieba segmentation ({took:.1f} s first use): {segmented.strip()}")
+        return Check("chinese", "OK" if ok else "FAIL",
+                     f"jieba segmentation ({took:.1f} s first use): {segmented.strip()}")
     except Exception as exc:  # noqa: BLE001
         return Check("chinese", "FAIL", f"jieba failed: {exc}")
 

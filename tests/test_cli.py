@@ -75,3 +75,14 @@ def test_doctor_passes_and_checks_permissions(tmp_path):
         bad = magi("doctor", data_dir=data)
         assert bad.returncode == 1 and "chmod 700" in bad.stdout
         os.chmod(data, stat.S_IRWXU)
+
+
+def test_a_corrupt_database_gets_a_clear_message(tmp_path):
+    data = tmp_path / "d"
+    data.mkdir(mode=0o700)
+    (data / "memory.db").write_bytes(b"this is not a database" * 100)
+    result = magi("status", data_dir=data)
+    assert result.returncode == 2
+    assert "cannot open the memory at" in result.stderr and "Traceback" not in result.stderr
+    doctor = magi("doctor", data_dir=data)
+    assert doctor.returncode == 1 and "cannot be read" in doctor.stdout

@@ -88,7 +88,7 @@ def test_long_text_is_split_with_overlap_and_offsets():
     chunks = chunk_text(text, max_units=100, overlap=20)
     assert len(chunks) == 6
     assert chunks[0].start == 0 and chunks[-1].end == len(text)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         assert b.start < a.end  # overlap
     assert text[chunks[1].start:chunks[1].end].split()[0] == "w80"
     assert all(len(text[c.start:c.end].split()) <= 100 for c in chunks)

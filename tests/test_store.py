@@ -185,3 +185,17 @@ def test_processes_opening_a_new_database_at_once_migrate_it_once(tmp_path):
     assert len(applied) == 1
     conn = connect(path)
     assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(available_migrations())
+
+
+def test_event_counts_follow_inserts_and_deletes(memory):
+    memory.ingest_many([chat("I have a cat"), chat("I have a dog"), chat("Nice pets!", role="assistant"),
+                        sensor("visit_page", {"url": "https://a.example"}, item="v1"),
+                        sensor("visit_page", {"url": "https://a.example"}, item="v1")])
+    with memory.db.transaction() as conn:
+        conn.execute("DELETE FROM fact_events WHERE content = 'I have a dog'")
+    events = memory.stats()["events"]
+    conn = memory.db.reader()
+    assert events["total"] == conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 3
+    assert events["by_evidence_class"] == {"user_self_report": 1, "assistant_response": 1, "external_observation": 1}
+    assert events["by_scope"] == {"fact_authoritative": 2, "conversation_only": 1}
+    assert events["by_source"] == {"chat": 2, "browser": 1}

@@ -1,6 +1,6 @@
 """The memory core: pure Python over SQLite. Never imports Qt."""
 
 from .contracts import IngestResult, MemoryEvent, PayloadError
-from .memory import Memory
+from .memory import Memory, MemoryUnavailable
 
-__all__ = ["Memory", "IngestResult", "MemoryEvent", "PayloadError"]
+__all__ = ["Memory", "MemoryUnavailable", "IngestResult", "MemoryEvent", "PayloadError"]

@@ -317,14 +317,20 @@ def _validate_activity(raw: Mapping, source_type: str) -> Activity:
     )
 
 
+def _list(raw: Mapping, key: str, limit: int) -> list:
+    """An optional list field, checked for type and length ([] when absent)."""
+    items = raw.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        _fail(key, f"must be a list, got {type(items).__name__}")
+    if len(items) > limit:
+        _fail(key, f"has {len(items)} items; the limit is {limit}")
+    return items
+
+
 def _validate_entities(raw: Mapping) -> tuple[EntityHint, ...]:
-    entities = raw.get("entities")
-    if entities is None:
-        return ()
-    if not isinstance(entities, list):
-        _fail("entities", f"must be a list, got {type(entities).__name__}")
-    if len(entities) > MAX_ENTITIES:
-        _fail("entities", f"has {len(entities)} items; the limit is {MAX_ENTITIES}")
+    entities = _list(raw, "entities", MAX_ENTITIES)
     hints = []
     for i, item in enumerate(entities):
         path = f"entities[{i}]"
@@ -342,13 +348,7 @@ def _validate_entities(raw: Mapping) -> tuple[EntityHint, ...]:
 
 
 def _validate_tags(raw: Mapping) -> tuple[str, ...]:
-    tags = raw.get("tags")
-    if tags is None:
-        return ()
-    if not isinstance(tags, list):
-        _fail("tags", f"must be a list of strings, got {type(tags).__name__}")
-    if len(tags) > MAX_TAGS:
-        _fail("tags", f"has {len(tags)} items; the limit is {MAX_TAGS}")
+    tags = _list(raw, "tags", MAX_TAGS)
     for i, tag in enumerate(tags):
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_CHARS:
             _fail(f"tags[{i}]", f"must be a non-empty string of at most {MAX_TAG_CHARS} characters")

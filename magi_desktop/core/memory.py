@@ -16,11 +16,16 @@ from .embed.queue import EmbedReport, embed_pending, pending_count
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
 from .paths import database_path
 from .render import TemplateRegistry
-from .store import Database
+from .store import Database, SchemaTooNew
+from .store.connection import DatabaseError
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces
 from .store.vectors import current_model, ensure_vector_index
 
 log = logging.getLogger(__name__)
+
+class MemoryUnavailable(RuntimeError):
+    """The database cannot be opened (permissions, corruption, a newer schema…)."""
+
 
 LLM_PROVIDERS = ("rules",)  # the HTTP and scripted providers arrive with the L2 layer
 L0_EVENTS_PER_SESSION = 50
@@ -68,7 +73,11 @@ class Memory:
         if llm not in LLM_PROVIDERS:
             raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)}")
         embedder = resolve_embedder(embedder)
-        db = Database(database_path(path))
+        location = database_path(path)
+        try:
+            db = Database(location)
+        except (OSError, DatabaseError, SchemaTooNew) as exc:
+            raise MemoryUnavailable(f"cannot open the memory at {location}: {exc}") from exc
         try:
             with db.writer() as conn:
                 recorded = current_model(conn)
@@ -155,9 +164,10 @@ class Memory:
                 placed = by_target[group]
                 if placed:
                     stored = store(conn, [event for _, event in placed])
-                    for (position, event), (event_id, duplicate) in zip(placed, stored):
-                        results[position] = IngestResult(event_id=event_id, duplicate=duplicate,
-                                                         target=event.ingest_target, evidence_class=event.evidence_class)
+                    for (position, event), (event_id, duplicate) in zip(placed, stored, strict=True):
+                        results[position] = IngestResult(
+                            event_id=event_id, duplicate=duplicate, target=event.ingest_target,
+                            evidence_class=event.evidence_class)
             for position, event in by_target[L0_ONLY]:
                 results[position] = IngestResult(event_id=event.event_id, target=L0_ONLY,
                                                  evidence_class=event.evidence_class)
@@ -231,7 +241,10 @@ class Memory:
         conn = self.db.reader()
 
         def grouped(sql: str) -> dict[str, int]:
-            return {key: count for key, count in conn.execute(sql)}
+            return {key: count for key, count in conn.execute(sql) if count}
+
+        def counted(column: str) -> dict[str, int]:
+            return grouped(f"SELECT {column}, sum(events) FROM l1_event_counts GROUP BY 1 ORDER BY 2 DESC")
 
         embedding = conn.execute("SELECT model, dimension, rebuilt_from FROM vector_index").fetchone()
         jobs = grouped("SELECT state, count(*) FROM embedding_jobs GROUP BY state")
@@ -242,12 +255,10 @@ class Memory:
             "size_bytes": size,
             "schema_version": conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0],
             "events": {
-                "total": conn.execute("SELECT count(*) FROM fact_events").fetchone()[0],
-                "by_evidence_class": grouped(
-                    "SELECT evidence_class, count(*) FROM fact_events GROUP BY evidence_class ORDER BY 2 DESC"),
-                "by_scope": grouped(
-                    "SELECT l1_retrieval_scope, count(*) FROM fact_events GROUP BY l1_retrieval_scope"),
-                "by_source": grouped("SELECT source, count(*) FROM fact_events GROUP BY source ORDER BY 2 DESC"),
+                "total": conn.execute("SELECT coalesce(sum(events), 0) FROM l1_event_counts").fetchone()[0],
+                "by_evidence_class": counted("evidence_class"),
+                "by_scope": counted("l1_retrieval_scope"),
+                "by_source": counted("source"),
             },
             "runtime_traces": conn.execute("SELECT count(*) FROM runtime_traces").fetchone()[0],
             "chat_sessions": conn.execute("SELECT count(*) FROM chat_sessions").fetchone()[0],

@@ -109,7 +109,8 @@ RULES: tuple[_Rule, ...] = (
           _NAME_WORDS + ("session",)),
     # "my password is hunter2", "密码是 abc123"
     _rule("spoken_password",
-          r"(?P<head>\b(?:password|passcode|passphrase|pin code)\s+(?:is|was)\s+|(?:密码|口令|密钥)\s*(?:是|为|：|:)\s*)"
+          r"(?P<head>\b(?:password|passcode|passphrase|pin code)\s+(?:is|was)\s+"
+          r"|(?:密码|口令|密钥)\s*(?:是|为|：|:)\s*)"
           r"(?P<secret>[^\s，。,;；]+)",
           ["password", "passcode", "passphrase", "pin code", "密码", "口令", "密钥"]),
 )

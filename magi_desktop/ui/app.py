@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 from pathlib import Path
 
 from ..core import Memory
 from ..workers import BackgroundWorker
-from .qt import QAction, QApplication, QColor, QIcon, QMenu, QPainter, QPixmap, QSystemTrayIcon, Qt
+from .qt import QAction, QApplication, QColor, QIcon, QMenu, QPainter, QPixmap, QSystemTrayIcon, Qt, QTimer
 from .status_window import StatusWindow
 
 log = logging.getLogger(__name__)
@@ -81,13 +82,29 @@ class DesktopApp:
         self.memory.close()
 
 
+def _quit_on_signals(qapp: QApplication) -> QTimer:
+    """Quit cleanly on SIGTERM (logout, kill) and Ctrl+C instead of dying mid-write.
+
+    Python runs signal handlers only between bytecodes, so a timer wakes the
+    interpreter while Qt's event loop sleeps in C.
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: qapp.quit())
+    timer = QTimer()
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
+    return timer
+
+
 def run_app(data_dir: Path | None = None) -> int:
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     qapp.setApplicationName("Magi Desktop")
     memory = Memory.open(data_dir)
     app = DesktopApp(qapp, memory)
     app.start()
+    signal_timer = _quit_on_signals(qapp)
     try:
         return qapp.exec()
     finally:
+        signal_timer.stop()
         app.shutdown()

@@ -146,8 +146,8 @@ class _Weights:
         self.emb_ln_b = f32(t["embeddings.LayerNorm.bias"])
         self.layers = []
         for i in range(config["num_hidden_layers"]):
-            p = f"encoder.layer.{i}."
-            w = lambda name: t[p + name]  # noqa: E731
+            def w(name: str, prefix: str = f"encoder.layer.{i}.") -> np.ndarray:
+                return t[prefix + name]
             self.layers.append(_Layer(
                 qkv_w=f32(np.concatenate([w("attention.self.query.weight").T, w("attention.self.key.weight").T,
                                           w("attention.self.value.weight").T], axis=1)),

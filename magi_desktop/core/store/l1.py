@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from typing import Any, Iterable, Sequence
 
 from ..contracts import MemoryEvent
@@ -103,6 +104,12 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[tuple
         for offset, e in enumerate(fresh)
     ])
     conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(e.content)) for offset, e in enumerate(fresh)])
+    counts = Counter((e.source, e.evidence_class, e.l1_retrieval_scope) for e in fresh)
+    conn.executemany(
+        "INSERT INTO l1_event_counts (source, evidence_class, l1_retrieval_scope, events) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET events = events + excluded.events",
+        [(*key, n) for key, n in counts.items()],
+    )
     return results
 
 
@@ -144,7 +151,7 @@ def event_row(conn: Connection, event_id: str) -> dict[str, Any] | None:
     row = cursor.fetchone()
     if row is None:
         return None
-    record = dict(zip(["id", *_EVENT_COLUMNS], row))
+    record = dict(zip(["id", *_EVENT_COLUMNS], row, strict=True))
     record["metadata"] = json.loads(record.pop("metadata_json"))
     record["cognition_eligible"] = bool(record["cognition_eligible"])
     return record

@@ -95,7 +95,7 @@ def replace_event_chunks(
     """Write an event's chunks and their vectors, replacing any earlier ones (idempotent)."""
     conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (event_rowid,))
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    for chunk, vector in zip(chunks, vectors):
+    for chunk, vector in zip(chunks, vectors, strict=True):
         cursor = conn.execute(
             "INSERT INTO event_chunks (event_rowid, chunk_index, char_start, char_end, model) VALUES (?, ?, ?, ?, ?)",
             (event_rowid, chunk.index, chunk.start, chunk.end, model),

@@ -140,6 +140,22 @@ CREATE TABLE runtime_traces (
 CREATE INDEX runtime_traces_tool ON runtime_traces (tool, category, timestamp) WHERE tool IS NOT NULL;
 CREATE INDEX runtime_traces_time ON runtime_traces (timestamp);
 
+-- Live counts of stored events (for status and the app, which must not scan
+-- fact_events): incremented per batch by store/l1.py, decremented by trigger.
+CREATE TABLE l1_event_counts (
+    source              TEXT    NOT NULL,
+    evidence_class      TEXT    NOT NULL,
+    l1_retrieval_scope  TEXT    NOT NULL,
+    events              INTEGER NOT NULL,
+    PRIMARY KEY (source, evidence_class, l1_retrieval_scope)
+) WITHOUT ROWID;
+
+CREATE TRIGGER l1_event_counts_delete AFTER DELETE ON fact_events BEGIN
+    UPDATE l1_event_counts SET events = events - 1
+    WHERE source = old.source AND evidence_class = old.evidence_class
+      AND l1_retrieval_scope = old.l1_retrieval_scope;
+END;
+
 -- Per-source ingest counters (what `magi status` shows per plugin).
 CREATE TABLE source_counters (
     source          TEXT PRIMARY KEY,
