@@ -8,7 +8,7 @@ timestamps spread over a year.
 from __future__ import annotations
 
 import random
-from typing import Iterator
+from collections.abc import Iterator
 
 START = 1_735_689_600.0  # 2025-01-01
 

@@ -13,7 +13,8 @@ import math
 import re
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, Mapping, NamedTuple
+from typing import Any, Literal, NamedTuple
+from collections.abc import Mapping
 
 # Limits on what one payload may carry. Generous for real use, small enough
 # that one bad plugin cannot fill the disk with a single event.
@@ -59,7 +60,7 @@ class PayloadError(ValueError):
         where = field if index is None else f"payloads[{index}].{field}"
         super().__init__(f"{where}: {reason}")
 
-    def at(self, index: int) -> "PayloadError":
+    def at(self, index: int) -> PayloadError:
         """The same error, located at position ``index`` of a batch."""
         return PayloadError(self.field, self.reason, index)
 

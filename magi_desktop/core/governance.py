@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Literal, NamedTuple
+from typing import Literal, NamedTuple
+from collections.abc import Callable
 
 from .contracts import Payload
 

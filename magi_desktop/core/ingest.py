@@ -11,7 +11,8 @@ import hashlib
 import json
 import time
 from collections import Counter
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .contracts import EntityHint, MemoryEvent, Payload, ToolRun
 from .governance import Scope, Verdict, classify

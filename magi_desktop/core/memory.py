@@ -8,7 +8,8 @@ import threading
 import time
 from collections import Counter, deque
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
 
 from .contracts import IngestResult, MemoryEvent, PayloadError, validate_payload
 from .embed import Embedder, resolve_embedder
@@ -60,12 +61,12 @@ class Memory:
     def open(
         cls,
         path: str | os.PathLike | None = None,
-        embedder: "str | Embedder" = "default",
+        embedder: str | Embedder = "default",
         llm: str = "rules",
         *,
         user_id: str = "local",
         templates: TemplateRegistry | None = None,
-    ) -> "Memory":
+    ) -> Memory:
         """Create or migrate the database at ``path`` (a data folder or a ``.db`` file).
 
         ``path=None`` uses ``$MAGI_DATA_DIR`` or the platform's user data folder.
@@ -101,7 +102,7 @@ class Memory:
         self.embedder.release()
         self.db.close()
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc) -> None:

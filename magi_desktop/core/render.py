@@ -14,7 +14,8 @@ import re
 import string
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from .contracts import Payload, ToolRun
@@ -31,7 +32,7 @@ class _Form:
     text: str                            # the form with specs moved into field names
 
     @classmethod
-    def parse(cls, form: str) -> "_Form":
+    def parse(cls, form: str) -> _Form:
         fields, parts = [], []
         for literal, name, spec, conversion in string.Formatter().parse(form):
             parts.append(literal.replace("{", "{{").replace("}", "}}"))

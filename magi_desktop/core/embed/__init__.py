@@ -13,7 +13,7 @@ __all__ = ["Embedder", "HashingEmbedder", "MiniLMEmbedder", "ModelNotInstalled",
 log = logging.getLogger(__name__)
 
 
-def resolve_embedder(spec: "str | Embedder") -> Embedder:
+def resolve_embedder(spec: str | Embedder) -> Embedder:
     """``"default"`` (MiniLM, else hashing with a warning), ``"minilm"``, ``"hashing"`` or an instance."""
     if not isinstance(spec, str):
         if not isinstance(spec, Embedder):

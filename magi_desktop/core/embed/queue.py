@@ -38,7 +38,7 @@ class EmbedReport:
     dead: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def add(self, other: "EmbedReport") -> None:
+    def add(self, other: EmbedReport) -> None:
         self.embedded += other.embedded
         self.failed += other.failed
         self.dead += other.dead

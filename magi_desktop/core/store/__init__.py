@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from .connection import Connection, connect, prepare_data_dir, sqlite_version, write_transaction
 from .migrations import SchemaTooNew, migrate

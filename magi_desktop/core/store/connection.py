@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import sqlean as sqlite3
 import sqlite_vec

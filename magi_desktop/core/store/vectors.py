@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
 def replace_event_chunks(
     conn: Connection,
     event_rowid: int,
-    chunks: Sequence["Chunk"],
+    chunks: Sequence[Chunk],
     vectors: np.ndarray,
     model: str,
     scope: str,
