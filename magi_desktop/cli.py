@@ -7,8 +7,8 @@ import json
 import logging
 import os
 import sys
-from pathlib import Path
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from . import __version__
 

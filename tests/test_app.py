@@ -1,9 +1,9 @@
 """The desktop app's first window (pytest-qt, offscreen)."""
 
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core import Memory
-from payloads import chat, sensor
 
 pytest.importorskip("pytestqt")
 

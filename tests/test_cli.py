@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from payloads import chat, sensor
 
 pytestmark = pytest.mark.slow

@@ -3,9 +3,9 @@
 import math
 
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core.contracts import PayloadError, validate_payload
-from payloads import chat, sensor
 
 GOOD_SENSOR = sensor("listen_music", {"track_name": "End Of An Era", "artist_name": "Dua Lipa"},
                      source="netease_music", item="n1",

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from payloads import mixed_stream
 
 from magi_desktop.core import Memory
-from payloads import mixed_stream
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")]
 

@@ -4,12 +4,12 @@ import time
 
 import numpy as np
 import pytest
+from payloads import chat
 
 from magi_desktop.core import Memory
 from magi_desktop.core.embed import HashingEmbedder, MiniLMEmbedder, resolve_embedder
 from magi_desktop.core.embed.chunking import chunk_text
 from magi_desktop.core.embed.queue import MAX_ATTEMPTS, backoff_delay, embed_pending
-from payloads import chat
 
 pytestmark = pytest.mark.slow
 

@@ -1,11 +1,11 @@
 """The evidence classifier and policy table (DESIGN §4), table-driven, English and Chinese."""
 
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core.contracts import validate_payload
 from magi_desktop.core.governance import POLICIES, EvidenceClass, Scope, classify
 from magi_desktop.core.ingest import route
-from payloads import chat, sensor
 
 E = EvidenceClass
 

@@ -3,9 +3,9 @@
 import threading
 
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core import Memory, PayloadError
-from payloads import chat, sensor
 
 MUSIC = sensor("listen_music", {"track_name": "End Of An Era", "artist_name": "Dua Lipa", "play_duration_sec": 206},
                source="netease_music", item="netease_3381201487_1779005740382", at=1779005740.382,

@@ -3,9 +3,9 @@
 from collections import Counter
 
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core.redact import MARK, redact_text, redact_value
-from payloads import chat, sensor
 
 # (text containing a secret, the secret itself)
 SECRETS = [
@@ -174,3 +174,20 @@ def test_secrets_never_reach_events_fts_chunks_or_traces(memory):
     terminal = conn.execute("SELECT content, metadata_json FROM fact_events WHERE source = 'terminal'").fetchall()
     assert any("mysql -u root -p[REDACTED] db" in content for content, _ in terminal)
     assert all('"redactions"' in meta for _, meta in terminal)
+
+
+def test_secrets_in_side_fields_and_rejections_are_not_stored(memory):
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"
+    memory.ingest_many([
+        chat("hello", speaker=f"bot {token}", tool_name=f"t-{token}", tags=[f"tag {token}"],
+             item=f"turn?access_token={token}"),
+        sensor("visit_page", {"url": "https://example.com", "title": "x"},
+               entities=[{"mention_text": f"key {token}", "entity_type": "thing"}]),
+    ])
+    memory.ingest_many([{"source_type": "chat", "session_id": "s", "occurred_at": f"at {token}",
+                         "chat": {"role": "user", "text": "hi"}}], on_error="report")
+    memory.ingest_many([{"source_type": "chat", "session_id": "s", "occurred_at": 1.7e9,
+                         "chat": {"role": token, "text": "hi"}}], on_error="report")
+    stored = _everything_stored(memory)
+    assert token not in stored
+    assert "[REDACTED]" in stored

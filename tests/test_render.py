@@ -1,10 +1,10 @@
 """Content is rendered by the core from per-(source, action) templates."""
 
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core.contracts import validate_payload
 from magi_desktop.core.render import Template, TemplateRegistry, format_duration
-from payloads import chat, sensor
 
 
 def render(payload, registry=None):

@@ -5,6 +5,7 @@ import stat
 
 import numpy as np
 import pytest
+from payloads import chat, sensor
 
 from magi_desktop.core import Memory
 from magi_desktop.core.store import Database
@@ -18,7 +19,6 @@ from magi_desktop.core.store.migrations import (
     split_statements,
 )
 from magi_desktop.core.store.vectors import knn
-from payloads import chat, sensor
 
 
 def test_migrations_are_recorded_and_not_rerun(tmp_path):

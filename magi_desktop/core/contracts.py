@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
-from collections.abc import Mapping
+
+from .redact import redact_text
 
 # Limits on what one payload may carry. Generous for real use, small enough
 # that one bad plugin cannot fill the disk with a single event.
@@ -173,10 +175,16 @@ def _fail(field_name: str, reason: str) -> None:
     raise PayloadError(field_name, reason)
 
 
+def _preview(value: Any, limit: int = 60) -> str:
+    """A short, redacted repr of a bad value for an error message (errors are logged and stored)."""
+    text = redact_text(repr(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _check_keys(obj: Mapping, allowed: frozenset, prefix: str) -> None:
     for key in obj:
         if not isinstance(key, str):
-            _fail(prefix.rstrip(".") or "payload", f"keys must be strings, got {key!r}")
+            _fail(prefix.rstrip(".") or "payload", f"keys must be strings, got {_preview(key)}")
         if key not in allowed:
             _fail(prefix + key, f"unknown field (allowed: {', '.join(sorted(allowed))})")
 
@@ -197,7 +205,7 @@ def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = 
     if "\x00" in value:
         _fail(path, "must not contain NUL characters")
     if pattern is not None and not pattern.match(value):
-        _fail(path, f"{value!r} does not match {pattern.pattern}")
+        _fail(path, f"{_preview(value)} does not match {pattern.pattern}")
     return value
 
 
@@ -227,7 +235,7 @@ def _json_size(value: Any, path: str) -> int:
         size = 2
         for key, item in value.items():
             if not isinstance(key, str):
-                _fail(path, f"must be JSON-serialisable (object key {key!r} is not a string)")
+                _fail(path, f"must be JSON-serialisable (object key {_preview(key)} is not a string)")
             size += len(key) + 4 + _json_size(item, path)
         return size
     if isinstance(value, (list, tuple)):
@@ -245,18 +253,18 @@ def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            _fail(path, f"{value!r} is not an ISO-8601 date-time")
+            _fail(path, f"{_preview(value)} is not an ISO-8601 date-time")
         if parsed.tzinfo is None:
-            _fail(path, f"{value!r} has no UTC offset; add one (e.g. +08:00 or Z)")
+            _fail(path, f"{_preview(value)} has no UTC offset; add one (e.g. +08:00 or Z)")
         ts = parsed.timestamp()
     else:
         _fail(path, f"must be a number or an ISO-8601 string, got {type(value).__name__}")
     if not math.isfinite(ts):
         _fail(path, "must be a finite number")
     if ts > MAX_TIMESTAMP and ts / 1000 < MAX_TIMESTAMP:
-        _fail(path, f"{value!r} looks like milliseconds; send seconds")
+        _fail(path, f"{_preview(value)} looks like milliseconds; send seconds")
     if not MIN_TIMESTAMP <= ts <= MAX_TIMESTAMP:
-        _fail(path, f"{value!r} is outside 1970-01-02 .. 2100-01-01")
+        _fail(path, f"{_preview(value)} is outside 1970-01-02 .. 2100-01-01")
     return ts
 
 
@@ -265,11 +273,11 @@ def _validate_chat(raw: Mapping) -> ChatTurn:
     _check_keys(chat, _CHAT_FIELDS, "chat.")
     role = _str(chat, "role", "chat.role", required=True)
     if role not in CHAT_ROLES:
-        _fail("chat.role", f"{role!r} is not one of {', '.join(CHAT_ROLES)}")
+        _fail("chat.role", f"{_preview(role)} is not one of {', '.join(CHAT_ROLES)}")
     text = _str(chat, "text", "chat.text", required=True, max_chars=MAX_TEXT_CHARS)
     provenance = _str(chat, "provenance", "chat.provenance", required=False)
     if provenance is not None and provenance not in CHAT_PROVENANCES:
-        _fail("chat.provenance", f"{provenance!r} is not one of {', '.join(CHAT_PROVENANCES)}")
+        _fail("chat.provenance", f"{_preview(provenance)} is not one of {', '.join(CHAT_PROVENANCES)}")
     if provenance is None and role == "user":
         provenance = "human_input"
     return ChatTurn(

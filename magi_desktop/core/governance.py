@@ -16,10 +16,10 @@ recipes?") is testimony: dropping it from fact scope would lose the fact.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, NamedTuple
-from collections.abc import Callable
 
 from .contracts import Payload
 

@@ -11,8 +11,8 @@ import hashlib
 import json
 import time
 from collections import Counter
-from typing import Any
 from collections.abc import Mapping
+from typing import Any
 
 from .contracts import EntityHint, MemoryEvent, Payload, ToolRun
 from .governance import Scope, Verdict, classify
@@ -49,13 +49,14 @@ def _collect_strings(value: Any, out: list[str]) -> None:
 
 
 def _free_text(payload: Payload) -> str:
-    parts = [payload.source_item_id or ""]
+    parts = [payload.source_item_id or "", *payload.tags]
     if payload.chat is not None:
-        parts.append(payload.chat.text)
+        parts.extend(p for p in (payload.chat.text, payload.chat.speaker, payload.chat.tool_name) if p)
     parts.extend(h.mention_text for h in payload.entities)
     _collect_strings(payload.provenance, parts)
     if payload.action is not None:
-        _collect_strings([payload.action.input, payload.action.output, payload.action.error], parts)
+        run = payload.action
+        _collect_strings([run.input, run.output, run.error], parts)
     return "\n".join(parts)
 
 
@@ -76,10 +77,19 @@ def redact_payload(payload: Payload, counts: Counter) -> Payload:
         entities = tuple(EntityHint(redact_text(h.mention_text, counts), h.entity_type) for h in payload.entities)
         if entities != payload.entities:
             changes["entities"] = entities
+    if payload.tags:
+        tags = tuple(redact_text(tag, counts) for tag in payload.tags)
+        if tags != payload.tags:
+            changes["tags"] = tags
     if payload.chat is not None:
-        text = redact_text(payload.chat.text, counts)
-        if text != payload.chat.text:
-            changes["chat"] = payload.chat._replace(text=text)
+        turn = payload.chat
+        redacted_turn = turn._replace(
+            text=redact_text(turn.text, counts),
+            speaker=redact_text(turn.speaker, counts) if turn.speaker else turn.speaker,
+            tool_name=redact_text(turn.tool_name, counts) if turn.tool_name else turn.tool_name,
+        )
+        if redacted_turn != turn:
+            changes["chat"] = redacted_turn
     if payload.action is not None:
         run = payload.action
         redacted = run._replace(

@@ -7,15 +7,16 @@ import os
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
-from collections.abc import Callable, Iterable, Mapping
 
 from .contracts import IngestResult, MemoryEvent, PayloadError, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
 from .paths import database_path
+from .redact import redact_text
 from .render import TemplateRegistry
 from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError
@@ -188,7 +189,7 @@ class Memory:
             source = _UNKNOWN_SOURCE
         try:
             with self.db.transaction() as conn:
-                count_ingest(conn, source, rejected=1, rejection=str(error)[:500])
+                count_ingest(conn, source, rejected=1, rejection=redact_text(str(error))[:500])
         except Exception:  # noqa: BLE001 - counting must never mask the payload error
             log.exception("could not count a rejected payload")
 

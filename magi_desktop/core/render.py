@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import re
 import string
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
-from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from .contracts import Payload, ToolRun

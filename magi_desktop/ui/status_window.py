@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core import Memory
-from .qt import Qt, QFont, QFormLayout, QLabel, QMainWindow, QTimer, QVBoxLayout, QWidget
+from .qt import QFont, QFormLayout, QLabel, QMainWindow, Qt, QTimer, QVBoxLayout, QWidget
 
 REFRESH_MS = 3000
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 from .connection import Connection, connect, prepare_data_dir, sqlite_version, write_transaction
 from .migrations import SchemaTooNew, migrate

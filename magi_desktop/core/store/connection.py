@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import sqlean as sqlite3
 import sqlite_vec

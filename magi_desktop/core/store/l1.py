@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from typing import Any
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..contracts import MemoryEvent
 from ..ingest import tool_run_of

@@ -10,9 +10,9 @@ every event to be embedded again.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from collections.abc import Sequence
 
 import numpy as np
 
