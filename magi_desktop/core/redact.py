@@ -144,7 +144,12 @@ def _replacer(rule: _Rule, counts: Counter | None):
 # "bearer", "@" in a URL…) and one for a long token, which every vendor key
 # format is. Only texts that pass test each rule's triggers exactly.
 _TRIGGERS = tuple(sorted({t for rule in RULES for t in rule.any_of}))
-_CONTEXT_SCAN = re.compile("|".join(map(re.escape, sorted({t for r in RULES if not r.token for t in r.any_of}))))
+_CONTEXT_WORDS = {t for rule in RULES if not rule.token for t in rule.any_of}
+# "pass" already finds "password": scan only for words that contain no other.
+_CONTEXT_SCAN = re.compile("|".join(
+    re.escape(word) for word in sorted(_CONTEXT_WORDS)
+    if not any(other != word and other in word for other in _CONTEXT_WORDS)
+))
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_\-]{16,}")
 
 

@@ -49,18 +49,26 @@ def model_dir() -> Path:
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """Read a .safetensors file into numpy arrays (copies, so the file can close)."""
+    """Read a .safetensors file into numpy arrays.
+
+    The file is memory-mapped and each tensor copied out, so the process
+    holds one copy of the weights (not the file's bytes as well) and nothing
+    keeps the file open afterwards.
+    """
     with open(path, "rb") as handle:
         (header_len,) = struct.unpack("<Q", handle.read(8))
         header = json.loads(handle.read(header_len))
-        raw = handle.read()
+    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len)
     tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        array = np.frombuffer(raw[start:end], dtype=_DTYPES[info["dtype"]]).reshape(info["shape"])
-        tensors[name] = array
+    try:
+        for name, info in header.items():
+            if name == "__metadata__":
+                continue
+            start, end = info["data_offsets"]
+            dtype = _DTYPES[info["dtype"]]
+            tensors[name] = data[start:end].view(dtype).reshape(info["shape"]).copy()
+    finally:
+        del data
     return tensors
 
 
