@@ -76,6 +76,33 @@ def test_chat_without_item_id_dedupes_on_what_it_says(memory):
     assert count(memory) == 3
 
 
+def test_ids_that_differ_only_in_a_secret_are_different_events(memory):
+    a = sensor("visit_page", {"url": "https://music.example.com/play"}, source="chrome",
+               item="https://music.example.com/play?sid=1001")
+    b = {**a, "source_item_id": "https://music.example.com/play?sid=2002"}
+    first, second = memory.ingest(a), memory.ingest(b)
+    assert not second.duplicate and second.event_id != first.event_id
+    assert memory.ingest(b).duplicate  # replay still dedupes
+    rows = memory.db.reader().execute("SELECT source_item_id, idempotency_key FROM fact_events").fetchall()
+    assert [item for item, _ in rows] == ["https://music.example.com/play?sid=[REDACTED]"] * 2
+    assert all(key.startswith("hmac:") and "1001" not in key and "2002" not in key for _, key in rows)
+
+
+def test_texts_that_differ_only_in_a_secret_are_different_events(memory):
+    one = memory.ingest(chat("my password is hunter2", at=1.7e9))
+    two = memory.ingest(chat("my password is swordfish", at=1.7e9))
+    assert not two.duplicate and one.event_id != two.event_id
+    assert memory.ingest(chat("my password is swordfish", at=1.7e9)).duplicate
+
+
+def test_dedupe_survives_reopening(tmp_path):
+    path = tmp_path / "reopen"
+    with Memory.open(path, embedder="hashing") as mem:
+        mem.ingest(chat("I have a cat"))
+    with Memory.open(path, embedder="hashing") as mem:
+        assert mem.ingest(chat("I have a cat")).duplicate
+
+
 def test_duplicates_inside_one_batch(memory):
     results = memory.ingest_many([MUSIC, chat("hello"), MUSIC])
     assert [r.duplicate for r in results] == [False, False, True]

@@ -1,5 +1,6 @@
 """Secrets are redacted before anything is stored or indexed."""
 
+import time
 from collections import Counter
 
 import pytest
@@ -119,6 +120,25 @@ def test_values_under_secret_named_keys_are_redacted():
     out = redact_value(data)
     assert out == {"password": MARK, "nested": [{"api_key": MARK}, f"export TOKEN={MARK}"], "max_tokens": 512,
                    "title": "fine"}
+
+
+def _best_time(fn, text, runs=3):
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("unit, tail", [("a.", " token"), ("token.", " password="), ("a://", "@x"),
+                                        ("eyJa.", " =x"), ("-p ", " mysql"), ("key-", " bearer ")])
+def test_redaction_time_grows_linearly_on_hostile_text(unit, tail):
+    """A regression guard, not a speed target: a quadratic pattern once took 6 minutes on 64k characters."""
+    small = unit * (4000 // len(unit)) + tail
+    large = unit * (16000 // len(unit)) + tail
+    ratio = _best_time(redact_text, large) / max(_best_time(redact_text, small), 1e-4)
+    assert ratio < 9, f"4x the text took {ratio:.1f}x the time"
 
 
 def test_redaction_is_deterministic():

@@ -8,6 +8,7 @@ payload always yields the same content, class, route and idempotency key.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import time
 from collections import Counter
@@ -120,19 +121,34 @@ def _timeline(payload: Payload) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
-def derived_idempotency_key(payload: Payload, timeline: dict[str, Any] | None = None) -> str:
-    """A stable key for payloads without ``source_item_id``: a hash of what they say."""
+def idempotency_key(raw: Payload, clean: Payload, secret: bytes) -> str:
+    """The dedupe key of a payload, computed from what was *sent*, before redaction.
+
+    A ``source_item_id`` is the key as is, unless redaction changed it: then two
+    items that differed only in a secret would collide, so the key becomes a
+    keyed hash of the original id (the secret is per database, so the hash of
+    a short secret cannot be looked up). Without an id, the key is a keyed hash
+    of everything the payload says.
+    """
+    if raw.source_item_id is not None:
+        if clean.source_item_id == raw.source_item_id:
+            return raw.source_item_id
+        return "hmac:" + hmac.new(secret, raw.source_item_id.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
+    return "hmac:" + hmac.new(secret, _canonical(raw), hashlib.sha256).hexdigest()[:40]
+
+
+def _canonical(payload: Payload) -> bytes:
     canonical = {
         "kind": payload.kind,
         "source_type": payload.source_type,
         "occurred_at": round(payload.occurred_at, 6),
         "session_id": payload.session_id,
         "user_id": payload.user_id,
-        "timeline": _timeline(payload) if timeline is None else timeline,
+        "l2_batch_owner": payload.l2_batch_owner,
+        "timeline": _timeline(payload),
         "text": payload.chat.text if payload.chat else None,
     }
-    encoded = json.dumps(canonical, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
-    return "sha256:" + hashlib.sha256(encoded).hexdigest()[:40]
+    return json.dumps(canonical, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
 
 
 def normalize(
@@ -140,9 +156,13 @@ def normalize(
     templates: TemplateRegistry,
     *,
     user_id: str,
+    key_secret: bytes,
     now: float | None = None,
 ) -> tuple[MemoryEvent, str]:
-    """Turn a validated payload into the MemoryEvent the core stores, and its route."""
+    """Turn a validated payload into the MemoryEvent the core stores, and its route.
+
+    ``key_secret`` keys the hashes that stand in for dedupe keys (see :func:`idempotency_key`).
+    """
     now = time.time() if now is None else now
     redactions: Counter = Counter()
     clean = redact_payload(payload, redactions)
@@ -167,7 +187,7 @@ def normalize(
         event_type=EVENT_TYPES[clean.kind],
         source=clean.source_type,
         source_item_id=clean.source_item_id,
-        idempotency_key=clean.source_item_id or derived_idempotency_key(clean, timeline),
+        idempotency_key=idempotency_key(payload, clean, key_secret),
         session_id=clean.session_id,
         user_id=clean.user_id or user_id,
         content=templates.render(clean),

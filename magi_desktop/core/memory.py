@@ -20,7 +20,8 @@ from .redact import redact_text
 from .render import TemplateRegistry
 from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError
-from .store.l1 import count_ingest, event_row, insert_events, insert_traces
+from .store.connection import write_transaction
+from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
 from .store.vectors import current_model, ensure_vector_index
 
 log = logging.getLogger(__name__)
@@ -42,12 +43,13 @@ class Memory:
     """
 
     def __init__(self, db: Database, embedder: Embedder, *, llm: str, user_id: str,
-                 templates: TemplateRegistry, vectors_ready: bool = True):
+                 templates: TemplateRegistry, key_secret: bytes, vectors_ready: bool = True):
         self.db = db
         self.embedder = embedder
         #: False when the model that made the stored vectors is missing: the
         #: index is kept intact and embedding waits for the model to return.
         self.vectors_ready = vectors_ready
+        self._key_secret = key_secret
         self.llm = llm
         self.user_id = user_id
         self.templates = templates
@@ -93,11 +95,13 @@ class Memory:
                 else:
                     log.warning("the vectors were made by %s, which is not installed: vector search and "
                                 "embedding are paused until it is back (run `magi doctor`)", stand_in)
+                with write_transaction(conn):
+                    key_secret = meta_secret(conn, "idempotency_secret")
         except BaseException:
             db.close()
             raise
         return cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
-                   vectors_ready=vectors_ready)
+                   vectors_ready=vectors_ready, key_secret=key_secret)
 
     def close(self) -> None:
         self.embedder.release()
@@ -141,7 +145,8 @@ class Memory:
         normalized: list[tuple[MemoryEvent, str] | PayloadError] = []
         for index, raw in enumerate(payloads):
             try:
-                normalized.append(normalize(validate_payload(raw), self.templates, user_id=self.user_id, now=now))
+                normalized.append(normalize(validate_payload(raw), self.templates, user_id=self.user_id,
+                                            key_secret=self._key_secret, now=now))
             except PayloadError as exc:
                 error = exc.at(index) if len(payloads) > 1 else exc
                 self._count_rejection(raw, error)

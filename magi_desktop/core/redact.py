@@ -24,7 +24,8 @@ _SECRET_WORDS = (
     r"secret[_-]?key|private[_-]?key|auth[_-]?key|account[_-]?key|sharedaccesskey|credentials?|"
     r"client[_-]?secret|session[_-]?key)"
 )
-_SECRET_NAME = r"[A-Za-z0-9_.\-]*?" + _SECRET_WORDS
+# The prefix is bounded: an unbounded one made "a.a.a.…" quadratic (minutes for 64k characters).
+_SECRET_NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORDS
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&'\"}<>]+)"
 _NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
 _AWS_PREFIXES = ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")
@@ -53,7 +54,8 @@ RULES: tuple[_Rule, ...] = (
           r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
           r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=_CS),
     # scheme://user:password@host — keep the user and host.
-    _rule("url_credentials", r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]*:)(?P<secret>[^\s@/]+)(?=@)",
+    _rule("url_credentials",
+          r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@]{0,256}:)(?P<secret>[^\s@/]{1,512})(?=@)",
           ["@"], ["://"]),
     _rule("url_param",
           r"(?P<head>[?&;#](?:access_token|refresh_token|id_token|token|auth|api_key|apikey|api-key|key|"

@@ -10,6 +10,7 @@ triggers (see migrations/0001), so they cannot drift.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -176,3 +177,12 @@ def fts_search(conn: Connection, text: str, *, limit: int = 20,
     sql += " ORDER BY score LIMIT ?"
     params.append(limit)
     return [(event_id, -score) for event_id, score in conn.execute(sql, params)]
+
+
+def meta_secret(conn: Connection, key: str) -> bytes:
+    """A random per-database secret stored in memory_meta, created on first use."""
+    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        conn.execute("INSERT OR IGNORE INTO memory_meta (key, value) VALUES (?, ?)", (key, secrets.token_hex(32)))
+        row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
+    return bytes.fromhex(row[0])

@@ -156,6 +156,12 @@ CREATE TRIGGER l1_event_counts_delete AFTER DELETE ON fact_events BEGIN
       AND l1_retrieval_scope = old.l1_retrieval_scope;
 END;
 
+-- Small facts about this database (e.g. the secret that keys dedupe hashes).
+CREATE TABLE memory_meta (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+) WITHOUT ROWID;
+
 -- Per-source ingest counters (what `magi status` shows per plugin).
 CREATE TABLE source_counters (
     source          TEXT PRIMARY KEY,
