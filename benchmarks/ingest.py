@@ -122,8 +122,8 @@ def bench_embedding(sentences: list[str], st_python: str | None, repeat: int) ->
             result["sentence_transformers"] = "torch not installed here; pass --st-python to compare"
             return result
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    out = subprocess.run([python, "-c", _ST_SCRIPT, str(repeat)], input=json.dumps(sentences), capture_output=True, text=True,
-                         env=env, check=True)
+    out = subprocess.run([python, "-c", _ST_SCRIPT, str(repeat)], input=json.dumps(sentences),
+                         capture_output=True, text=True, env=env, check=True)
     st = json.loads(out.stdout.strip().splitlines()[-1])
     result["sentence_transformers_per_s"] = round(len(sentences) / st["seconds"], 1)
     result["ratio_to_sentence_transformers"] = round(st["seconds"] / ours, 3)

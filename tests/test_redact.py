@@ -70,6 +70,13 @@ SECRETS = [
     ("The wifi password was Tr0ub4dor&3", "Tr0ub4dor&3"),
     ("我的密码是abc123，别告诉别人", "abc123"),
     ("口令：qwerty789", "qwerty789"),
+    ("export PGPASSWORD=123456", "123456"),
+    ("db_pass=letmein99", "letmein99"),
+    ("docker login -u bob -p Sup3rSecret registry.example.com", "Sup3rSecret"),
+    ("redis-cli -h cache -a r3disS3cret ping", "r3disS3cret"),
+    ("smbclient //server/share -U alice%W0nderland", "W0nderland"),
+    ("Cookie: sessionid=abc123xyz; csrftoken=qwe987", "abc123xyz"),
+    ("密码 qwerty789", "qwerty789"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234\nabcd\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA1234"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
      "b3BlbnNzaC1rZXktdjEAAAAA"),
@@ -86,6 +93,8 @@ HARMLESS = [
     "The password reset page was confusing",
     "token: null",
     "我新买了一个空气炸锅",
+    "The bypass=3 setting and author: Jane",
+    "密码 错误",
 ]
 
 
@@ -116,10 +125,12 @@ def test_context_around_a_secret_survives():
 
 def test_values_under_secret_named_keys_are_redacted():
     data = {"password": "hunter2", "nested": [{"api_key": "abc"}, "export TOKEN=xyz123"], "max_tokens": 512,
-            "title": "fine"}
+            "title": "fine", "pin_password": 123456, "Authorization": "Basic dXNlcjpwYXNz", "Cookie": "sid=1",
+            "db_pass": "x1", "author": "Jane", "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB": 1}
     out = redact_value(data)
     assert out == {"password": MARK, "nested": [{"api_key": MARK}, f"export TOKEN={MARK}"], "max_tokens": 512,
-                   "title": "fine"}
+                   "title": "fine", "pin_password": MARK, "Authorization": MARK, "Cookie": MARK, "db_pass": MARK,
+                   "author": "Jane", MARK: 1}
 
 
 def _best_time(fn, text, runs=3):
@@ -154,8 +165,11 @@ def _everything_stored(memory) -> str:
     conn = memory.db.reader()
     parts = []
     for table, columns in (
-        ("fact_events", "source_item_id, idempotency_key, content, metadata_json"),
-        ("runtime_traces", "source_item_id, idempotency_key, content, error, metadata_json"),
+        ("fact_events", "source, source_item_id, idempotency_key, session_id, user_id, content, metadata_json"),
+        ("runtime_traces", "source, source_item_id, idempotency_key, session_id, user_id, content, tool, category, "
+                           "error, metadata_json"),
+        ("chat_sessions", "session_id, user_id, source"),
+        ("l1_event_counts", "source"),
         ("source_counters", "source, last_rejection"),
     ):
         for row in conn.execute(f"SELECT {columns} FROM {table}"):
@@ -208,6 +222,15 @@ def test_secrets_in_side_fields_and_rejections_are_not_stored(memory):
                          "chat": {"role": "user", "text": "hi"}}], on_error="report")
     memory.ingest_many([{"source_type": "chat", "session_id": "s", "occurred_at": 1.7e9,
                          "chat": {"role": token, "text": "hi"}}], on_error="report")
+    memory.ingest_many([{"source_type": f"PASSWORD={token}", "occurred_at": 1.7e9,
+                         "activity": {"action_code": "x"}}], on_error="report")
+    memory.ingest_many([
+        chat("hi again", session=f"session-{token}", user_id=f"user {token}", l2_batch_owner=f"owner {token}"),
+        {"source_type": "runtime", "occurred_at": 1.7e9, "session_id": f"s?token={token}",
+         "action": {"tool": f"tool-{token}", "category": f"cat {token}", "ok": True,
+                    "input": {token: "x", "nested": {"password": 123456}}}},
+    ])
     stored = _everything_stored(memory)
     assert token not in stored
-    assert "[REDACTED]" in stored
+    assert '"password":123456' not in stored and '"password":"[REDACTED]"' in stored
+    assert "(invalid source)" in stored

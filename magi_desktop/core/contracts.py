@@ -52,6 +52,10 @@ _ACTION_FIELDS = frozenset({"tool", "category", "ok", "duration_ms", "input", "o
 _ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
 
 
+def is_valid_source_type(value: Any) -> bool:
+    return isinstance(value, str) and bool(_SOURCE_TYPE.match(value))
+
+
 class PayloadError(ValueError):
     """A payload is malformed. ``field`` names the bad field (dotted path)."""
 

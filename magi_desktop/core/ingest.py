@@ -50,14 +50,15 @@ def _collect_strings(value: Any, out: list[str]) -> None:
 
 
 def _free_text(payload: Payload) -> str:
-    parts = [payload.source_item_id or "", *payload.tags]
+    parts = [payload.source_item_id or "", payload.session_id or "", payload.user_id or "",
+             payload.l2_batch_owner or "", *payload.tags]
     if payload.chat is not None:
         parts.extend(p for p in (payload.chat.text, payload.chat.speaker, payload.chat.tool_name) if p)
     parts.extend(h.mention_text for h in payload.entities)
     _collect_strings(payload.provenance, parts)
     if payload.action is not None:
         run = payload.action
-        _collect_strings([run.input, run.output, run.error], parts)
+        _collect_strings([run.tool, run.category, run.input, run.output, run.error], parts)
     return "\n".join(parts)
 
 
@@ -66,10 +67,12 @@ def redact_payload(payload: Payload, counts: Counter) -> Payload:
     if not may_need_redaction(_free_text(payload)):
         return payload
     changes: dict[str, Any] = {}
-    if payload.source_item_id:
-        item = redact_text(payload.source_item_id, counts)
-        if item != payload.source_item_id:
-            changes["source_item_id"] = item
+    for name in ("source_item_id", "session_id", "user_id", "l2_batch_owner"):
+        value = getattr(payload, name)
+        if value:
+            clean = redact_text(value, counts)
+            if clean != value:
+                changes[name] = clean
     if payload.provenance:
         provenance = redact_value(payload.provenance, counts)
         if provenance != payload.provenance:
@@ -94,6 +97,8 @@ def redact_payload(payload: Payload, counts: Counter) -> Payload:
     if payload.action is not None:
         run = payload.action
         redacted = run._replace(
+            tool=redact_text(run.tool, counts),
+            category=redact_text(run.category, counts),
             input=redact_value(run.input, counts),
             output=redact_value(run.output, counts),
             error=redact_text(run.error, counts) if run.error else None,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from .contracts import IngestResult, MemoryEvent, PayloadError, validate_payload
+from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
@@ -19,8 +19,7 @@ from .paths import database_path
 from .redact import redact_text
 from .render import TemplateRegistry
 from .store import Database, SchemaTooNew
-from .store.connection import DatabaseError
-from .store.connection import write_transaction
+from .store.connection import DatabaseError, write_transaction
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
 from .store.vectors import current_model, ensure_vector_index
 
@@ -190,7 +189,7 @@ class Memory:
 
     def _count_rejection(self, raw: Any, error: PayloadError) -> None:
         source = raw.get("source_type") if isinstance(raw, Mapping) else None
-        if not isinstance(source, str) or not source or len(source) > 64:
+        if not is_valid_source_type(source):
             source = _UNKNOWN_SOURCE
         try:
             with self.db.transaction() as conn:

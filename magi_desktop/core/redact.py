@@ -22,12 +22,14 @@ MARK = "[REDACTED]"
 _SECRET_WORDS = (
     r"(?:password|passwd|passphrase|pwd|secret|token|tokens|api[_-]?key|apikey|access[_-]?key|"
     r"secret[_-]?key|private[_-]?key|auth[_-]?key|account[_-]?key|sharedaccesskey|credentials?|"
-    r"client[_-]?secret|session[_-]?key)"
+    r"client[_-]?secret|session[_-]?key|authorization|cookie|"
+    # short words only as a whole word or after a separator: db_pass, auth — not bypass, author
+    r"(?<![A-Za-z0-9])(?:pass|auth))"
 )
 # The prefix is bounded: an unbounded one made "a.a.a.…" quadratic (minutes for 64k characters).
 _SECRET_NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORDS
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&'\"}<>]+)"
-_NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+_NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie")
 _AWS_PREFIXES = ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")
 
 
@@ -98,6 +100,11 @@ RULES: tuple[_Rule, ...] = (
           r"(?P<head>\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]*?\s-p)(?P<secret>[^\s\-][^\s]*)",
           ["mysql", "mariadb"], ["-p"]),
     _rule("sshpass", r"(?P<head>\bsshpass\s+-p\s*)(?P<secret>\S+)", ["sshpass"]),
+    _rule("login_password", r"(?P<head>\b(?:docker|podman|nerdctl|buildah)\s+login\b[^\n|;&]*?\s-p\s+)(?P<secret>\S+)",
+          ["login"], ["-p"]),
+    _rule("redis_password", r"(?P<head>\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)(?P<secret>\S+)", ["redis-cli"]),
+    _rule("smb_password", r"(?P<head>\s(?:-U|--user)[\s=]+[^\s%]+%)(?P<secret>\S+)", ["-u", "--user"], ["%"]),
+    _rule("cookie_header", r"(?P<head>\b(?:set-)?cookie\s*[:=]\s*)(?P<secret>[^\n]+)", ["cookie"]),
     _rule("curl_user", r"(?P<head>(?:\s-u|\s--user)\s+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+)", ["-u", "--user"],
           [":"]),
     # --password=x / --token x / -password x
@@ -112,23 +119,31 @@ RULES: tuple[_Rule, ...] = (
     # "my password is hunter2", "密码是 abc123"
     _rule("spoken_password",
           r"(?P<head>\b(?:password|passcode|passphrase|pin code)\s+(?:is|was)\s+"
-          r"|(?:密码|口令|密钥)\s*(?:是|为|：|:)\s*)"
+          r"|(?:密码|口令|密钥)\s*(?:是|为|：|:)\s*"
+          r"|(?:密码|口令|密钥)\s+(?=[!-~]{4,}))"  # "密码 abc123": only an ASCII token after a bare space
           r"(?P<secret>[^\s，。,;；]+)",
           ["password", "passcode", "passphrase", "pin code", "密码", "口令", "密钥"]),
 )
 
 _SECRET_KEY = re.compile(r"^" + _SECRET_NAME + r"$", re.IGNORECASE)
 # Values that are clearly not secrets even after a secret-looking name
-# ("max_tokens=512", "token: null", "password=[REDACTED]").
-_HARMLESS_VALUE = re.compile(r"^[\"']?(?:\d{1,6}|true|false|null|none|\$\{?\w+\}?|\[REDACTED\])?[\"']?$",
-                             re.IGNORECASE)
+# ("token: null", "password=$DB_PASSWORD", "password=[REDACTED]").
+_HARMLESS_VALUE = re.compile(r"^[\"']?(?:true|false|null|none|\$\{?\w+\}?|\[REDACTED\])?[\"']?$", re.IGNORECASE)
+# Numbers are harmless only after names that count tokens ("max_tokens=512");
+# after any other secret name a number may be the secret (PGPASSWORD=123456).
+_COUNT_NAME = re.compile(r"tokens\b|tokens?[_-]?(?:count|limit|used|budget)|max[_-]?tokens?", re.IGNORECASE)
+_NUMBER = re.compile(r"^[\"']?\d{1,9}[\"']?$")
+
+
+def _harmless(name: str, value: str) -> bool:
+    return bool(_HARMLESS_VALUE.match(value) or (_NUMBER.match(value) and _COUNT_NAME.search(name)))
 _CHECKS_VALUE = frozenset({"assignment", "cli_flag"})
 
 
 def _replacer(rule: _Rule, counts: Counter | None):
     def replace(match: re.Match) -> str:
         if rule.keeps_head:
-            if rule.kind in _CHECKS_VALUE and _HARMLESS_VALUE.match(match.group("secret")):
+            if rule.kind in _CHECKS_VALUE and _harmless(match.group("head"), match.group("secret")):
                 return match.group(0)
             replacement = match.group("head") + MARK
         else:
@@ -182,6 +197,7 @@ def _is_secret_key(key: str) -> bool:
     return any(word in lowered for word in _NAME_WORDS + ("session",)) and bool(_SECRET_KEY.match(key))
 
 
+
 def redact_value(value: Any, counts: Counter | None = None) -> Any:
     """Redact strings inside JSON-like data; values under secret-named keys go entirely."""
     if isinstance(value, str):
@@ -189,13 +205,14 @@ def redact_value(value: Any, counts: Counter | None = None) -> Any:
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
+            clean_key = redact_text(key, counts) if isinstance(key, str) else key
             if isinstance(key, str) and _is_secret_key(key) and isinstance(item, (str, int, float)) \
-                    and not isinstance(item, bool) and not _HARMLESS_VALUE.match(str(item)):
-                out[key] = MARK
+                    and not isinstance(item, bool) and not _harmless(key, str(item)):
+                out[clean_key] = MARK
                 if counts is not None:
                     counts["secret_field"] += 1
             else:
-                out[key] = redact_value(item, counts)
+                out[clean_key] = redact_value(item, counts)
         return out
     if isinstance(value, (list, tuple)):
         return [redact_value(item, counts) for item in value]
