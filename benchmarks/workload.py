@@ -84,5 +84,8 @@ def _chat(rng: random.Random, i: int, at: float) -> dict:
     else:
         role = "user"
         text = rng.choice(_USER_ZH) if rng.random() < 0.24 else rng.choice(_USER_EN)
+    turn = {"role": role, "text": f"{text} (#{i})"}
+    if role == "user":
+        turn["provenance"] = "human_input"
     return {"source_type": "chat", "session_id": session, "source_item_id": f"turn-{i}", "occurred_at": at,
-            "chat": {"role": role, "text": f"{text} (#{i})"}}
+            "chat": turn}

@@ -4,6 +4,8 @@
 def chat(text, *, role="user", session="s1", at=1_700_000_000.0, provenance=None, item=None,
          tool_name=None, speaker=None, **extra):
     """A chat-turn payload."""
+    if provenance is None and role == "user":
+        provenance = "human_input"
     turn = {"role": role, "text": text}
     for key, value in (("provenance", provenance), ("tool_name", tool_name), ("speaker", speaker)):
         if value is not None:

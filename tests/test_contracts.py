@@ -33,9 +33,11 @@ def test_valid_sensor_payload_is_typed():
     assert p.tags == ("music",)
 
 
-def test_valid_chat_defaults_user_provenance_to_human_input():
+def test_valid_chat_turn():
     p = validate_payload(chat("hello"))
     assert p.kind == "chat" and p.chat.provenance == "human_input" and p.chat.is_human_testimony
+    assistant = validate_payload(chat("hi!", role="assistant"))
+    assert assistant.chat.provenance is None and not assistant.chat.is_human_testimony
 
 
 def test_iso_timestamp_with_offset_is_accepted():
@@ -77,6 +79,10 @@ def test_iso_timestamp_with_offset_is_accepted():
         (with_(GOOD_SENSOR, ephemeral="yes"), "ephemeral", "true or false"),
         (chat("hi", session=None), "session_id", "required"),
         (with_(chat("hi"), chat={"text": "hi"}), "chat.role", "required"),
+        (with_(chat("hi"), chat={"role": "user", "text": "hi"}), "chat.provenance", "required for role 'user'"),
+        (with_(chat("hi"), source_type="chrome"), "chat", "use source_type 'chat'"),
+        ({"source_type": "agent_x", "occurred_at": 1.7e9, "action": {"tool": "t", "ok": True}}, "action",
+         "use source_type 'runtime'"),
         (with_(chat("hi"), chat={"role": "robot", "text": "hi"}), "chat.role", "not one of"),
         (with_(chat("hi"), chat={"role": "user", "text": "   "}), "chat.text", "empty"),
         (with_(chat("hi"), chat={"role": "user", "text": "a\x00b"}), "chat.text", "NUL"),

@@ -15,7 +15,7 @@ def test_core_and_workers_run_without_loading_pyside6():
         "from magi_desktop.core import Memory\n"
         "m = Memory.open(tempfile.mkdtemp(), embedder='hashing')\n"
         "m.ingest({'source_type': 'chat', 'session_id': 's', 'occurred_at': 1.7e9,"
-        " 'chat': {'role': 'user', 'text': 'I have a cat'}})\n"
+        " 'chat': {'role': 'user', 'text': 'I have a cat', 'provenance': 'human_input'}})\n"
         "m.process_pending(); m.stats(); m.close()\n"
         "loaded = sorted(n for n in sys.modules if n.split('.')[0] in ('PySide6', 'shiboken6'))\n"
         "print(loaded)\n"

@@ -283,7 +283,10 @@ def _validate_chat(raw: Mapping) -> ChatTurn:
     if provenance is not None and provenance not in CHAT_PROVENANCES:
         _fail("chat.provenance", f"{_preview(provenance)} is not one of {', '.join(CHAT_PROVENANCES)}")
     if provenance is None and role == "user":
-        provenance = "human_input"
+        # Never guess that a user-role message is human testimony: frameworks
+        # also put task results, timers and templates in user messages.
+        _fail("chat.provenance", "is required for role 'user': human_input (a person typed it), interjection, "
+                                 "or task_result / timer / wake / template / quarantined for generated text")
     return ChatTurn(
         role=role,
         text=text,
@@ -376,6 +379,12 @@ def _payload_kind(raw: Mapping, source_type: str) -> PayloadKind:
         _fail("chat", "is required when source_type is 'chat'")
     if source_type == "runtime" and present != ["action"]:
         _fail("action", "is required when source_type is 'runtime'")
+    # Chat turns and tool runs come only through their own source types, so a
+    # sensor plugin cannot submit text that would count as the user speaking.
+    if present == ["chat"] and source_type != "chat":
+        _fail("chat", f"chat turns use source_type 'chat', not {_preview(source_type)}")
+    if present == ["action"] and source_type != "runtime":
+        _fail("action", f"tool executions use source_type 'runtime', not {_preview(source_type)}")
     if not present:
         _fail("activity", "is required (or chat for a chat turn, action for a tool execution)")
     return {"chat": "chat", "action": "runtime", "activity": "sensor"}[present[0]]
