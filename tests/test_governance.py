@@ -5,7 +5,8 @@ from payloads import chat, sensor
 
 from magi_desktop.core.contracts import validate_payload
 from magi_desktop.core.governance import POLICIES, EvidenceClass, Scope, classify
-from magi_desktop.core.ingest import route
+from magi_desktop.core.ingest import normalize
+from magi_desktop.core.render import TemplateRegistry
 
 E = EvidenceClass
 
@@ -27,6 +28,8 @@ E = EvidenceClass
         ("Please note that I'm allergic to nuts", E.USER_SELF_REPORT),
         ("If I remember correctly, I was born in 1990.", E.USER_SELF_REPORT),
         ("Listening to jazz while I work", E.USER_SELF_REPORT),
+        ("What if I lived in Paris? Anyway, I actually live in Lyon.", E.USER_SELF_REPORT),
+        ("I'll call you if I'm late", E.USER_SELF_REPORT),
         ("thanks!", E.USER_SELF_REPORT),
         ("我有一只猫", E.USER_SELF_REPORT),
         ("我住在上海", E.USER_SELF_REPORT),
@@ -42,6 +45,7 @@ E = EvidenceClass
         ("which laptop should I buy", E.USER_QUESTION),
         ("how much does the air fryer cost", E.USER_QUESTION),
         ("what's my wifi called", E.USER_QUESTION),
+        ("whats my wifi password", E.USER_QUESTION),
         ("Hey Mel! Good to see you! How have you been?", E.USER_QUESTION),
         ("Is it cold where you live, Mel?", E.USER_QUESTION),
         ("你知道我住在哪里吗", E.USER_QUESTION),
@@ -54,6 +58,13 @@ E = EvidenceClass
         ("what if I adopted a dog", E.USER_HYPOTHETICAL),
         ("如果我搬到杭州会怎么样", E.USER_HYPOTHETICAL),
         ("假如我以后喜欢爵士乐", E.USER_HYPOTHETICAL),
+        ("What if I lived in Paris? I'd eat croissants every day.", E.USER_HYPOTHETICAL),
+        ("Imagine I'm a millionaire. I own three yachts.", E.USER_HYPOTHETICAL),
+        ("Pretend I am a doctor. I work at St Mary's.", E.USER_HYPOTHETICAL),
+        ("Let's role-play: I am a pirate captain.", E.USER_HYPOTHETICAL),
+        ("I would move to Berlin if I got the job", E.USER_HYPOTHETICAL),
+        ("我如果中了彩票就辞职", E.USER_HYPOTHETICAL),
+        ("假装我是医生。我在协和医院工作。", E.USER_HYPOTHETICAL),
         # directives
         ("Please remind me to call mom tomorrow", E.USER_DIRECTIVE),
         ("Find me a quiet restaurant", E.USER_DIRECTIVE),
@@ -116,12 +127,11 @@ def test_policy_table_matches_design():
         (chat("what if I had a dog"), "l1_only", "conversation_only"),
         (chat("Sure! Here is a recipe.", role="assistant"), "l1_and_l2", "conversation_only"),
         (chat("timer", provenance="timer"), "runtime_trace", "audit_only"),
-        (chat("scratch note", ephemeral=True), "l0_only", "fact_authoritative"),
+        (chat("scratch note", ephemeral=True), "l0_only", "ephemeral"),
         (sensor("visit_page", {"url": "https://example.com"}), "l1_and_l2", "fact_authoritative"),
     ],
 )
 def test_routing(payload, target, scope):
-    p = validate_payload(payload)
-    verdict = classify(p)
-    assert route(p, verdict) == target
-    assert verdict.policy.scope.value == scope
+    event, routed = normalize(validate_payload(payload), TemplateRegistry(), user_id="me", key_secret=b"k")
+    assert (routed, event.ingest_target, event.l1_retrieval_scope) == (target, target, scope)
+    assert event.cognition_eligible == (target == "l1_and_l2")

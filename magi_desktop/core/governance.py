@@ -99,7 +99,20 @@ _LEAD_FILLER = r"(?:(?:so|and|but|well|hmm+|ok|okay|oh|um+|uh|hey|also|then|嗯|
 
 _HYPOTHETICAL = re.compile(
     r"^" + _LEAD_FILLER + r"(?:(?:what\s+if|if|suppose|supposing|imagine|hypothetically|let'?s\s+say|"
-    r"say\s+that|assuming|in\s+case)\b|假如|如果|要是|假设|万一|倘若|设想|假使)",
+    r"say\s+that|assuming|in\s+case|(?:let'?s\s+)?(?:pretend|role-?play(?:ing)?))\b|假如|如果|要是|假设|万一|倘若|设想|"
+    r"假使|假装|想象一下)",
+    re.IGNORECASE,
+)
+# A conditional inside the sentence: "I would move to Berlin if I got the job", "我如果中了彩票就辞职".
+_IRREALIS_CONDITIONAL = re.compile(
+    r"\bif\b.*\b(?:would|could|might|'d)\b|\b(?:would|could|might|'d)\b.*\bif\b|假如|如果|要是|假设|万一|倘若|假使",
+    re.IGNORECASE,
+)
+# After a hypothetical sentence the rest of the message stays inside the
+# frame ("What if I lived in Paris? I'd eat croissants.") unless it breaks out.
+_FRAME_BREAK = re.compile(
+    r"^" + r"(?:anyway|anyhow|btw|by\s+the\s+way|actually|in\s+reality|seriously|really\s*,|but\s+really|"
+    r"back\s+to\s+reality|其实|不过|但是|对了|说真的|实际上)",
     re.IGNORECASE,
 )
 # Conditionals that introduce testimony rather than a hypothetical.
@@ -153,10 +166,12 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 def _en_tokens(clause: str) -> list[str]:
     tokens = []
     for tok in _EN_TOKEN.findall(clause.lower().replace("’", "'")):
-        # "what's" -> "what", "'s" so the auxiliary is visible.
+        # "what's" -> "what", "'s" so the auxiliary is visible; also the unapostrophed "whats".
         if "'" in tok[1:] and tok.split("'")[0] in _INTERROGATIVES:
             head, tail = tok.split("'", 1)
             tokens.extend([head, "'" + tail])
+        elif tok.endswith("s") and tok[:-1] in _INTERROGATIVES:
+            tokens.extend([tok[:-1], "'s"])
         else:
             tokens.append(tok)
     return tokens
@@ -202,14 +217,14 @@ def sentence_kind(sentence: str) -> str:
     if not core:
         return FILLER
     ends_with_question_mark = body.rstrip(" \t…~").endswith(("?", "？"))
-    if _HYPOTHETICAL.match(core) and not _NOT_HYPOTHETICAL.match(core):
+    if (_HYPOTHETICAL.match(core) or _IRREALIS_CONDITIONAL.search(core)) and not _NOT_HYPOTHETICAL.match(core):
         return HYPOTHETICAL
     if _TESTIMONY_OPENING.match(core):
         return STATEMENT
     clauses = [c for c in _CLAUSE_SPLIT.split(core) if c.strip()]
-    question_clauses = [i for i, c in enumerate(clauses) if _is_interrogative_clause(c)]
-    if ends_with_question_mark and (len(clauses) - 1) not in question_clauses:
-        question_clauses.append(len(clauses) - 1)
+    question_clauses = {i for i, c in enumerate(clauses) if _is_interrogative_clause(c)}
+    if ends_with_question_mark:
+        question_clauses.add(len(clauses) - 1)
     if question_clauses:
         others = [c for i, c in enumerate(clauses) if i not in question_clauses]
         return STATEMENT if any(_is_first_person_statement(c) for c in others) else QUESTION
@@ -226,7 +241,17 @@ def text_kind(text: str) -> str:
     Any testimony sentence makes the message a statement; otherwise the
     strongest non-testimony kind wins. Greetings alone are statements.
     """
-    kinds = {sentence_kind(s) for s in _SENTENCE.findall(text)}
+    kinds = set()
+    in_frame = False
+    for sentence in _SENTENCE.findall(text):
+        kind = sentence_kind(sentence)
+        if in_frame and kind != HYPOTHETICAL:
+            if _FRAME_BREAK.match(sentence.strip()):
+                in_frame = False
+            else:
+                kind = HYPOTHETICAL
+        in_frame = in_frame or kind == HYPOTHETICAL
+        kinds.add(kind)
     for kind in (STATEMENT, HYPOTHETICAL, QUESTION, DIRECTIVE):
         if kind in kinds:
             return kind
