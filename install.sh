@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PYTHON=${PYTHON:-python3}
-if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
-    echo "install.sh: Python 3.10 or newer is needed (set PYTHON=/path/to/python3)" >&2
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "install.sh: Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)" >&2
     exit 1
 fi
 

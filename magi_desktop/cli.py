@@ -53,19 +53,30 @@ def _data_dir(args: argparse.Namespace) -> Path | None:
 # ------------------------------------------------------------------ ingest
 
 
+class LineError(ValueError):
+    """A line that is not a JSON payload (bad encoding or bad JSON)."""
+
+
 def _read_jsonl(source: str) -> Iterator[tuple[int, object]]:
-    """(line number, payload or the JSON error) for every non-blank line."""
-    handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    """(line number, payload or a LineError) for every non-blank line; one bad line spoils nothing else."""
+    handle = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115 - closed below
     try:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, LineError(f"not UTF-8 (byte {exc.start + 1})")
+                continue
             if not line.strip():
                 continue
             try:
                 yield number, json.loads(line)
             except json.JSONDecodeError as exc:
-                yield number, exc
+                yield number, LineError(f"invalid JSON: {exc.msg} (column {exc.colno})")
+            except RecursionError:
+                yield number, LineError("invalid JSON: nested too deeply")
     finally:
-        if handle is not sys.stdin:
+        if handle is not sys.stdin.buffer:
             handle.close()
 
 
@@ -97,9 +108,9 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
         batch: list[tuple[int, object]] = []
         for line, payload in _read_jsonl(args.file):
-            if isinstance(payload, json.JSONDecodeError):
+            if isinstance(payload, LineError):
                 rejected += 1
-                errors.append(f"line {line}: invalid JSON: {payload.msg} (column {payload.colno})")
+                errors.append(f"line {line}: {payload}")
                 continue
             batch.append((line, payload))
             if len(batch) >= args.batch_size:

@@ -1,7 +1,8 @@
 import os
 
 # Before anything imports Qt: pytest-qt aborts without a platform on a headless machine.
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Forced, not defaulted: the app tests assume a desktop without a system tray.
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402

@@ -40,6 +40,17 @@ def test_ingest_reports_stored_duplicates_and_bad_lines(tmp_path):
     assert status["sources"]["chat"]["rejected"] == 1
 
 
+def test_ingest_survives_undecodable_and_hostile_lines(tmp_path):
+    good = json.dumps(chat("I have a cat", at=1.7e9)).encode()
+    calendar = json.dumps(sensor("calendar_event", {"summary": "x", "start": 1e20}, source="calendar")).encode()
+    file = tmp_path / "mixed.jsonl"
+    file.write_bytes(b"\n".join([good, b"\xff\xfe not utf-8", b"[" * 100_000, calendar]) + b"\n")
+    result = magi("ingest", str(file), "--no-embed", data_dir=tmp_path / "data")
+    assert "stored 2, duplicates 0, rejected 2" in result.stdout, result.stderr
+    assert "line 2: not UTF-8" in result.stderr and "line 3: invalid JSON" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_ingest_from_stdin_without_embedding(tmp_path):
     lines = "\n".join(json.dumps(chat(f"note {i}", at=1.7e9 + i)) for i in range(5))
     result = magi("ingest", "-", "--no-embed", data_dir=tmp_path / "data", stdin=lines)
@@ -74,6 +85,15 @@ def test_doctor_passes_and_checks_permissions(tmp_path):
         bad = magi("doctor", data_dir=data)
         assert bad.returncode == 1 and "chmod 700" in bad.stdout
         os.chmod(data, stat.S_IRWXU)
+
+
+def test_doctor_handles_odd_characters_in_the_data_folder(tmp_path):
+    data = tmp_path / "we#ird %41 ?dir"
+    magi("ingest", "-", data_dir=data, stdin=json.dumps(chat("hello there")))
+    result = magi("doctor", "--json", data_dir=data)
+    checks = {c["name"]: c for c in json.loads(result.stdout)}
+    assert checks["database"]["status"] == "OK", checks["database"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["we#ird %41 ?dir"]
 
 
 def test_a_corrupt_database_gets_a_clear_message(tmp_path):

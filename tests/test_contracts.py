@@ -25,6 +25,13 @@ def with_(base, **changes):
 DELETE = object()
 
 
+def nested(depth):
+    value = "leaf"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
 def test_valid_sensor_payload_is_typed():
     p = validate_payload(GOOD_SENSOR)
     assert p.kind == "sensor"
@@ -59,6 +66,10 @@ def test_iso_timestamp_with_offset_is_accepted():
         (with_(GOOD_SENSOR, occurred_at=math.nan), "occurred_at", "finite"),
         (with_(GOOD_SENSOR, occurred_at=True), "occurred_at", "required"),
         (with_(GOOD_SENSOR, occurred_at=-5), "occurred_at", "outside"),
+        (with_(GOOD_SENSOR, occurred_at=10**400), "occurred_at", "out of range"),
+        (with_(GOOD_SENSOR, occurred_at="9999-12-31T23:59:59+00:00"), "occurred_at", "outside"),
+        (with_(GOOD_SENSOR, provenance={"n": 2**70}), "provenance", "too large"),
+        (with_(GOOD_SENSOR, provenance=nested(40)), "provenance", "nested deeper than"),
         (with_(GOOD_SENSOR, occured_at=1), "occured_at", "unknown field"),
         (with_(GOOD_SENSOR, activity=DELETE), "activity", "required"),
         (with_(GOOD_SENSOR, activity={"source_code": "x"}), "activity.action_code", "required"),
@@ -96,6 +107,8 @@ def test_iso_timestamp_with_offset_is_accepted():
         ({"source_type": "runtime", "occurred_at": 1.7e9, "action": {"tool": "t", "ok": True, "duration_ms": -1}},
          "action.duration_ms", ">= 0"),
         ({"source_type": "runtime", "occurred_at": 1.7e9, "activity": {"action_code": "x"}}, "action", "required"),
+        ({"source_type": "runtime", "occurred_at": 1.7e9, "action": {"tool": "t", "ok": True, "duration_ms": 10**400}},
+         "action.duration_ms", "out of range"),
     ],
 )
 def test_malformed_payload_names_the_field(payload, field, words):

@@ -206,6 +206,30 @@ def test_concurrent_ingest_from_threads(memory):
     assert count(memory, "chat_sessions") == 4
 
 
+def test_a_field_no_template_can_show_falls_back_to_another_form(memory):
+    event = memory.get_event(memory.ingest(
+        sensor("calendar_event", {"summary": "Launch", "start": 1e20, "end": 1e20 + 60}, source="calendar")).event_id)
+    assert event["content"] == "Calendar: Calendar event “Launch”"
+
+
+def test_a_payload_that_breaks_normalisation_is_rejected_alone(memory, monkeypatch, caplog):
+    good = chat("I have a cat")
+    odd = sensor("explode", {"x": 1}, source="lab")
+    original = memory.templates.render
+
+    def render(payload):
+        if payload.source_type == "lab":
+            raise RuntimeError("template bug")
+        return original(payload)
+
+    monkeypatch.setattr(memory.templates, "render", render)
+    results = memory.ingest_many([good, odd], on_error="report")
+    assert results[0].ok and not results[1].ok
+    assert results[1].error.field == "payload" and "bug" in results[1].error.reason
+    assert count(memory) == 1
+    assert "template bug" in caplog.text
+
+
 def test_empty_batch(memory):
     assert memory.ingest_many([]) == []
 

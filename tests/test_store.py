@@ -52,6 +52,23 @@ def test_a_newer_schema_is_refused(tmp_path):
         migrate(conn, [Migration(1, "a", "CREATE TABLE a (x);")])
 
 
+def test_reader_connections_die_with_their_threads(tmp_path):
+    import gc
+    import threading
+
+    db = Database(tmp_path / "r.db")
+    threads = [threading.Thread(target=lambda: db.reader().execute("SELECT 1").fetchone()) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gc.collect()
+    assert len(db._readers) == 0
+    db.reader()
+    assert len(db._readers) == 1
+    db.close()
+
+
 def test_connection_pragmas(tmp_path):
     conn = connect(tmp_path / "p.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -71,6 +88,17 @@ def test_database_and_folder_are_private(tmp_path):
     for f in files:
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
     mem.close()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_an_existing_folder_keeps_its_permissions(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o755)
+    mem = Memory.open(shared / "notes.db", embedder="hashing")
+    mem.close()
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+    assert stat.S_IMODE((shared / "notes.db").stat().st_mode) == 0o600
 
 
 def test_fts_segments_chinese_for_index_and_query(memory):

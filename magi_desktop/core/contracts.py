@@ -27,6 +27,7 @@ MAX_ACTION_FIELD_BYTES = 64 * 1024
 MAX_ENTITIES = 64
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
+MAX_DEPTH = 32  # nesting of provenance / tool input and output
 # 1970-01-02 .. 2100-01-01: catches milliseconds sent as seconds.
 MIN_TIMESTAMP = 86_400.0
 MAX_TIMESTAMP = 4_102_444_800.0
@@ -227,24 +228,38 @@ def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | 
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
-def _json_size(value: Any, path: str) -> int:
+def _json_size(value: Any, path: str, depth: int = 0) -> int:
     """Check that ``value`` is plain JSON data and return roughly its encoded size."""
+    if depth > MAX_DEPTH:
+        _fail(path, f"is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
         return len(value) * 3 if not value.isascii() else len(value)
     if isinstance(value, _JSON_SCALARS):
         if isinstance(value, float) and not math.isfinite(value):
             _fail(path, "must not contain NaN or infinity")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+            _fail(path, "has an integer too large to store (more than 64 bits)")
         return 8
     if isinstance(value, Mapping):
         size = 2
         for key, item in value.items():
             if not isinstance(key, str):
                 _fail(path, f"must be JSON-serialisable (object key {_preview(key)} is not a string)")
-            size += len(key) + 4 + _json_size(item, path)
+            size += len(key) + 4 + _json_size(item, path, depth + 1)
         return size
     if isinstance(value, (list, tuple)):
-        return 2 + sum(_json_size(item, path) + 1 for item in value)
+        return 2 + sum(_json_size(item, path, depth + 1) + 1 for item in value)
     _fail(path, f"must be JSON-serialisable ({type(value).__name__} is not)")
+
+
+def _finite_float(value: int | float, path: str) -> float:
+    try:
+        number = float(value)
+    except OverflowError:
+        _fail(path, "is out of range")
+    if not math.isfinite(number):
+        _fail(path, "must be a finite number")
+    return number
 
 
 def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
@@ -252,7 +267,7 @@ def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
     if isinstance(value, bool) or value is None:
         _fail(path, "is required: a UNIX timestamp in seconds or an ISO-8601 string")
     if isinstance(value, (int, float)):
-        ts = float(value)
+        ts = _finite_float(value, path)
     elif isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -260,12 +275,13 @@ def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
             _fail(path, f"{_preview(value)} is not an ISO-8601 date-time")
         if parsed.tzinfo is None:
             _fail(path, f"{_preview(value)} has no UTC offset; add one (e.g. +08:00 or Z)")
-        ts = parsed.timestamp()
+        try:
+            ts = parsed.timestamp()
+        except (OverflowError, OSError, ValueError):
+            _fail(path, f"{_preview(value)} is outside 1970-01-02 .. 2100-01-01")
     else:
         _fail(path, f"must be a number or an ISO-8601 string, got {type(value).__name__}")
-    if not math.isfinite(ts):
-        _fail(path, "must be a finite number")
-    if ts > MAX_TIMESTAMP and ts / 1000 < MAX_TIMESTAMP:
+    if not isinstance(value, str) and ts > MAX_TIMESTAMP and ts / 1000 < MAX_TIMESTAMP:
         _fail(path, f"{_preview(value)} looks like milliseconds; send seconds")
     if not MIN_TIMESTAMP <= ts <= MAX_TIMESTAMP:
         _fail(path, f"{_preview(value)} is outside 1970-01-02 .. 2100-01-01")
@@ -306,8 +322,8 @@ def _validate_action(raw: Mapping) -> ToolRun:
     if duration is not None:
         if isinstance(duration, bool) or not isinstance(duration, (int, float)):
             _fail("action.duration_ms", f"must be a number, got {type(duration).__name__}")
-        if not math.isfinite(duration) or duration < 0:
-            _fail("action.duration_ms", "must be a finite number >= 0")
+        if _finite_float(duration, "action.duration_ms") < 0:
+            _fail("action.duration_ms", "must be >= 0")
     for key in ("input", "output"):
         if key in action and _json_size(action[key], f"action.{key}") > MAX_ACTION_FIELD_BYTES:
             _fail(f"action.{key}", f"is larger than {MAX_ACTION_FIELD_BYTES} bytes")
@@ -315,7 +331,7 @@ def _validate_action(raw: Mapping) -> ToolRun:
         tool=_str(action, "tool", "action.tool", required=True, max_chars=200),
         ok=ok,
         category=_str(action, "category", "action.category", required=False, max_chars=200) or "general",
-        duration_ms=float(duration) if duration is not None else None,
+        duration_ms=_finite_float(duration, "action.duration_ms") if duration is not None else None,
         input=action.get("input"),
         output=action.get("output"),
         error=_str(action, "error", "action.error", required=False, max_chars=MAX_TEXT_CHARS),

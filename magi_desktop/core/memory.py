@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,7 @@ class MemoryUnavailable(RuntimeError):
 
 LLM_PROVIDERS = ("rules",)  # the HTTP and scripted providers arrive with the L2 layer
 L0_EVENTS_PER_SESSION = 50
+L0_SESSIONS = 256  # working memory of the least recently used sessions is dropped beyond this
 _UNKNOWN_SOURCE = "(invalid source)"
 
 
@@ -53,7 +54,7 @@ class Memory:
         self.user_id = user_id
         self.templates = templates
         self._listeners: list[Callable[[], None]] = []
-        self._l0: dict[str, deque[MemoryEvent]] = {}
+        self._l0: OrderedDict[str, deque[MemoryEvent]] = OrderedDict()
         self._l0_lock = threading.Lock()
         self._process_lock = threading.Lock()
 
@@ -144,8 +145,7 @@ class Memory:
         normalized: list[tuple[MemoryEvent, str] | PayloadError] = []
         for index, raw in enumerate(payloads):
             try:
-                normalized.append(normalize(validate_payload(raw), self.templates, user_id=self.user_id,
-                                            key_secret=self._key_secret, now=now))
+                normalized.append(self._normalize(raw, now))
             except PayloadError as exc:
                 error = exc.at(index) if len(payloads) > 1 else exc
                 self._count_rejection(raw, error)
@@ -153,6 +153,17 @@ class Memory:
                     raise error from None
                 normalized.append(error)
         return self._write(normalized, now)
+
+    def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
+        payload = validate_payload(raw)
+        try:
+            return normalize(payload, self.templates, user_id=self.user_id, key_secret=self._key_secret, now=now)
+        except Exception as exc:  # noqa: BLE001 - one odd payload must not sink its batch
+            # A payload that passed validation but broke normalisation is a bug
+            # here, not the sender's fault: log it with its traceback, reject it.
+            log.exception("could not normalise a valid payload from %s", payload.source_type)
+            raise PayloadError("payload", f"could not be processed ({type(exc).__name__}); "
+                                          "this is a bug in Magi Desktop, please report it") from exc
 
     def _write(self, items: list, now: float) -> list[IngestResult]:
         by_target: dict[str, list[tuple[int, MemoryEvent]]] = {L0_ONLY: [], RUNTIME_TRACE: [], "l1": []}
@@ -170,10 +181,10 @@ class Memory:
                 placed = by_target[group]
                 if placed:
                     stored = store(conn, [event for _, event in placed])
-                    for (position, event), (event_id, duplicate) in zip(placed, stored, strict=True):
+                    for (position, _event), outcome in zip(placed, stored, strict=True):
                         results[position] = IngestResult(
-                            event_id=event_id, duplicate=duplicate, target=event.ingest_target,
-                            evidence_class=event.evidence_class)
+                            event_id=outcome.event_id, duplicate=outcome.duplicate, target=outcome.target,
+                            evidence_class=outcome.evidence_class)
             for position, event in by_target[L0_ONLY]:
                 results[position] = IngestResult(event_id=event.event_id, target=L0_ONLY,
                                                  evidence_class=event.evidence_class)
@@ -204,6 +215,9 @@ class Memory:
             for event in events:
                 key = event.session_id or ""
                 self._l0.setdefault(key, deque(maxlen=L0_EVENTS_PER_SESSION)).append(event)
+                self._l0.move_to_end(key)
+            while len(self._l0) > L0_SESSIONS:
+                self._l0.popitem(last=False)
 
     def working_events(self, session_id: str | None) -> list[MemoryEvent]:
         """Ephemeral (L0-only) events of a session, oldest first; never stored on disk."""

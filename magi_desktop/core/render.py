@@ -56,8 +56,8 @@ class _Form:
             if spec:
                 try:
                     filled[f"{name}__{spec}"] = _SPECS[spec](value)
-                except (TypeError, ValueError):
-                    return None
+                except (TypeError, ValueError, OverflowError, OSError):
+                    return None  # e.g. a timestamp no calendar can show: try the next form
             elif isinstance(value, (list, tuple)):
                 filled[name] = ", ".join(str(v) for v in value)
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,8 +29,11 @@ class Database:
             prepare_data_dir(self.path.parent)
         self._lock = threading.RLock()
         self._writer = connect(self.path)
+        # A reader lives in its thread's local storage: when the thread ends its
+        # connection is freed (and closed); the weak set only lets close() reach
+        # the ones still alive.
         self._local = threading.local()
-        self._readers: list[Connection] = []
+        self._readers: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._readers_lock = threading.Lock()
         self.applied_migrations = migrate(self._writer)
         self._closed = False
@@ -59,7 +63,7 @@ class Database:
             conn = connect(self.path)
             self._local.conn = conn
             with self._readers_lock:
-                self._readers.append(conn)
+                self._readers.add(conn)
         return conn
 
     def _check_open(self) -> None:
@@ -72,7 +76,7 @@ class Database:
                 return
             self._closed = True
             with self._readers_lock:
-                for conn in self._readers:
+                for conn in list(self._readers):
                     conn.close()
                 self._readers.clear()
             try:

@@ -20,7 +20,11 @@ import sqlite_vec
 
 from ..text import fts_document
 
-Connection = sqlite3.Connection
+
+class Connection(sqlite3.Connection):
+    """A plain sqlean connection that can be weakly referenced (the base class cannot)."""
+
+
 DatabaseError = sqlite3.DatabaseError
 OperationalError = sqlite3.OperationalError
 IntegrityError = sqlite3.IntegrityError
@@ -50,10 +54,16 @@ def _secure_file(path: Path) -> None:
 
 
 def prepare_data_dir(directory: Path) -> Path:
-    """Create the data folder (0700 on POSIX) and return it."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.name == "posix":
-        os.chmod(directory, stat.S_IRWXU)
+    """Create the data folder readable by the user only (0700 on POSIX).
+
+    A folder that already exists is left as it is: the database may be put in
+    a folder the user shares on purpose (``magi doctor`` reports a data folder
+    others can read); the database file itself is always 0600.
+    """
+    if not directory.exists():
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if os.name == "posix":
+            os.chmod(directory, stat.S_IRWXU)  # mkdir's mode is filtered by the umask
     return directory
 
 
@@ -63,13 +73,15 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     in_memory = target == ":memory:" or target.startswith("file::memory:")
     if not in_memory and not readonly:
         _secure_file(Path(target))
-    uri = f"file:{target}?mode=ro" if readonly else target
+    # as_uri() percent-encodes the path, so '#', '?' and '%' in folder names are safe.
+    uri = Path(target).resolve().as_uri() + "?mode=ro" if readonly else target
     conn = sqlite3.connect(
         uri,
         isolation_level=None,
         check_same_thread=False,
         timeout=BUSY_TIMEOUT_MS / 1000,
         uri=readonly,
+        factory=Connection,
     )
     try:
         conn.enable_load_extension(True)

@@ -14,7 +14,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..contracts import MemoryEvent
 from ..ingest import tool_run_of
@@ -52,47 +52,57 @@ def _key(event: MemoryEvent) -> Key:
     return (event.source, event.event_type, event.idempotency_key)
 
 
-def _stored_ids(conn: Connection, table: str, id_column: str, keys: Iterable[Key]) -> dict[Key, str]:
-    """The ids already stored under the given dedupe keys."""
+class Stored(NamedTuple):
+    """Where one submitted event ended up: its stored id and class (the earlier ones for a duplicate)."""
+
+    event_id: str
+    duplicate: bool
+    evidence_class: str
+    target: str
+
+
+def _stored(conn: Connection, table: str, id_column: str, target_sql: str, keys: Iterable[Key]) -> dict[Key, Stored]:
+    """The rows already stored under the given dedupe keys."""
     by_group: dict[tuple[str, str], list[str]] = {}
     for source, event_type, key in set(keys):
         by_group.setdefault((source, event_type), []).append(key)
-    found: dict[Key, str] = {}
+    found: dict[Key, Stored] = {}
     for (source, event_type), idem_keys in by_group.items():
         for first in range(0, len(idem_keys), _KEY_LOOKUP_CHUNK):
             chunk = idem_keys[first:first + _KEY_LOOKUP_CHUNK]
             rows = conn.execute(
-                f"SELECT idempotency_key, {id_column} FROM {table} WHERE source = ? AND event_type = ? "
-                f"AND idempotency_key IN ({', '.join('?' * len(chunk))})",
+                f"SELECT idempotency_key, {id_column}, evidence_class, {target_sql} FROM {table} "
+                f"WHERE source = ? AND event_type = ? AND idempotency_key IN ({', '.join('?' * len(chunk))})",
                 (source, event_type, *chunk),
             )
-            for idem_key, stored_id in rows:
-                found[(source, event_type, idem_key)] = stored_id
+            for idem_key, stored_id, evidence_class, target in rows:
+                found[(source, event_type, idem_key)] = Stored(stored_id, True, evidence_class, target)
     return found
 
 
-def _split_new(events: Sequence[MemoryEvent], stored: dict[Key, str]) -> tuple[list[tuple[str, bool]], list]:
-    """(event_id, duplicate) per event, and the events to insert (first of each key)."""
+def _split_new(events: Sequence[MemoryEvent], stored: dict[Key, Stored]) -> tuple[list[Stored], list[MemoryEvent]]:
+    """What became of each event, and the events to insert (the first of each key)."""
     results, fresh = [], []
     for event in events:
         key = _key(event)
         if key in stored:
-            results.append((stored[key], True))
+            results.append(stored[key])
         else:
-            stored[key] = event.event_id
+            stored[key] = Stored(event.event_id, True, event.evidence_class, event.ingest_target)
             fresh.append(event)
-            results.append((event.event_id, False))
+            results.append(Stored(event.event_id, False, event.evidence_class, event.ingest_target))
     return results, fresh
 
 
-def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[tuple[str, bool]]:
-    """Store L1 events in bulk; return (event_id, duplicate) per event, in order.
+def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:
+    """Store L1 events in bulk; say per event, in order, where it went.
 
-    A duplicate (already stored, or earlier in the same batch) returns the stored
-    id. Must run inside a write transaction: the dedupe check and the inserts
-    rely on holding SQLite's write lock.
+    A duplicate (already stored, or earlier in the same batch) reports the
+    stored row. Must run inside a write transaction: the dedupe check and the
+    inserts rely on holding SQLite's write lock.
     """
-    results, fresh = _split_new(events, _stored_ids(conn, "fact_events", "event_id", map(_key, events)))
+    stored = _stored(conn, "fact_events", "event_id", "ingest_target", map(_key, events))
+    results, fresh = _split_new(events, stored)
     if not fresh:
         return results
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
@@ -115,9 +125,10 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[tuple
     return results
 
 
-def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[tuple[str, bool]]:
+def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:
     """Store system_runtime events and tool executions in runtime_traces, deduped like events."""
-    results, fresh = _split_new(events, _stored_ids(conn, "runtime_traces", "trace_id", map(_key, events)))
+    stored = _stored(conn, "runtime_traces", "trace_id", "'runtime_trace'", map(_key, events))
+    results, fresh = _split_new(events, stored)
     rows = []
     for e in fresh:
         run = tool_run_of(e)

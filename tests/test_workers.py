@@ -1,0 +1,52 @@
+"""The background worker embeds while other threads ingest."""
+
+import threading
+import time
+
+from magi_desktop.workers import BackgroundWorker
+from payloads import chat
+
+
+def test_worker_keeps_up_with_concurrent_ingest(memory):
+    worker = BackgroundWorker(memory, batch=32, idle_poll_seconds=0.2)
+    worker.start()
+    errors = []
+
+    def produce(n):
+        try:
+            for i in range(250):
+                memory.ingest(chat(f"producer {n} line {i}", session=f"p{n}", at=1.7e9 + i))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    producers = [threading.Thread(target=produce, args=(n,)) for n in range(3)]
+    for t in producers:
+        t.start()
+    for t in producers:
+        t.join()
+    deadline = time.monotonic() + 30
+    while memory.pending_work() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker.stop()
+    assert errors == [] and worker.last_error is None
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 750
+    assert conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0] == 750
+    assert conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0] == 0
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_stopping_the_worker_then_closing_is_clean(tmp_path):
+    from magi_desktop.core import Memory
+
+    memory = Memory.open(tmp_path / "w", embedder="hashing")
+    worker = BackgroundWorker(memory, idle_poll_seconds=0.1)
+    worker.start()
+    memory.ingest_many([chat(f"m {i}", at=1.7e9 + i) for i in range(200)])
+    worker.stop()
+    memory.close()
+    assert worker._thread is None
+    reopened = Memory.open(tmp_path / "w", embedder="hashing")
+    stats = reopened.stats()["embedding"]
+    assert stats["chunks"] + stats["pending"] == 200  # whatever was embedded is whole; the rest is still queued
+    reopened.close()
