@@ -3,8 +3,9 @@
 import threading
 import time
 
-from magi_desktop.workers import BackgroundWorker
 from payloads import chat
+
+from magi_desktop.workers import BackgroundWorker
 
 
 def test_worker_keeps_up_with_concurrent_ingest(memory):
