@@ -149,7 +149,7 @@ def test_redaction_time_grows_linearly_on_hostile_text(unit, tail):
     small = unit * (4000 // len(unit)) + tail
     large = unit * (16000 // len(unit)) + tail
     ratio = _best_time(redact_text, large) / max(_best_time(redact_text, small), 1e-4)
-    assert ratio < 9, f"4x the text took {ratio:.1f}x the time"
+    assert ratio < 10, f"4x the text took {ratio:.1f}x the time (linear is ~4, quadratic ~16)"
 
 
 def test_redaction_is_deterministic():

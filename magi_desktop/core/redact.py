@@ -30,6 +30,7 @@ _SECRET_WORDS = (
 _SECRET_NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORDS
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&'\"}<>]+)"
 _NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie")
+_SESSION_KEY_WORDS = ("session_key", "session-key", "sessionkey")
 _AWS_PREFIXES = ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")
 
 
@@ -115,7 +116,7 @@ RULES: tuple[_Rule, ...] = (
     # NAME=value, NAME: value, "name": "value"
     _rule("assignment",
           r"(?P<head>(?<![\w-])[\"']?" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)(?P<secret>" + _VALUE + ")",
-          _NAME_WORDS + ("session",)),
+          _NAME_WORDS + _SESSION_KEY_WORDS),
     # "my password is hunter2", "密码是 abc123"
     _rule("spoken_password",
           r"(?P<head>\b(?:password|passcode|passphrase|pin code)\s+(?:is|was)\s+"
@@ -194,7 +195,7 @@ def redact_text(text: str, counts: Counter | None = None) -> str:
 
 def _is_secret_key(key: str) -> bool:
     lowered = key.lower()
-    return any(word in lowered for word in _NAME_WORDS + ("session",)) and bool(_SECRET_KEY.match(key))
+    return any(word in lowered for word in _NAME_WORDS + _SESSION_KEY_WORDS) and bool(_SECRET_KEY.match(key))
 
 
 
