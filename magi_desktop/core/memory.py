@@ -25,6 +25,7 @@ from .store.vectors import current_model, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
+
 class MemoryUnavailable(RuntimeError):
     """The database cannot be opened (permissions, corruption, a newer schema…)."""
 
@@ -84,17 +85,7 @@ class Memory:
             raise MemoryUnavailable(f"cannot open the memory at {location}: {exc}") from exc
         try:
             with db.writer() as conn:
-                recorded = current_model(conn)
-                stand_in = getattr(embedder, "stands_in_for", None)
-                vectors_ready = not (stand_in and recorded and recorded[0] == stand_in)
-                if vectors_ready:
-                    change = ensure_vector_index(conn, embedder.name, embedder.dimension)
-                    if change.stale_model:
-                        log.info("embedding model changed from %s to %s: %d events queued for re-embedding",
-                                 change.stale_model, embedder.name, change.requeued)
-                else:
-                    log.warning("the vectors were made by %s, which is not installed: vector search and "
-                                "embedding are paused until it is back (run `magi doctor`)", stand_in)
+                vectors_ready = _prepare_vector_index(conn, embedder)
                 with write_transaction(conn):
                     key_secret = meta_secret(conn, "idempotency_secret")
         except BaseException:
@@ -148,10 +139,10 @@ class Memory:
                 normalized.append(self._normalize(raw, now))
             except PayloadError as exc:
                 error = exc.at(index) if len(payloads) > 1 else exc
-                self._count_rejection(raw, error)
                 if on_error == "raise":
+                    self._count_rejections([(raw, error)])
                     raise error from None
-                normalized.append(error)
+                normalized.append((raw, error))
         return self._write(normalized, now)
 
     def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
@@ -165,12 +156,15 @@ class Memory:
             raise PayloadError("payload", f"could not be processed ({type(exc).__name__}); "
                                           "this is a bug in Magi Desktop, please report it") from exc
 
-    def _write(self, items: list, now: float) -> list[IngestResult]:
+    def _write(self, items: list[tuple], now: float) -> list[IngestResult]:
+        """Store normalised events; ``items`` holds (event, target) or (raw payload, PayloadError)."""
         by_target: dict[str, list[tuple[int, MemoryEvent]]] = {L0_ONLY: [], RUNTIME_TRACE: [], "l1": []}
         results: list[IngestResult | None] = [None] * len(items)
+        rejections = []
         for position, item in enumerate(items):
-            if isinstance(item, PayloadError):
-                results[position] = IngestResult(event_id=None, error=item)
+            if isinstance(item[1], PayloadError):
+                rejections.append(item)
+                results[position] = IngestResult(event_id=None, error=item[1])
                 continue
             event, target = item
             by_target[target if target in (L0_ONLY, RUNTIME_TRACE) else "l1"].append((position, event))
@@ -193,18 +187,16 @@ class Memory:
                                                           else "accepted"] += 1
             for source, counts in tally.items():
                 count_ingest(conn, source, accepted=counts["accepted"], duplicates=counts["duplicates"], now=now)
+            _count_rejections(conn, rejections)
         self._remember_l0([event for _, event in by_target[L0_ONLY]])
         if any(not results[position].duplicate for position, _ in by_target["l1"]):
             self._notify()
         return results
 
-    def _count_rejection(self, raw: Any, error: PayloadError) -> None:
-        source = raw.get("source_type") if isinstance(raw, Mapping) else None
-        if not is_valid_source_type(source):
-            source = _UNKNOWN_SOURCE
+    def _count_rejections(self, rejections: list[tuple[Any, PayloadError]]) -> None:
         try:
             with self.db.transaction() as conn:
-                count_ingest(conn, source, rejected=1, rejection=redact_text(str(error))[:500])
+                _count_rejections(conn, rejections)
         except Exception:  # noqa: BLE001 - counting must never mask the payload error
             log.exception("could not count a rejected payload")
 
@@ -301,3 +293,27 @@ class Memory:
             },
             "working_memory_sessions": len(self._l0),
         }
+
+
+def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:
+    """Count rejected payloads per source (an invalid source name is not stored as such)."""
+    for raw, error in rejections:
+        source = raw.get("source_type") if isinstance(raw, Mapping) else None
+        if not is_valid_source_type(source):
+            source = _UNKNOWN_SOURCE
+        count_ingest(conn, source, rejected=1, rejection=redact_text(str(error))[:500])
+
+
+def _prepare_vector_index(conn, embedder: Embedder) -> bool:
+    """Match the vector index to the embedder; False if vectors must wait for a missing model."""
+    recorded = current_model(conn)
+    stand_in = getattr(embedder, "stands_in_for", None)
+    if stand_in and recorded and recorded[0] == stand_in:
+        log.warning("the vectors were made by %s, which is not installed: vector search and embedding "
+                    "are paused until it is back (run `magi doctor`)", stand_in)
+        return False
+    change = ensure_vector_index(conn, embedder.name, embedder.dimension)
+    if change.stale_model:
+        log.info("embedding model changed from %s to %s: %d events queued for re-embedding",
+                 change.stale_model, embedder.name, change.requeued)
+    return True
