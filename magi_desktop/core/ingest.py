@@ -12,7 +12,7 @@ import hmac
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .contracts import EntityHint, MemoryEvent, Payload, ToolRun
@@ -37,75 +37,60 @@ def route(payload: Payload, verdict: Verdict) -> str:
     return L1_AND_L2 if policy.cognition_eligible else L1_ONLY
 
 
-def _collect_strings(value: Any, out: list[str]) -> None:
+def map_free_text(payload: Payload, text: Callable[[str], str], data: Callable[[Any], Any]) -> Payload:
+    """The payload with ``text`` applied to every free-text field and ``data`` to every JSON field.
+
+    The one list of where a payload carries text: redaction uses it both to
+    decide whether anything could need redacting and to redact, so the two
+    cannot drift apart.
+    """
+    def opt(value: str | None) -> str | None:
+        return text(value) if value else value
+
+    changes: dict[str, Any] = {}
+    for name in ("source_item_id", "session_id", "user_id", "l2_batch_owner"):
+        changes[name] = opt(getattr(payload, name))
+    changes["tags"] = tuple(text(tag) for tag in payload.tags)
+    changes["entities"] = tuple(EntityHint(text(h.mention_text), h.entity_type) for h in payload.entities)
+    if payload.provenance:
+        changes["provenance"] = data(payload.provenance)
+    if payload.chat is not None:
+        turn = payload.chat
+        changes["chat"] = turn._replace(text=text(turn.text), speaker=opt(turn.speaker), tool_name=opt(turn.tool_name))
+    if payload.action is not None:
+        run = payload.action
+        changes["action"] = run._replace(tool=text(run.tool), category=text(run.category), input=data(run.input),
+                                         output=data(run.output), error=opt(run.error))
+    changed = {name: value for name, value in changes.items() if value != getattr(payload, name)}
+    return payload._replace(**changed) if changed else payload
+
+
+_NO_TEXT = (int, float, bool, type(None))
+
+
+def _collect_strings(value: Any, out: list[str]) -> list[str]:
+    """Every string in ``value`` (dict keys included), appended to ``out``."""
     if isinstance(value, str):
         out.append(value)
+    elif isinstance(value, _NO_TEXT):
+        pass
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_strings(item, out)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             out.append(str(key))
             _collect_strings(item, out)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect_strings(item, out)
-
-
-def _free_text(payload: Payload) -> str:
-    parts = [payload.source_item_id or "", payload.session_id or "", payload.user_id or "",
-             payload.l2_batch_owner or "", *payload.tags]
-    if payload.chat is not None:
-        parts.extend(p for p in (payload.chat.text, payload.chat.speaker, payload.chat.tool_name) if p)
-    parts.extend(h.mention_text for h in payload.entities)
-    _collect_strings(payload.provenance, parts)
-    if payload.action is not None:
-        run = payload.action
-        _collect_strings([run.tool, run.category, run.input, run.output, run.error], parts)
-    return "\n".join(parts)
+    return out
 
 
 def redact_payload(payload: Payload, counts: Counter) -> Payload:
     """The payload with every free-text field redacted (the same object when nothing was)."""
-    if not may_need_redaction(_free_text(payload)):
+    # The cheap check reads every string anywhere in the payload (it is a tuple
+    # of tuples and dicts), so no field can be missed by it.
+    if not may_need_redaction("\n".join(_collect_strings(payload, []))):
         return payload
-    changes: dict[str, Any] = {}
-    for name in ("source_item_id", "session_id", "user_id", "l2_batch_owner"):
-        value = getattr(payload, name)
-        if value:
-            clean = redact_text(value, counts)
-            if clean != value:
-                changes[name] = clean
-    if payload.provenance:
-        provenance = redact_value(payload.provenance, counts)
-        if provenance != payload.provenance:
-            changes["provenance"] = provenance
-    if payload.entities:
-        entities = tuple(EntityHint(redact_text(h.mention_text, counts), h.entity_type) for h in payload.entities)
-        if entities != payload.entities:
-            changes["entities"] = entities
-    if payload.tags:
-        tags = tuple(redact_text(tag, counts) for tag in payload.tags)
-        if tags != payload.tags:
-            changes["tags"] = tags
-    if payload.chat is not None:
-        turn = payload.chat
-        redacted_turn = turn._replace(
-            text=redact_text(turn.text, counts),
-            speaker=redact_text(turn.speaker, counts) if turn.speaker else turn.speaker,
-            tool_name=redact_text(turn.tool_name, counts) if turn.tool_name else turn.tool_name,
-        )
-        if redacted_turn != turn:
-            changes["chat"] = redacted_turn
-    if payload.action is not None:
-        run = payload.action
-        redacted = run._replace(
-            tool=redact_text(run.tool, counts),
-            category=redact_text(run.category, counts),
-            input=redact_value(run.input, counts),
-            output=redact_value(run.output, counts),
-            error=redact_text(run.error, counts) if run.error else None,
-        )
-        if redacted != run:
-            changes["action"] = redacted
-    return payload._replace(**changes) if changes else payload
+    return map_free_text(payload, lambda t: redact_text(t, counts), lambda v: redact_value(v, counts))
 
 
 def _timeline(payload: Payload) -> dict[str, Any]:
