@@ -45,17 +45,20 @@ class _Rule:
 
 
 def _rule(kind, pattern, any_of, all_of=(), flags=re.IGNORECASE):
+    """A contextual rule: a name or command around the secret ("password=", "mysql -p")."""
     regex = re.compile(pattern, flags)
-    return _Rule(kind, regex, tuple(any_of), tuple(all_of), keeps_head="head" in regex.groupindex,
-                 token=flags == _CS and "head" not in regex.groupindex and kind != "private_key")
+    return _Rule(kind, regex, tuple(any_of), tuple(all_of), keeps_head="head" in regex.groupindex)
 
 
-_CS = 0  # case-sensitive vendor formats
+def _vendor(kind, pattern, any_of):
+    """A vendor key format: one long, case-sensitive token with a known prefix."""
+    return _Rule(kind, re.compile(pattern), tuple(any_of), token=True)
+
 
 RULES: tuple[_Rule, ...] = (
     _rule("private_key",
           r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=_CS),
+          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=0),
     # scheme://user:password@host — keep the user and host.
     _rule("url_credentials",
           r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@]{0,256}:)(?P<secret>[^\s@/]{1,512})(?=@)",
@@ -71,31 +74,29 @@ RULES: tuple[_Rule, ...] = (
           r"[\"']?(?:bearer|basic|token|digest|apikey)?\s*)(?P<secret>[A-Za-z0-9\-._~+/=:]{6,})",
           ["authorization", "api-key", "x-auth-token"]),
     _rule("bearer", r"(?P<head>\bbearer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)", ["bearer"]),
-    _rule("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}", ["eyj"], flags=_CS),
-    _rule("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b", _AWS_PREFIXES,
-          flags=_CS),
+    _vendor("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}", ["eyj"]),
+    _vendor("aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b", _AWS_PREFIXES),
     _rule("aws_cli_secret",
           r"(?P<head>\b(?:aws_secret_access_key|aws_session_token|secret_access_key)\s+)(?P<secret>[^\s=:]\S*)",
           ["secret_access_key", "aws_session_token"]),
-    _rule("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b",
-          ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"], flags=_CS),
-    _rule("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ["glpat-"], flags=_CS),
-    _rule("openai_key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ["sk-"], flags=_CS),
-    _rule("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b", ["_live_", "_test_"], flags=_CS),
-    _rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
-          ["xox", "hooks.slack.com"], flags=_CS),
-    _rule("google_key", r"\bAIza[0-9A-Za-z_\-]{35}\b|\bya29\.[0-9A-Za-z_\-]{20,}", ["aiza", "ya29."], flags=_CS),
-    _rule("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"], flags=_CS),
-    _rule("pypi_token", r"\bpypi-[A-Za-z0-9_\-]{50,}", ["pypi-"], flags=_CS),
-    _rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", ["hf_"], flags=_CS),
-    _rule("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", ["sg."], flags=_CS),
-    _rule("twilio_key", r"\bSK[0-9a-f]{32}\b", ["sk"], flags=_CS),
-    _rule("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", [":aa"], flags=_CS),
-    _rule("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", ["_v1_"], flags=_CS),
-    _rule("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ["shpat_", "shpca_", "shppa_", "shpss_"],
-          flags=_CS),
-    _rule("alibaba_key", r"\bLTAI[A-Za-z0-9]{12,20}\b", ["ltai"], flags=_CS),
-    _rule("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", ["key-"], flags=_CS),
+    _vendor("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b",
+          ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]),
+    _vendor("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ["glpat-"]),
+    _vendor("openai_key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ["sk-"]),
+    _vendor("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b", ["_live_", "_test_"]),
+    _vendor("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
+          ["xox", "hooks.slack.com"]),
+    _vendor("google_key", r"\bAIza[0-9A-Za-z_\-]{35}\b|\bya29\.[0-9A-Za-z_\-]{20,}", ["aiza", "ya29."]),
+    _vendor("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"]),
+    _vendor("pypi_token", r"\bpypi-[A-Za-z0-9_\-]{50,}", ["pypi-"]),
+    _vendor("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", ["hf_"]),
+    _vendor("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", ["sg."]),
+    _vendor("twilio_key", r"\bSK[0-9a-f]{32}\b", ["sk"]),
+    _vendor("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", [":aa"]),
+    _vendor("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", ["_v1_"]),
+    _vendor("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ["shpat_", "shpca_", "shppa_", "shpss_"]),
+    _vendor("alibaba_key", r"\bLTAI[A-Za-z0-9]{12,20}\b", ["ltai"]),
+    _vendor("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", ["key-"]),
     # mysql -pSECRET / sshpass -p SECRET / curl -u user:SECRET
     _rule("mysql_password",
           r"(?P<head>\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]*?\s-p)(?P<secret>[^\s\-][^\s]*)",
