@@ -58,7 +58,7 @@ def _vendor(kind, pattern, any_of):
 RULES: tuple[_Rule, ...] = (
     _rule("private_key",
           r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=0),
+          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=0),  # case-sensitive
     # scheme://user:password@host — keep the user and host.
     _rule("url_credentials",
           r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@]{0,256}:)(?P<secret>[^\s@/]{1,512})(?=@)",
@@ -80,12 +80,12 @@ RULES: tuple[_Rule, ...] = (
           r"(?P<head>\b(?:aws_secret_access_key|aws_session_token|secret_access_key)\s+)(?P<secret>[^\s=:]\S*)",
           ["secret_access_key", "aws_session_token"]),
     _vendor("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b",
-          ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]),
+            ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"]),
     _vendor("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ["glpat-"]),
     _vendor("openai_key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ["sk-"]),
     _vendor("stripe_key", r"\b(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,}\b", ["_live_", "_test_"]),
     _vendor("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
-          ["xox", "hooks.slack.com"]),
+            ["xox", "hooks.slack.com"]),
     _vendor("google_key", r"\bAIza[0-9A-Za-z_\-]{35}\b|\bya29\.[0-9A-Za-z_\-]{20,}", ["aiza", "ya29."]),
     _vendor("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"]),
     _vendor("pypi_token", r"\bpypi-[A-Za-z0-9_\-]{50,}", ["pypi-"]),
