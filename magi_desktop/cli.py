@@ -63,7 +63,7 @@ def _read_jsonl(source: str) -> Iterator[tuple[int, object]]:
     try:
         for number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig")  # -sig: a byte-order mark on line 1 is not data
             except UnicodeDecodeError as exc:
                 yield number, LineError(f"not UTF-8 (byte {exc.start + 1})")
                 continue
@@ -75,6 +75,8 @@ def _read_jsonl(source: str) -> Iterator[tuple[int, object]]:
                 yield number, LineError(f"invalid JSON: {exc.msg} (column {exc.colno})")
             except RecursionError:
                 yield number, LineError("invalid JSON: nested too deeply")
+            except ValueError as exc:  # e.g. an integer longer than Python will parse
+                yield number, LineError(f"invalid JSON: {exc}")
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()

@@ -93,8 +93,11 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
     if os.name == "posix":
         mode = _mode(folder)
         private = mode & 0o077 == 0
-        checks.append(Check("data folder", "OK" if private else "FAIL",
-                            f"{folder} mode {mode:04o}" + ("" if private else f"; fix with: chmod 700 '{folder}'")))
+        # A warning, not a failure: the database files themselves are checked
+        # below, and a folder may be shared on purpose.
+        checks.append(Check("data folder", "OK" if private else "WARN",
+                            f"{folder} mode {mode:04o}" + ("" if private else
+                                                           f"; others can list it; fix with: chmod 700 '{folder}'")))
     else:
         checks.append(Check("data folder", "OK", str(folder)))
     if not db_path.exists():

@@ -44,10 +44,14 @@ def test_ingest_survives_undecodable_and_hostile_lines(tmp_path):
     good = json.dumps(chat("I have a cat", at=1.7e9)).encode()
     calendar = json.dumps(sensor("calendar_event", {"summary": "x", "start": 1e20}, source="calendar")).encode()
     file = tmp_path / "mixed.jsonl"
-    file.write_bytes(b"\n".join([good, b"\xff\xfe not utf-8", b"[" * 100_000, calendar]) + b"\n")
+    huge_int = b'{"n": ' + b"9" * 5000 + b"}"
+    surrogate = json.dumps(chat("bad \ud800 text", at=1.7e9 + 1)).encode()
+    file.write_bytes(b"\xef\xbb\xbf" + b"\n".join([good, b"\xff\xfe not utf-8", b"[" * 100_000, huge_int, surrogate,
+                                                    calendar]) + b"\n")
     result = magi("ingest", str(file), "--no-embed", data_dir=tmp_path / "data")
-    assert "stored 2, duplicates 0, rejected 2" in result.stdout, result.stderr
+    assert "stored 2, duplicates 0, rejected 4" in result.stdout, result.stderr
     assert "line 2: not UTF-8" in result.stderr and "line 3: invalid JSON" in result.stderr
+    assert "line 4: invalid JSON" in result.stderr and "line 5: chat.text" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -82,8 +86,12 @@ def test_doctor_passes_and_checks_permissions(tmp_path):
     assert "1 events, quick_check ok" in checks["database"]["detail"]
     if os.name == "posix":
         os.chmod(data, 0o755)
+        shared = magi("doctor", data_dir=data)
+        assert shared.returncode == 0 and "WARN" in shared.stdout and "chmod 700" in shared.stdout
+        os.chmod(data / "memory.db", 0o644)
         bad = magi("doctor", data_dir=data)
-        assert bad.returncode == 1 and "chmod 700" in bad.stdout
+        assert bad.returncode == 1 and "chmod 600" in bad.stdout
+        os.chmod(data / "memory.db", 0o600)
         os.chmod(data, stat.S_IRWXU)
 
 

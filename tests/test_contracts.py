@@ -70,6 +70,10 @@ def test_iso_timestamp_with_offset_is_accepted():
         (with_(GOOD_SENSOR, occurred_at="9999-12-31T23:59:59+00:00"), "occurred_at", "outside"),
         (with_(GOOD_SENSOR, provenance={"n": 2**70}), "provenance", "too large"),
         (with_(GOOD_SENSOR, provenance=nested(40)), "provenance", "nested deeper than"),
+        (with_(GOOD_SENSOR, provenance={"t": "bad \ud800 text"}), "provenance", "lone surrogate"),
+        (with_(GOOD_SENSOR, provenance={"\udfff": 1}), "provenance", "lone surrogate"),
+        (with_(GOOD_SENSOR, source_item_id="id-\ud800"), "source_item_id", "lone surrogate"),
+        (with_(GOOD_SENSOR, tags=["ok", "\ud800"]), "tags[1]", "lone surrogate"),
         (with_(GOOD_SENSOR, occured_at=1), "occured_at", "unknown field"),
         (with_(GOOD_SENSOR, activity=DELETE), "activity", "required"),
         (with_(GOOD_SENSOR, activity={"source_code": "x"}), "activity.action_code", "required"),
@@ -117,6 +121,12 @@ def test_malformed_payload_names_the_field(payload, field, words):
     assert caught.value.field == field
     assert words in str(caught.value)
     assert str(caught.value).startswith(field)
+
+
+def test_chat_text_is_stored_in_one_unicode_form():
+    composed = validate_payload(chat("caf\u00e9"))
+    decomposed = validate_payload(chat("cafe\u0301"))
+    assert composed.chat.text == decomposed.chat.text == "caf\u00e9"
 
 
 def test_error_in_batch_carries_its_position():

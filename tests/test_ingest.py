@@ -88,6 +88,19 @@ def test_ids_that_differ_only_in_a_secret_are_different_events(memory):
     assert all(key.startswith("hmac:") and "1001" not in key and "2002" not in key for _, key in rows)
 
 
+def test_replay_dedupes_after_the_redaction_rules_grew(memory, monkeypatch):
+    import magi_desktop.core.ingest as ingest
+
+    payload = sensor("run_command", {"command": "ls"}, source="terminal", item="cmd?sid=4711")
+    with monkeypatch.context() as older_rules:  # as if an older version did not redact "sid="
+        older_rules.setattr(ingest, "may_need_redaction", lambda text: False)
+        first = memory.ingest(payload)
+    assert memory.get_event(first.event_id)["idempotency_key"] == "cmd?sid=4711"
+    again = memory.ingest(payload)
+    assert again.duplicate and again.event_id == first.event_id
+    assert count(memory) == 1
+
+
 def test_texts_that_differ_only_in_a_secret_are_different_events(memory):
     one = memory.ingest(chat("my password is hunter2", at=1.7e9))
     two = memory.ingest(chat("my password is swordfish", at=1.7e9))

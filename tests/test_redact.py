@@ -77,6 +77,13 @@ SECRETS = [
     ("smbclient //server/share -U alice%W0nderland", "W0nderland"),
     ("Cookie: sessionid=abc123xyz; csrftoken=qwe987", "abc123xyz"),
     ("密码 qwerty789", "qwerty789"),
+    ("我的密码123456", "123456"),
+    ("the wifi password: Tr0ub4dor&3", "&3"),
+    ("my passphrase is correct horse battery staple", "battery staple"),
+    ("curl --user=alice:S3cretPw https://x.example", "S3cretPw"),
+    ("keytool -list -keystore k.jks -storepass Ch4ngeIt", "Ch4ngeIt"),
+    ("git clone https://0123456789abcdef0123456789abcdef01234567@github.com/x/y",
+     "0123456789abcdef0123456789abcdef01234567"),
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234\nabcd\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA1234"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
      "b3BlbnNzaC1rZXktdjEAAAAA"),
@@ -95,6 +102,8 @@ HARMLESS = [
     "我新买了一个空气炸锅",
     "The bypass=3 setting and author: Jane",
     "密码 错误",
+    "cookie: chocolate chip is my favourite",
+    "My secret: I secretly love jazz",
 ]
 
 
@@ -142,14 +151,35 @@ def _best_time(fn, text, runs=3):
     return best
 
 
-@pytest.mark.parametrize("unit, tail", [("a.", " token"), ("token.", " password="), ("a://", "@x"),
-                                        ("eyJa.", " =x"), ("-p ", " mysql"), ("key-", " bearer ")])
-def test_redaction_time_grows_linearly_on_hostile_text(unit, tail):
-    """A regression guard, not a speed target: a quadratic pattern once took 6 minutes on 64k characters."""
-    small = unit * (4000 // len(unit)) + tail
-    large = unit * (16000 // len(unit)) + tail
-    ratio = _best_time(redact_text, large) / max(_best_time(redact_text, small), 1e-4)
-    assert ratio < 10, f"4x the text took {ratio:.1f}x the time (linear is ~4, quadratic ~16)"
+HOSTILE = [("", "a.", " token"), ("", "token.", " password="), ("", "a://", "@x"), ("", "eyJa.", " =x"),
+           ("", "-p ", " mysql"), ("", "key-", " bearer "), ("x-api-key=", "\t", ""), ("authorization:", " ", ""),
+           ("", "mysql ", " -p"), ("", "docker login ", " -p"), ("", "redis-cli ", " -a"), ("", "cookie: ", "a"),
+           ("", "would ", " if"), ("", "so ", "if"), ("", "if ", "would"), ("", "what ", "?"), ("", "我", "吗")]
+
+
+@pytest.mark.parametrize("head, unit, tail", HOSTILE)
+def test_redaction_and_classification_time_grows_linearly_on_hostile_text(head, unit, tail):
+    """A regression guard, not a speed target: quadratic patterns once took minutes on 50k characters."""
+    from magi_desktop.core.utterance import text_kind
+
+    for fn in (redact_text, text_kind):
+        small = head + unit * (4000 // len(unit)) + tail
+        large = head + unit * (16000 // len(unit)) + tail
+        ratio = _best_time(fn, large) / max(_best_time(fn, small), 1e-4)
+        assert ratio < 10, f"{fn.__name__}: 4x the text took {ratio:.1f}x the time (linear ~4, quadratic ~16)"
+
+
+def test_secrets_in_lists_and_nested_values():
+    data = {"cmdline": ["mysql", "-u", "root", "-pHunter2Secret"], "argv": ["sshpass", "-p", "s3cr3t", "ssh", "h"],
+            "curl": ["curl", "--password", "pw123456"], "auth": ["alice", "Wonderland1"],
+            "headers": [["Authorization", "Basic dXNlcjpwYXNz"]], "password": {"value": "nested1"},
+            "PGPASSWORD": ["listed1"], "tags": ["music", "jazz"]}
+    out = redact_value(data)
+    flat = repr(out)
+    for secret in ("Hunter2Secret", "s3cr3t", "pw123456", "Wonderland1", "dXNlcjpwYXNz", "nested1", "listed1"):
+        assert secret not in flat, secret
+    assert out["cmdline"] == ["mysql", "-u", "root", f"-p{MARK}"]
+    assert out["tags"] == ["music", "jazz"]
 
 
 def test_redaction_is_deterministic():

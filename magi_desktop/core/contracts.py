@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
@@ -151,6 +152,9 @@ class MemoryEvent(NamedTuple):
     l1_retrieval_scope: str
     metadata: Mapping[str, Any]
     ingested_at: float
+    #: Other keys the same payload may have been stored under (looked up, never
+    #: stored): the plain id and its hash, whichever ``idempotency_key`` is not.
+    dedupe_aliases: tuple[str, ...] = ()
 
 
 class IngestResult(NamedTuple):
@@ -209,9 +213,19 @@ def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = 
         _fail(path, f"is {len(value)} characters long; the limit is {max_chars}")
     if "\x00" in value:
         _fail(path, "must not contain NUL characters")
+    _check_unicode(value, path)
     if pattern is not None and not pattern.match(value):
         _fail(path, f"{_preview(value)} does not match {pattern.pattern}")
     return value
+
+
+def _check_unicode(value: str, path: str) -> None:
+    """JSON can carry lone surrogates ("\\ud800") that no UTF-8 database can store."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            _fail(path, f"is not valid Unicode (a lone surrogate at character {exc.start})")
 
 
 def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | None:
@@ -233,7 +247,10 @@ def _json_size(value: Any, path: str, depth: int = 0) -> int:
     if depth > MAX_DEPTH:
         _fail(path, f"is nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, str):
-        return len(value) * 3 if not value.isascii() else len(value)
+        if value.isascii():
+            return len(value)
+        _check_unicode(value, path)
+        return len(value) * 3
     if isinstance(value, _JSON_SCALARS):
         if isinstance(value, float) and not math.isfinite(value):
             _fail(path, "must not contain NaN or infinity")
@@ -245,6 +262,7 @@ def _json_size(value: Any, path: str, depth: int = 0) -> int:
         for key, item in value.items():
             if not isinstance(key, str):
                 _fail(path, f"must be JSON-serialisable (object key {_preview(key)} is not a string)")
+            _check_unicode(key, path)
             size += len(key) + 4 + _json_size(item, path, depth + 1)
         return size
     if isinstance(value, (list, tuple)):
@@ -295,6 +313,8 @@ def _validate_chat(raw: Mapping) -> ChatTurn:
     if role not in CHAT_ROLES:
         _fail("chat.role", f"{_preview(role)} is not one of {', '.join(CHAT_ROLES)}")
     text = _str(chat, "text", "chat.text", required=True, max_chars=MAX_TEXT_CHARS)
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)  # "é" typed two ways is one message
     provenance = _str(chat, "provenance", "chat.provenance", required=False)
     if provenance is not None and provenance not in CHAT_PROVENANCES:
         _fail("chat.provenance", f"{_preview(provenance)} is not one of {', '.join(CHAT_PROVENANCES)}")
@@ -384,6 +404,7 @@ def _validate_tags(raw: Mapping) -> tuple[str, ...]:
     for i, tag in enumerate(tags):
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_CHARS:
             _fail(f"tags[{i}]", f"must be a non-empty string of at most {MAX_TAG_CHARS} characters")
+        _check_unicode(tag, f"tags[{i}]")
     return tuple(tags)
 
 

@@ -51,7 +51,12 @@ def map_free_text(payload: Payload, text: Callable[[str], str], data: Callable[[
     for name in ("source_item_id", "session_id", "user_id", "l2_batch_owner"):
         changes[name] = opt(getattr(payload, name))
     changes["tags"] = tuple(text(tag) for tag in payload.tags)
-    changes["entities"] = tuple(EntityHint(text(h.mention_text), h.entity_type) for h in payload.entities)
+    changes["entities"] = tuple(EntityHint(text(h.mention_text), text(h.entity_type)) for h in payload.entities)
+    if payload.activity is not None:
+        activity = payload.activity
+        changes["activity"] = activity._replace(source_code=text(activity.source_code),
+                                                action_code=text(activity.action_code),
+                                                object_code=opt(activity.object_code))
     if payload.provenance:
         changes["provenance"] = data(payload.provenance)
     if payload.chat is not None:
@@ -111,20 +116,26 @@ def _timeline(payload: Payload) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
-def idempotency_key(raw: Payload, clean: Payload, secret: bytes) -> str:
-    """The dedupe key of a payload, computed from what was *sent*, before redaction.
+def idempotency_keys(raw: Payload, clean: Payload, secret: bytes) -> tuple[str, tuple[str, ...]]:
+    """The dedupe key of a payload, computed from what was *sent*, and its alias.
 
     A ``source_item_id`` is the key as is, unless redaction changed it: then two
     items that differed only in a secret would collide, so the key becomes a
     keyed hash of the original id (the secret is per database, so the hash of
-    a short secret cannot be looked up). Without an id, the key is a keyed hash
-    of everything the payload says.
+    a short secret cannot be looked up). The other form is returned as an
+    alias to look up too, so a replay still dedupes after the redaction rules
+    grew. Without an id, the key is a keyed hash of everything the payload says.
     """
-    if raw.source_item_id is not None:
-        if clean.source_item_id == raw.source_item_id:
-            return raw.source_item_id
-        return "hmac:" + hmac.new(secret, raw.source_item_id.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
-    return "hmac:" + hmac.new(secret, _canonical(raw), hashlib.sha256).hexdigest()[:40]
+    if raw.source_item_id is None:
+        return _keyed_hash(secret, _canonical(raw)), ()
+    hashed = _keyed_hash(secret, raw.source_item_id.encode("utf-8"))
+    if clean.source_item_id == raw.source_item_id:
+        return raw.source_item_id, (hashed,)
+    return hashed, (raw.source_item_id,)
+
+
+def _keyed_hash(secret: bytes, data: bytes) -> str:
+    return "hmac:" + hmac.new(secret, data, hashlib.sha256).hexdigest()[:40]
 
 
 def _canonical(payload: Payload) -> bytes:
@@ -160,6 +171,7 @@ def normalize(
     target = route(clean, verdict)
     policy = verdict.policy
     timeline = _timeline(clean)
+    key, aliases = idempotency_keys(payload, clean, key_secret)
     metadata: dict[str, Any] = {
         "structured_entity_hints": [h.to_dict() for h in clean.entities],
         "timeline": timeline,
@@ -177,10 +189,12 @@ def normalize(
         event_type=EVENT_TYPES[clean.kind],
         source=clean.source_type,
         source_item_id=clean.source_item_id,
-        idempotency_key=idempotency_key(payload, clean, key_secret),
+        idempotency_key=key,
         session_id=clean.session_id,
         user_id=clean.user_id or user_id,
-        content=templates.render(clean),
+        # Rendered from redacted fields, and redacted once more: a template
+        # can join fields into a line that only reads as a secret as a whole.
+        content=redact_text(templates.render(clean), redactions),
         memory_domain=MEMORY_DOMAINS[clean.kind],
         ingest_target=target,
         cognition_eligible=target == L1_AND_L2,
@@ -191,6 +205,7 @@ def normalize(
         l1_retrieval_scope=Scope.EPHEMERAL.value if target == L0_ONLY else policy.scope.value,
         metadata=metadata,
         ingested_at=now,
+        dedupe_aliases=aliases,
     )
     return event, target
 

@@ -28,7 +28,8 @@ _SECRET_WORDS = (
 )
 # The prefix is bounded: an unbounded one made "a.a.a.…" quadratic (minutes for 64k characters).
 _SECRET_NAME = r"[A-Za-z0-9_.\-]{0,40}?" + _SECRET_WORDS
-_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&'\"}<>]+)"
+# A value: quoted, or up to the next space ("Tr0ub4dor&3" is one password).
+_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"}<>]+)"
 _NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie")
 _SESSION_KEY_WORDS = ("session_key", "session-key", "sessionkey")
 _AWS_PREFIXES = ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa")
@@ -63,6 +64,9 @@ RULES: tuple[_Rule, ...] = (
     _rule("url_credentials",
           r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@]{0,256}:)(?P<secret>[^\s@/]{1,512})(?=@)",
           ["@"], ["://"]),
+    # https://<token>@github.com — a token as the whole user-info
+    _rule("url_token_user", r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://)(?P<secret>[A-Za-z0-9_\-]{20,256})(?=@)",
+          ["@"], ["://"]),
     _rule("url_param",
           r"(?P<head>[?&;#](?:access_token|refresh_token|id_token|token|auth|api_key|apikey|api-key|key|"
           r"secret|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential|"
@@ -70,8 +74,8 @@ RULES: tuple[_Rule, ...] = (
           ["token=", "auth=", "key=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=",
            "credential=", "code=", "session=", "sessionid=", "sid="]),
     _rule("auth_header",
-          r"(?P<head>\b(?:authorization|proxy-authorization|x-api-key|api-key|x-auth-token)[\"']?\s*[:=]\s*"
-          r"[\"']?(?:bearer|basic|token|digest|apikey)?\s*)(?P<secret>[A-Za-z0-9\-._~+/=:]{6,})",
+          r"(?P<head>\b(?:authorization|proxy-authorization|x-api-key|api-key|x-auth-token)[\"']?\s*[:=][\"'\s]*"
+          r"(?:(?:bearer|basic|token|digest|apikey)\s+)?)(?P<secret>[A-Za-z0-9\-._~+/=:]{6,})",
           ["authorization", "api-key", "x-auth-token"]),
     _rule("bearer", r"(?P<head>\bbearer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)", ["bearer"]),
     _vendor("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}", ["eyj"]),
@@ -99,32 +103,38 @@ RULES: tuple[_Rule, ...] = (
     _vendor("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", ["key-"]),
     # mysql -pSECRET / sshpass -p SECRET / curl -u user:SECRET
     _rule("mysql_password",
-          r"(?P<head>\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]*?\s-p)(?P<secret>[^\s\-][^\s]*)",
+          r"(?P<head>\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]{0,200}?\s-p)(?P<secret>[^\s\-][^\s]*)",
           ["mysql", "mariadb"], ["-p"]),
     _rule("sshpass", r"(?P<head>\bsshpass\s+-p\s*)(?P<secret>\S+)", ["sshpass"]),
-    _rule("login_password", r"(?P<head>\b(?:docker|podman|nerdctl|buildah)\s+login\b[^\n|;&]*?\s-p\s+)(?P<secret>\S+)",
+    _rule("login_password",
+          r"(?P<head>\b(?:docker|podman|nerdctl|buildah)\s+login\b[^\n|;&]{0,200}?\s-p\s+)(?P<secret>\S+)",
           ["login"], ["-p"]),
-    _rule("redis_password", r"(?P<head>\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)\s+)(?P<secret>\S+)", ["redis-cli"]),
+    _rule("redis_password", r"(?P<head>\bredis-cli\b[^\n|;&]{0,200}?\s(?:-a|--pass)\s+)(?P<secret>\S+)",
+          ["redis-cli"]),
     _rule("smb_password", r"(?P<head>\s(?:-U|--user)[\s=]+[^\s%]+%)(?P<secret>\S+)", ["-u", "--user"], ["%"]),
-    _rule("cookie_header", r"(?P<head>\b(?:set-)?cookie\s*[:=]\s*)(?P<secret>[^\n]+)", ["cookie"]),
-    _rule("curl_user", r"(?P<head>(?:\s-u|\s--user)\s+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+)", ["-u", "--user"],
-          [":"]),
+    # A cookie header is name=value pairs; "cookie: chocolate chip" is not one.
+    _rule("cookie_header", r"(?P<head>\b(?:set-)?cookie\s*:\s*)(?P<secret>[^\n=]{1,200}=[^\n]{0,4000})", ["cookie"]),
+    _rule("curl_user", r"(?P<head>(?:\s-u|\s--user)[\s=]+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+)",
+          ["-u", "--user"], [":"]),
     # --password=x / --token x / -password x
     _rule("cli_flag",
           r"(?P<head>(?<![\w-])--?(?:password|passwd|pass|pwd|passphrase|token|auth-token|access-token|"
-          r"api-key|apikey|api_key|secret|client-secret|private-key|key-password)(?:=|\s+))(?P<secret>" + _VALUE + ")",
+          r"api-key|apikey|api_key|secret|client-secret|private-key|key-password|storepass|keypass|srcstorepass|"
+          r"deststorepass|srckeypass|destkeypass)(?:=|\s+))(?P<secret>" + _VALUE + ")",
           _NAME_WORDS, ["-"]),
     # NAME=value, NAME: value, "name": "value"
     _rule("assignment",
           r"(?P<head>(?<![\w-])[\"']?" + _SECRET_NAME + r"[\"']?\s*[:=]\s*)(?P<secret>" + _VALUE + ")",
           _NAME_WORDS + _SESSION_KEY_WORDS),
-    # "my password is hunter2", "密码是 abc123"
+    # "my passphrase is correct horse battery staple": the rest of the sentence
+    _rule("spoken_passphrase", r"(?P<head>\bpassphrase\s+(?:is|was)\s+)(?P<secret>[^.\n;。]{1,200})", ["passphrase"]),
+    # "my password is hunter2", "密码是 abc123", "密码123456"
     _rule("spoken_password",
-          r"(?P<head>\b(?:password|passcode|passphrase|pin code)\s+(?:is|was)\s+"
+          r"(?P<head>\b(?:password|passcode|pin code)\s+(?:is|was)\s+"
           r"|(?:密码|口令|密钥)\s*(?:是|为|：|:)\s*"
-          r"|(?:密码|口令|密钥)\s+(?=[!-~]{4,}))"  # "密码 abc123": only an ASCII token after a bare space
+          r"|(?:密码|口令|密钥)\s*(?=[!-~]{4,}))"  # "密码 abc123" / "密码abc123": an ASCII token right after
           r"(?P<secret>[^\s，。,;；]+)",
-          ["password", "passcode", "passphrase", "pin code", "密码", "口令", "密钥"]),
+          ["password", "passcode", "pin code", "密码", "口令", "密钥"]),
 )
 
 _SECRET_KEY = re.compile(r"^" + _SECRET_NAME + r"$", re.IGNORECASE)
@@ -139,13 +149,28 @@ _NUMBER = re.compile(r"^[\"']?\d{1,9}[\"']?$")
 
 def _harmless(name: str, value: str) -> bool:
     return bool(_HARMLESS_VALUE.match(value) or (_NUMBER.match(value) and _COUNT_NAME.search(name)))
+
+
+# Bare words that are also ordinary English: after "secret:" or "key:" a short
+# plain word is prose ("My secret: I love jazz"), not a credential.
+_PROSE_NAMES = frozenset({"secret", "key", "auth", "cookie", "pass", "token", "session"})
+
+
+def _prose(head: str, value: str) -> bool:
+    """"secret: I…" reads as a sentence: a bare ordinary word, a colon, a short plain word."""
+    stripped = head.strip()
+    if not stripped.endswith(":"):
+        return False
+    name = stripped[:-1].strip().strip("\"'").lower()
+    return name in _PROSE_NAMES and value.isalpha() and len(value) < 12
 _CHECKS_VALUE = frozenset({"assignment", "cli_flag"})
 
 
 def _replacer(rule: _Rule, counts: Counter | None):
     def replace(match: re.Match) -> str:
         if rule.keeps_head:
-            if rule.kind in _CHECKS_VALUE and _harmless(match.group("head"), match.group("secret")):
+            head, secret = match.group("head"), match.group("secret")
+            if rule.kind in _CHECKS_VALUE and (_harmless(head, secret) or _prose(head, secret)):
                 return match.group(0)
             replacement = match.group("head") + MARK
         else:
@@ -208,14 +233,32 @@ def redact_value(value: Any, counts: Counter | None = None) -> Any:
         out = {}
         for key, item in value.items():
             clean_key = redact_text(key, counts) if isinstance(key, str) else key
-            if isinstance(key, str) and _is_secret_key(key) and isinstance(item, (str, int, float)) \
-                    and not isinstance(item, bool) and not _harmless(key, str(item)):
-                out[clean_key] = MARK
+            if isinstance(key, str) and _is_secret_key(key) and item is not None and not isinstance(item, bool) \
+                    and not (isinstance(item, (str, int, float)) and _harmless(key, str(item))):
+                out[clean_key] = MARK  # whatever its shape: {"password": ["x"]} is a secret too
                 if counts is not None:
                     counts["secret_field"] += 1
             else:
                 out[clean_key] = redact_value(item, counts)
         return out
     if isinstance(value, (list, tuple)):
+        if value and all(isinstance(item, str) for item in value):
+            return _redact_argv(list(value), counts)
         return [redact_value(item, counts) for item in value]
     return value
+
+
+def _redact_argv(items: list[str], counts: Counter | None) -> list[str]:
+    """A list of strings, read as one command line: ["mysql", "-pSECRET"] is redacted in context."""
+    if len(items) == 2 and _is_secret_key(items[0]) and not _harmless(items[0], items[1]):
+        if counts is not None:
+            counts["secret_field"] += 1
+        return [items[0], MARK]  # a (name, value) pair: ["Authorization", "Basic …"]
+    joined = " ".join(items)
+    redacted = redact_text(joined, counts)
+    if redacted == joined:
+        return items
+    words = redacted.split(" ")
+    # Same number of words: each item keeps its place. Otherwise (an item had
+    # spaces, or a whole span was blanked) keep the redacted line as one item.
+    return words if len(words) == len(items) else [redacted]

@@ -78,7 +78,9 @@ class DesktopApp:
         self.window.timer.stop()
         if self.tray is not None:
             self.tray.hide()
-        self.worker.stop()
+        if not self.worker.stop():
+            # Closing under a running batch makes it roll back: nothing is lost, it runs again next start.
+            log.warning("closing the memory while a background batch is still running")
         self.memory.close()
 
 

@@ -31,13 +31,17 @@ class BackgroundWorker:
             self._thread = threading.Thread(target=self._run, name="magi-background", daemon=True)
             self._thread.start()
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Finish the current batch (it commits or rolls back whole) and stop."""
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Finish the current batch (it commits or rolls back whole) and stop; False if still running."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("background worker still busy after %.0f s", timeout)
+                return False
             self._thread = None
+        return True
 
     def _run(self) -> None:
         while not self._stop.is_set():

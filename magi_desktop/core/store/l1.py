@@ -52,6 +52,13 @@ def _key(event: MemoryEvent) -> Key:
     return (event.source, event.event_type, event.idempotency_key)
 
 
+def _lookup_keys(events: Sequence[MemoryEvent]) -> Iterable[Key]:
+    for event in events:
+        yield _key(event)
+        for alias in event.dedupe_aliases:
+            yield (event.source, event.event_type, alias)
+
+
 class Stored(NamedTuple):
     """Where one submitted event ended up: its stored id and class (the earlier ones for a duplicate)."""
 
@@ -85,8 +92,11 @@ def _split_new(events: Sequence[MemoryEvent], stored: dict[Key, Stored]) -> tupl
     results, fresh = [], []
     for event in events:
         key = _key(event)
-        if key in stored:
-            results.append(stored[key])
+        earlier = stored.get(key) or next(
+            (stored[(key[0], key[1], alias)] for alias in event.dedupe_aliases if (key[0], key[1], alias) in stored),
+            None)
+        if earlier is not None:
+            results.append(earlier)
         else:
             stored[key] = Stored(event.event_id, True, event.evidence_class, event.ingest_target)
             fresh.append(event)
@@ -101,7 +111,7 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
     stored row. Must run inside a write transaction: the dedupe check and the
     inserts rely on holding SQLite's write lock.
     """
-    stored = _stored(conn, "fact_events", "event_id", "ingest_target", map(_key, events))
+    stored = _stored(conn, "fact_events", "event_id", "ingest_target", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
     if not fresh:
         return results
@@ -127,7 +137,7 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
 
 def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:
     """Store system_runtime events and tool executions in runtime_traces, deduped like events."""
-    stored = _stored(conn, "runtime_traces", "trace_id", "'runtime_trace'", map(_key, events))
+    stored = _stored(conn, "runtime_traces", "trace_id", "'runtime_trace'", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
     rows = []
     for e in fresh:
