@@ -36,6 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--batch-size", type=int, default=500, help="payloads per transaction (default 500)")
     ingest.add_argument("--no-embed", action="store_true", help="leave embedding to the app's background worker")
 
+    query = commands.add_parser("query", help="ask the memory a question; prints the evidence pack")
+    _add_data_dir(query)
+    query.add_argument("text", help="the question")
+    query.add_argument("--mode", help="query mode (default: chosen by rules): " + ", ".join(_modes()))
+    query.add_argument("--now", help="answer as of this ISO-8601 time (default: now)")
+    query.add_argument("--limit", type=int, default=10, help="findings at most (default 10)")
+    query.add_argument("--json", action="store_true", help="print the pack as JSON")
+
     status = commands.add_parser("status", help="show what the memory holds and what is queued")
     _add_data_dir(status)
     status.add_argument("--json", action="store_true", help="print JSON")
@@ -139,6 +147,54 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     return 1 if rejected else 0
 
 
+# ------------------------------------------------------------------- query
+
+
+def _modes() -> tuple[str, ...]:
+    from .core.retrieval.modes import MODES
+
+    return MODES
+
+
+def _print_pack(pack) -> None:
+    print(f"{pack.status.upper()} · mode {pack.query_mode} · {pack.trace.get('total_ms', 0):.0f} ms")
+    print(pack.summary)
+    for i, f in enumerate(pack.findings, start=1):
+        who = f.speaker or f.author
+        flag = "  (indirect)" if f.indirect else ""
+        print(f"\n{i}. [{f.occurred_at_iso()[:16].replace('T', ' ')}] {who} · {f.source}"
+              f" · {f.evidence_class}{flag}")
+        print(f"   {f.text}")
+        print(f"   event {f.event_id}" + (f" · item {f.source_item_id}" if f.source_item_id else ""))
+    if pack.answering_hints:
+        print("\nHints:")
+        for hint in pack.answering_hints:
+            print(f"  - {hint}")
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from .core import Memory
+    from .core.contracts import PayloadError, parse_timestamp
+
+    now = None
+    if args.now:
+        try:
+            now = parse_timestamp(args.now, "--now")
+        except PayloadError as exc:
+            print(f"magi query: {exc}", file=sys.stderr)
+            return 2
+    if args.mode and args.mode not in _modes():
+        print(f"magi query: unknown mode {args.mode!r}; one of {', '.join(_modes())}", file=sys.stderr)
+        return 2
+    with Memory.open(_data_dir(args)) as memory:
+        pack = memory.query(args.text, mode=args.mode, now=now, limit=args.limit)
+    if args.json:
+        print(json.dumps(pack.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_pack(pack)
+    return 0
+
+
 # ------------------------------------------------------------------ status
 
 
@@ -197,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
-    handlers = {"ingest": _cmd_ingest, "status": _cmd_status, "doctor": _cmd_doctor, "app": _cmd_app, None: _cmd_app}
+    handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

@@ -113,3 +113,23 @@ def test_a_corrupt_database_gets_a_clear_message(tmp_path):
     assert "cannot open the memory at" in result.stderr and "Traceback" not in result.stderr
     doctor = magi("doctor", data_dir=data)
     assert doctor.returncode == 1 and "cannot be read" in doctor.stdout
+
+
+def test_query_prints_a_readable_pack_and_json(tmp_path):
+    data = tmp_path / "d"
+    lines = "\n".join(json.dumps(p) for p in [
+        chat("I adopted a grey cat named Miso", at=1.7e9),
+        chat("Nice! Cats are great.", role="assistant", at=1.7e9 + 10),
+    ])
+    magi("ingest", "-", data_dir=data, stdin=lines)
+    out = magi("query", "What is my cat called?", "--now", "2030-01-01T00:00:00Z", data_dir=data)
+    assert out.returncode == 0, out.stderr
+    assert "OK · mode exact_fact" in out.stdout and "I adopted a grey cat named Miso" in out.stdout
+    assert "Cats are great" not in out.stdout
+    pack = json.loads(magi("query", "cats", "--mode", "episode_recall", "--json", data_dir=data).stdout)
+    assert pack["query_mode"] == "episode_recall" and pack["findings"]
+    past = json.loads(magi("query", "What is my cat called?", "--now", "2020-01-01T00:00:00Z", "--json",
+                           data_dir=data).stdout)
+    assert past["insufficient_evidence"] is True
+    bad = magi("query", "x", "--mode", "vibes", data_dir=data)
+    assert bad.returncode == 2 and "unknown mode" in bad.stderr

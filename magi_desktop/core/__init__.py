@@ -2,5 +2,6 @@
 
 from .contracts import IngestResult, MemoryEvent, PayloadError
 from .memory import Memory, MemoryUnavailable
+from .retrieval import EvidencePack, Finding
 
-__all__ = ["Memory", "MemoryUnavailable", "IngestResult", "MemoryEvent", "PayloadError"]
+__all__ = ["Memory", "MemoryUnavailable", "IngestResult", "MemoryEvent", "PayloadError", "EvidencePack", "Finding"]

@@ -18,8 +18,10 @@ from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
 from .paths import database_path
 from .redact import redact_text
 from .render import TemplateRegistry
+from .retrieval import EvidencePack, Retriever
 from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError, write_transaction
+from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
 from .store.vectors import current_model, ensure_vector_index
 
@@ -58,6 +60,8 @@ class Memory:
         self._l0: OrderedDict[str, deque[MemoryEvent]] = OrderedDict()
         self._l0_lock = threading.Lock()
         self._process_lock = threading.Lock()
+        self._entities = EntityLinker()
+        self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready)
 
     # ----------------------------------------------------------- lifecycle
 
@@ -175,6 +179,9 @@ class Memory:
                 placed = by_target[group]
                 if placed:
                     stored = store(conn, [event for _, event in placed])
+                    if group == "l1":
+                        self._entities.link(conn, [(outcome.rowid, event) for (_, event), outcome
+                                                   in zip(placed, stored, strict=True) if outcome.rowid is not None])
                     for (position, _event), outcome in zip(placed, stored, strict=True):
                         results[position] = IngestResult(
                             event_id=outcome.event_id, duplicate=outcome.duplicate, target=outcome.target,
@@ -244,6 +251,19 @@ class Memory:
                 "errors": report.errors[:10]}
 
     # ---------------------------------------------------------------- read
+
+    def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
+              session_id: str | None = None) -> EvidencePack:
+        """Answer a question with an evidence pack (DESIGN §5).
+
+        ``mode`` is one of the nine query modes (chosen by rules when None);
+        ``now`` (UNIX seconds) answers as of that moment — later events are
+        invisible; ``session_id`` is the asking conversation, whose own turns
+        are not evidence for it.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("the question is empty")
+        return self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id)
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""

@@ -27,6 +27,7 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
 class HashingEmbedder:
     name = "hashing-ngram-v1"
     max_units = 512
+    similarity_floor = 0.35  # n-gram overlap below this is coincidence
 
     def __init__(self, dimension: int = 384, ngram: int = 3, stands_in_for: str | None = None):
         self.dimension = dimension

@@ -215,6 +215,9 @@ class MiniLMEmbedder:
     dimension = 384
     max_tokens = 256
     max_units = 180  # chunking budget in words/CJK characters (see chunking.py)
+    # Cosine below which a hit shares no meaning with the question (unrelated
+    # sentences score ~0.0–0.2 with this model): retrieval's "insufficient evidence" line.
+    similarity_floor = 0.3
 
     def __init__(self, directory: Path | None = None, *, batch_size: int = 32,
                  idle_seconds: float | None = DEFAULT_IDLE_SECONDS):

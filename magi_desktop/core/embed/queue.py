@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..store import Database
+from ..store.l1 import index_text
 from ..store.vectors import current_model, replace_event_chunks
 from .base import Embedder
 from .chunking import chunk_text
@@ -52,9 +53,10 @@ def pending_count(db: Database, now: float | None = None) -> int:
     ).fetchone()[0]
 
 
-def _due_jobs(db: Database, limit: int, now: float) -> list[tuple[int, str, str, float]]:
+def _due_jobs(db: Database, limit: int, now: float) -> list[tuple[int, str, str, float, str | None]]:
     return db.reader().execute(
-        "SELECT j.event_rowid, e.content, e.l1_retrieval_scope, e.timestamp FROM embedding_jobs j "
+        "SELECT j.event_rowid, e.content, e.l1_retrieval_scope, e.timestamp, "
+        "json_extract(e.metadata_json, '$.timeline.speaker') FROM embedding_jobs j "
         "JOIN fact_events e ON e.id = j.event_rowid "
         "WHERE j.state = 'pending' AND j.next_attempt_at <= ? ORDER BY j.event_rowid LIMIT ?",
         (now, limit),
@@ -79,11 +81,11 @@ def _record_failure(db: Database, rowids: list[int], error: str, now: float) -> 
     return report
 
 
-def _embed_jobs(db: Database, embedder: Embedder, jobs: list[tuple[int, str, str, float]], now: float) -> EmbedReport:
+def _embed_jobs(db: Database, embedder: Embedder, jobs: list[tuple], now: float) -> EmbedReport:
     max_units = getattr(embedder, "max_units", 180)
     try:
         plans = [(job, chunk_text(job[1], max_units=max_units, overlap=min(30, max_units // 4))) for job in jobs]
-        texts = [job[1][c.start:c.end] for job, chunks in plans for c in chunks]
+        texts = [index_text(job[1][c.start:c.end], job[4]) for job, chunks in plans for c in chunks]
         vectors = embedder.embed(texts)
         if vectors.shape != (len(texts), embedder.dimension):
             raise ValueError(f"embedder returned shape {vectors.shape}, expected {(len(texts), embedder.dimension)}")
@@ -102,7 +104,7 @@ def _embed_jobs(db: Database, embedder: Embedder, jobs: list[tuple[int, str, str
             # The index was rebuilt for another model while we computed: drop this work.
             return report
         offset = 0
-        for (rowid, _content, scope, occurred_at), chunks in plans:
+        for (rowid, _content, scope, occurred_at, _speaker), chunks in plans:
             block = vectors[offset:offset + len(chunks)]
             offset += len(chunks)
             if conn.execute("DELETE FROM embedding_jobs WHERE event_rowid = ?", (rowid,)).rowcount == 0:

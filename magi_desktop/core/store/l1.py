@@ -48,6 +48,15 @@ def _metadata_json(event: MemoryEvent) -> str:
     return json.dumps(event.metadata, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def index_text(content: str, speaker: str | None) -> str:
+    """What search sees of an event: a chat turn is indexed with its speaker ("Caroline: …")."""
+    return f"{speaker}: {content}" if speaker else content
+
+
+def _speaker(event: MemoryEvent) -> str | None:
+    return event.metadata.get("timeline", {}).get("speaker")
+
+
 def _key(event: MemoryEvent) -> Key:
     return (event.source, event.event_type, event.idempotency_key)
 
@@ -66,6 +75,7 @@ class Stored(NamedTuple):
     duplicate: bool
     evidence_class: str
     target: str
+    rowid: int | None = None  # set for a newly inserted L1 event
 
 
 def _stored(conn: Connection, table: str, id_column: str, target_sql: str, keys: Iterable[Key]) -> dict[Key, Stored]:
@@ -116,6 +126,8 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
     if not fresh:
         return results
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
+    rowids = {e.event_id: first_id + offset for offset, e in enumerate(fresh)}
+    results = [r._replace(rowid=rowids[r.event_id]) if not r.duplicate else r for r in results]
     conn.executemany(_INSERT_EVENT, [
         (
             first_id + offset, e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
@@ -125,7 +137,8 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
         )
         for offset, e in enumerate(fresh)
     ])
-    conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(e.content)) for offset, e in enumerate(fresh)])
+    conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(index_text(e.content, _speaker(e))))
+                                   for offset, e in enumerate(fresh)])
     counts = Counter((e.source, e.evidence_class, e.l1_retrieval_scope) for e in fresh)
     conn.executemany(
         "INSERT INTO l1_event_counts (source, evidence_class, l1_retrieval_scope, events) VALUES (?, ?, ?, ?) "

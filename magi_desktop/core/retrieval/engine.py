@@ -1,0 +1,296 @@
+"""The L1 query pipeline: mode → temporal intent → recall paths in parallel → fusion → filters → rerank → pack."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embed import Embedder
+from ..store import Database
+from ..store.entities import EntityLinker
+from . import paths
+from .fusion import RerankFeatures, rerank, weighted_rrf
+from .modes import FACT_MODES, MODES, PATH_WEIGHTS, classify_mode, scopes_for
+from .pack import (
+    DEFAULT_TOKEN_BUDGET,
+    FINDING_TEXT_CHARS,
+    EvidencePack,
+    Finding,
+    bundles_of,
+    fit_budget,
+    iso,
+    timeline_of,
+)
+from .temporal import TemporalIntent, parse_temporal
+from .terms import content_terms, quoted_phrases, stem, stems
+
+FETCH_K = 50                 # candidates each path returns
+SEEDS = 5                    # first-wave hits that seed entity, graph and neighbour expansion
+CANDIDATES = 60              # fused candidates hydrated and filtered
+CURRENT_STATE_RECENCY = 0.30  # "now" questions: the newer statement should win
+ARTEFACT_OVERLAP = 0.8       # a stored turn this close to the question is the question itself
+
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
+
+
+@dataclass
+class _Candidate:
+    rowid: int
+    event_id: str
+    timestamp: float
+    content: str
+    source: str
+    source_item_id: str | None
+    session_id: str | None
+    author: str
+    evidence_class: str
+    content_type: str
+    speaker: str | None
+
+
+class Retriever:
+    """Answers ``Memory.query``. Stateless apart from its collaborators; safe from any thread."""
+
+    def __init__(self, db: Database, embedder: Embedder, entities: EntityLinker,
+                 vectors_ready: Callable[[], bool] = lambda: True, graph: paths.GraphSpreader | None = None):
+        self.db = db
+        self.embedder = embedder
+        self.entities = entities
+        self.vectors_ready = vectors_ready
+        self.graph = graph or paths.NoGraph()
+
+    # ------------------------------------------------------------------ query
+
+    def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
+              session_id: str | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET) -> EvidencePack:
+        started = time.perf_counter()
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
+        chosen, rule = (mode, "caller") if mode else classify_mode(text)
+        now = time.time() if now is None else now
+        temporal = parse_temporal(text, now)
+        if rule == "default" and temporal.anchor is not None:
+            chosen, rule = "temporal_compare", "anchor"  # "买空气炸锅前…" compares in time
+        ctx = paths.QueryContext(text=text, terms=content_terms(text), scopes=scopes_for(chosen), now=now,
+                                 fetch_k=FETCH_K, window=temporal.window, quoted=quoted_phrases(text))
+        trace: dict = {"mode_source": rule, "temporal": temporal.to_dict(), "terms": ctx.terms, "paths": {}}
+
+        rankings = self._recall(ctx, chosen, trace)
+        fused = weighted_rrf(rankings, PATH_WEIGHTS[chosen])
+        candidates = self._hydrate([rowid for rowid, _ in fused[:CANDIDATES]])
+        anchor = self._resolve_anchor(temporal, ctx, trace)
+        kept = self._filter(candidates, chosen, temporal, anchor, text, session_id, trace)
+        qualifying = self._qualifying(kept, ctx, trace)
+
+        by_rowid = {c.rowid: c for c in qualifying}
+        features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp) for c in qualifying}
+        recency = CURRENT_STATE_RECENCY if chosen == "current_state" else None
+        ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
+                        **({"recency_weight": recency} if recency is not None else {}))
+        found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
+        findings = [self._finding(by_rowid[rowid], score, found_by[rowid]) for rowid, score in ranked[:limit]]
+        findings, used_tokens = fit_budget(findings, token_budget)
+        self._flag_indirect(findings, ctx, temporal)
+        trace["tokens"] = used_tokens
+        trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        return self._pack(text, chosen, findings, temporal, anchor, trace)
+
+    # ----------------------------------------------------------------- recall
+
+    def _recall(self, ctx: paths.QueryContext, mode: str, trace: dict) -> dict[str, list[int]]:
+        weights = PATH_WEIGHTS[mode]
+
+        def timed(name: str, fn: Callable[..., list[int]], *args) -> tuple[str, list[int]]:
+            if weights.get(name, 0) <= 0:
+                return name, []
+            started = time.perf_counter()
+            result = fn(self.db.reader(), ctx, *args)
+            trace["paths"][name] = {"hits": len(result), "ms": round((time.perf_counter() - started) * 1000, 2)}
+            return name, result
+
+        def vector_path(conn, ctx_):
+            if not self.vectors_ready():
+                return []
+            ctx_.query_vector = self.embedder.embed([ctx_.text])[0]
+            return paths.vector(conn, ctx_)
+
+        first = [_POOL.submit(timed, name, fn) for name, fn in (
+            ("bm25", paths.bm25), ("temporal_bm25", paths.temporal_bm25), ("vector", vector_path),
+            ("keyword", paths.keyword))]
+        rankings = dict(future.result() for future in first)
+        seeds = [rowid for rowid, _ in weighted_rrf(rankings, weights)[:SEEDS]]
+        query_entities = [entity_id for entity_id, _ in self.entities.find(self.db.reader(), ctx.text)]
+        second = [
+            _POOL.submit(timed, "entity", paths.entity_expansion, seeds, query_entities),
+            _POOL.submit(timed, "graph", self.graph.spread, seeds),
+            _POOL.submit(timed, "neighbors", paths.neighbours, seeds),
+        ]
+        rankings.update(future.result() for future in second)
+        return rankings
+
+    def _hydrate(self, rowids: Sequence[int]) -> list[_Candidate]:
+        if not rowids:
+            return []
+        marks = ", ".join("?" * len(rowids))
+        rows = self.db.reader().execute(
+            "SELECT id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
+            f"content_type, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id IN ({marks})",
+            list(rowids)).fetchall()
+        order = {rowid: i for i, rowid in enumerate(rowids)}
+        return sorted((_Candidate(*row) for row in rows), key=lambda c: order[c.rowid])
+
+    # ---------------------------------------------------------------- filters
+
+    def _resolve_anchor(self, temporal: TemporalIntent, ctx: paths.QueryContext, trace: dict) -> _Candidate | None:
+        """The event a "before X" / "X之前" question is anchored on: the best fact-scope match for X."""
+        if temporal.anchor is None:
+            return None
+        anchor_ctx = paths.QueryContext(text=temporal.anchor.phrase, terms=content_terms(temporal.anchor.phrase),
+                                        scopes=ctx.scopes, now=ctx.now, fetch_k=10)
+        rankings = {"bm25": paths.bm25(self.db.reader(), anchor_ctx)}
+        if self.vectors_ready():
+            anchor_ctx.query_vector = self.embedder.embed([anchor_ctx.text])[0]
+            rankings["vector"] = paths.vector(self.db.reader(), anchor_ctx)
+        fused = weighted_rrf(rankings, {"bm25": 1.0, "vector": 1.0})
+        if not fused:
+            trace["anchor"] = {"phrase": temporal.anchor.phrase, "event_id": None}
+            return None
+        anchor = self._hydrate([fused[0][0]])[0]
+        trace["anchor"] = {"phrase": temporal.anchor.phrase, "direction": temporal.anchor.direction,
+                           "event_id": anchor.event_id, "occurred_at": anchor.timestamp}
+        return anchor
+
+    def _filter(self, candidates: list[_Candidate], mode: str, temporal: TemporalIntent, anchor: _Candidate | None,
+                question: str, session_id: str | None, trace: dict) -> list[_Candidate]:
+        dropped = {"window": 0, "anchor": 0, "artefact": 0}
+        question_stems = stems(question)
+        kept = []
+        for c in candidates:
+            if temporal.window is not None and not temporal.window.contains(c.timestamp):
+                dropped["window"] += 1
+                continue
+            if anchor is not None:
+                before = temporal.anchor.direction == "before"
+                if c.rowid == anchor.rowid or (c.timestamp >= anchor.timestamp if before
+                                               else c.timestamp <= anchor.timestamp):
+                    dropped["anchor"] += 1
+                    continue
+            if mode in FACT_MODES and self._is_artefact(c, question, question_stems, session_id):
+                dropped["artefact"] += 1
+                continue
+            kept.append(c)
+        trace["dropped"] = dropped
+        return kept
+
+    @staticmethod
+    def _is_artefact(c: _Candidate, question: str, question_stems: set[str], session_id: str | None) -> bool:
+        """The user's own question (or the assistant's earlier answer) is not evidence for a fact."""
+        if c.author == "assistant" or c.content_type == "question":
+            return True
+        if " ".join(c.content.casefold().split()) == " ".join(question.casefold().split()):
+            return True
+        if session_id is None or c.session_id != session_id or not question_stems:
+            return False
+        overlap = len(question_stems & stems(c.content)) / len(question_stems | stems(c.content))
+        return overlap >= ARTEFACT_OVERLAP
+
+    def _qualifying(self, candidates: list[_Candidate], ctx: paths.QueryContext, trace: dict) -> list[_Candidate]:
+        """Drop candidates nothing ties to the question, so an unsupported question gets no findings."""
+        question_stems = {stem(t) for t in ctx.terms}
+        floor = getattr(self.embedder, "similarity_floor", 0.3)
+        similarity = self._similarities(candidates, ctx)
+        kept = [c for c in candidates
+                if question_stems & stems(c.content + " " + (c.speaker or "")) or similarity.get(c.rowid, 0.0) >= floor]
+        trace["unqualified"] = len(candidates) - len(kept)
+        return kept
+
+    def _similarities(self, candidates: list[_Candidate], ctx: paths.QueryContext) -> dict[int, float]:
+        if ctx.query_vector is None or not candidates:
+            return {}
+        marks = ", ".join("?" * len(candidates))
+        rows = self.db.reader().execute(
+            f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {paths.VEC_TABLE} v ON v.rowid = c.chunk_id "
+            f"WHERE c.event_rowid IN ({marks})", [c.rowid for c in candidates]).fetchall()
+        best: dict[int, float] = {}
+        for rowid, blob in rows:
+            score = float(np.frombuffer(blob, dtype=np.float32) @ ctx.query_vector)
+            best[rowid] = max(best.get(rowid, -1.0), score)
+        return best
+
+    # ------------------------------------------------------------------- pack
+
+    @staticmethod
+    def _finding(c: _Candidate, score: float, found_by: list[str]) -> Finding:
+        text = c.content if len(c.content) <= FINDING_TEXT_CHARS else c.content[: FINDING_TEXT_CHARS - 1] + "…"
+        return Finding(
+            layer="L1", text=text, occurred_at=c.timestamp, source=c.source, source_item_id=c.source_item_id,
+            session_id=c.session_id, author=c.author, evidence_class=c.evidence_class, score=score,
+            event_id=c.event_id, speaker=c.speaker, supporting_event_ids=[c.event_id],
+            supporting_source_item_ids=[c.source_item_id] if c.source_item_id else [], paths=found_by,
+        )
+
+    @staticmethod
+    def _flag_indirect(findings: list[Finding], ctx: paths.QueryContext, temporal: TemporalIntent) -> None:
+        """A finding that shares none of the question's words (beyond the anchor) is indirect evidence."""
+        anchor_stems = stems(temporal.anchor.phrase) if temporal.anchor else set()
+        asked = {stem(t) for t in ctx.terms} - anchor_stems
+        for finding in findings:
+            said = stems(finding.text + " " + (finding.speaker or ""))
+            finding.indirect = bool(asked) and not (asked & said)
+
+    def _pack(self, text: str, mode: str, findings: list[Finding], temporal: TemporalIntent,
+              anchor: _Candidate | None, trace: dict) -> EvidencePack:
+        hints = ["Answer only from these findings and cite their event ids."]
+        insufficient = not findings
+        if insufficient:
+            hints.append("Do not guess: no stored evidence supports an answer; say you do not know.")
+        if mode in FACT_MODES:
+            hints.append("Findings are the user's own statements and observed activity; assistant replies and the "
+                         "user's questions are excluded.")
+        else:
+            hints.append("Findings may include assistant turns: what the assistant said is not a fact about the user.")
+        indirect = [f for f in findings if f.indirect]
+        if indirect:
+            asked = ", ".join(t for t in trace["terms"] if not temporal.anchor
+                              or stem(t) not in stems(temporal.anchor.phrase))
+            hints.append(f"Evidence is indirect: {len(indirect)} finding(s) do not say '{asked}' outright "
+                         "(e.g. a new item mentioned, not a purchase stated); say that the answer is inferred.")
+        if mode == "current_state" and len(findings) > 1:
+            hints.append("Prefer the most recent finding for the current state; older ones are history.")
+        if temporal.anchor is not None:
+            if anchor is not None:
+                hints.append(f"Only events {temporal.anchor.direction} '{temporal.anchor.phrase}' "
+                             f"({iso(anchor.timestamp)}, event {anchor.event_id}) are included.")
+            else:
+                hints.append(f"'{temporal.anchor.phrase}' was not found in memory, so the time order is unknown.")
+        if temporal.window is not None:
+            hints.append(f"Only events in the window '{temporal.window.label}' are included.")
+        entity_refs = self._entity_refs(findings)
+        if findings:
+            top = findings[0]
+            summary = (f"{len(findings)} finding(s) in {mode} mode; best: \"{top.text[:120]}\" "
+                       f"({iso(top.occurred_at)[:10]}, {top.author}).")
+        else:
+            summary = f"No stored evidence answers this ({mode} mode)."
+        return EvidencePack(
+            status="insufficient" if insufficient else "ok", query=text, query_mode=mode, summary=summary,
+            findings=findings, insufficient_evidence=insufficient, answering_hints=hints, entity_refs=entity_refs,
+            timeline=timeline_of(findings) if len(findings) > 1 else [],
+            bundles=bundles_of(findings) if len(findings) > 1 else [], trace=trace,
+        )
+
+    def _entity_refs(self, findings: list[Finding]) -> list[dict]:
+        if not findings:
+            return []
+        ids = [f.event_id for f in findings]
+        marks = ", ".join("?" * len(ids))
+        rows = self.db.reader().execute(
+            "SELECT c.entity_id, c.name, c.entity_type, count(*) FROM l1_event_entities l "
+            "JOIN entity_catalog c ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid "
+            f"WHERE e.event_id IN ({marks}) GROUP BY c.entity_id ORDER BY count(*) DESC LIMIT 10", ids).fetchall()
+        return [{"entity_id": r[0], "name": r[1], "entity_type": r[2], "findings": r[3]} for r in rows]
+

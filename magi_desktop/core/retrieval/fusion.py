@@ -1,0 +1,87 @@
+"""Fusion and reranking: pure functions over ranked id lists (DESIGN §5)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .modes import RRF_K
+
+RERANK_TOP = 20
+# Rerank adjustments (DESIGN §5), added to the RRF score normalised to 0..1.
+USER_BONUS = 0.35
+ASSISTANT_PENALTY = -0.10
+QUOTE_BONUS = {"user": 0.45, "assistant": 0.15}
+LONG_ASSISTANT_CHARS = 240
+LONG_ASSISTANT_MAX_PENALTY = 0.25
+LONG_ASSISTANT_FULL_PENALTY_CHARS = 1240  # the penalty grows linearly to its maximum here
+RECENCY_BONUS = 0.05          # "small recency bonus"
+RECENCY_HALF_LIFE_DAYS = 30.0
+
+
+def weighted_rrf(rankings: Mapping[str, Sequence[int]], weights: Mapping[str, float],
+                 k: int = RRF_K) -> list[tuple[int, float]]:
+    """Sum of weight / (k + rank) over the paths that ranked each id; best first, ties by id."""
+    scores: dict[int, float] = {}
+    for path, ranked in rankings.items():
+        weight = weights.get(path, 0.0)
+        if weight <= 0:
+            continue
+        for rank, item in enumerate(ranked, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+@dataclass(frozen=True)
+class RerankFeatures:
+    """What the reranker looks at for one candidate."""
+
+    author: str
+    text: str
+    occurred_at: float
+
+
+def normalise(scores: Sequence[float]) -> list[float]:
+    """Min-max to 0..1; all equal -> all 1."""
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high - low < 1e-12:
+        return [1.0 for _ in scores]
+    return [(s - low) / (high - low) for s in scores]
+
+
+def rerank_adjustment(features: RerankFeatures, quoted: Sequence[str], now: float,
+                      recency_weight: float = RECENCY_BONUS) -> float:
+    """The DESIGN §5 bonus or penalty for one candidate."""
+    adjust = 0.0
+    if features.author == "user":
+        adjust += USER_BONUS
+    elif features.author == "assistant":
+        adjust += ASSISTANT_PENALTY
+    lowered = features.text.casefold()
+    hits = sum(1 for phrase in quoted if phrase.casefold() in lowered)
+    adjust += hits * QUOTE_BONUS.get(features.author, QUOTE_BONUS["assistant"])
+    if features.author == "assistant" and len(features.text) > LONG_ASSISTANT_CHARS:
+        span = LONG_ASSISTANT_FULL_PENALTY_CHARS - LONG_ASSISTANT_CHARS
+        excess = (len(features.text) - LONG_ASSISTANT_CHARS) / span
+        adjust -= LONG_ASSISTANT_MAX_PENALTY * min(1.0, excess)
+    age_days = max(0.0, (now - features.occurred_at) / 86400)
+    adjust += recency_weight * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+    return adjust
+
+
+def rerank(fused: Sequence[tuple[int, float]], features: Mapping[int, RerankFeatures], quoted: Sequence[str],
+           now: float, *, top: int = RERANK_TOP, recency_weight: float = RECENCY_BONUS) -> list[tuple[int, float]]:
+    """Rerank the first ``top`` fused candidates; the rest keep their order below them."""
+    head = [(item, score) for item, score in fused[:top] if item in features]
+    tail = [(item, score) for item, score in fused[top:] if item in features]
+    normalised = normalise([score for _, score in head])
+    reranked = [
+        (item, base + rerank_adjustment(features[item], quoted, now, recency_weight))
+        for (item, _), base in zip(head, normalised, strict=True)
+    ]
+    reranked.sort(key=lambda pair: (-pair[1], pair[0]))
+    floor = min((score for _, score in reranked), default=0.0)
+    return reranked + [(item, floor - 1.0 - rank * 1e-6) for rank, (item, _) in enumerate(tail)]

@@ -1,0 +1,52 @@
+"""Content terms of questions and events: stopwords out, crude stemming for overlap checks."""
+
+from __future__ import annotations
+
+import re
+
+from ..text import query_terms
+
+_EN_STOPWORDS = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before being below
+between both but by can could did didn't do does doesn't doing don't down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is isn't it it's its itself
+just let me more most my myself no nor not now of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with would you
+your yours yourself yourselves s t d ll ve re m o y also ever really any anything something thing things get
+got kind sort like tell know think say said does did doing go going went want wanted yes yeah ok okay
+""".split())
+_ZH_STOPWORDS = frozenset(
+    "的 了 是 我 你 他 她 它 们 我们 你们 他们 吗 呢 吧 啊 呀 么 什么 怎么 哪 哪里 哪个 谁 为什么 多少 几 在 有 和 "
+    "与 或 也 都 就 还 又 这 那 这个 那个 一个 一 个 之前 之后 以前 以后 前 后 时候 知道 请 帮 告诉 说 想 要 会 能 "
+    "可以".split()
+)
+_SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match "fryers" with "fryer" and "bought" stays itself."""
+    if not word.isascii() or len(word) <= 3:
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            return base + "y" if suffix in ("ies", "ied") else base
+    return word
+
+
+def content_terms(text: str) -> list[str]:
+    """The question's search terms without stopwords (FTS-compatible, Chinese segmented)."""
+    return [t for t in query_terms(text) if t not in _EN_STOPWORDS and t not in _ZH_STOPWORDS and len(t) > 0
+            and not (t.isascii() and len(t) == 1)]
+
+
+def stems(text: str) -> set[str]:
+    return {stem(t) for t in content_terms(text)}
+
+
+_QUOTED = re.compile(r"[\"“”「『]([^\"“”」』]{2,80})[\"“”」』]")
+
+
+def quoted_phrases(text: str) -> list[str]:
+    return [m.group(1).strip() for m in _QUOTED.finditer(text) if m.group(1).strip()]

@@ -1,0 +1,119 @@
+"""The entity catalog and the event -> entity inverted index (``l1_event_entities``).
+
+At ingest an event is linked to the entities it names: the plugin's entity
+hints and the chat speaker (confidence 1.0), and any name already in the
+catalog that appears in its text (0.6). That is deliberately cheap — exact
+names, no resolution; the L2 worker resolves, merges and adds more later.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+from ..contracts import MemoryEvent
+from .connection import Connection
+
+HINT_CONFIDENCE = 1.0
+LOOKUP_CONFIDENCE = 0.6
+MIN_LOOKUP_NAME_CHARS = 3     # "Al" or "AI" in a sentence is too often not the entity
+MAX_LOOKUP_NAMES = 20_000     # beyond this the alternation regex costs more than it finds
+_ASCII_NAME = re.compile(r"^[\x00-\x7f]+$")
+
+
+def name_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def event_hints(event: MemoryEvent) -> list[tuple[str, str]]:
+    """(name, entity_type) the event itself declares: plugin hints and the chat speaker."""
+    hints = [(h["mention_text"], h["entity_type"]) for h in event.metadata.get("structured_entity_hints", ())]
+    speaker = event.metadata.get("timeline", {}).get("speaker")
+    if speaker:
+        hints.append((speaker, "person"))
+    return [(name, kind) for name, kind in hints if name_key(name)]
+
+
+class EntityLinker:
+    """Links new events to entities; caches the name-lookup regex between batches."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known_max_id = -1
+        self._pattern: re.Pattern | None = None
+        self._ids_by_key: dict[str, list[tuple[int, str]]] = {}
+
+    def link(self, conn: Connection, events: Sequence[tuple[int, MemoryEvent]], now: float | None = None) -> int:
+        """Write l1_event_entities rows for (event rowid, event) pairs; return how many."""
+        now = time.time() if now is None else now
+        declared = {rowid: event_hints(event) for rowid, event in events}
+        ids = self._ensure_entities(conn, {(name_key(n), t, n) for hints in declared.values() for n, t in hints}, now)
+        rows: dict[tuple[int, int], tuple[str, float]] = {}
+        for rowid, event in events:
+            for name, kind in declared[rowid]:
+                rows[(rowid, ids[(name_key(name), kind)])] = (kind, HINT_CONFIDENCE)
+            for entity_id, kind in self._lookup(conn, event.content):
+                rows.setdefault((rowid, entity_id), (kind, LOOKUP_CONFIDENCE))
+        conn.executemany(
+            "INSERT OR IGNORE INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) "
+            "VALUES (?, ?, ?, ?)",
+            [(rowid, entity_id, kind, confidence) for (rowid, entity_id), (kind, confidence) in rows.items()],
+        )
+        return len(rows)
+
+    @staticmethod
+    def _ensure_entities(conn: Connection, wanted: Iterable[tuple[str, str, str]], now: float) -> dict:
+        wanted = list(wanted)
+        conn.executemany(
+            "INSERT OR IGNORE INTO entity_catalog (name, name_key, entity_type, created_at) VALUES (?, ?, ?, ?)",
+            [(name, key, kind, now) for key, kind, name in wanted],
+        )
+        ids = {}
+        for key, kind, _ in wanted:
+            row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = ?",
+                               (key, kind)).fetchone()
+            ids[(key, kind)] = row[0]
+        return ids
+
+    def find(self, conn: Connection, text: str) -> list[tuple[int, str]]:
+        """(entity_id, entity_type) of every catalog name that appears in ``text``."""
+        return self._lookup(conn, text)
+
+    def _lookup(self, conn: Connection, text: str) -> list[tuple[int, str]]:
+        pattern = self._refresh(conn)
+        if pattern is None:
+            return []
+        found = []
+        for key in {name_key(m.group(0)) for m in pattern.finditer(text)}:
+            found.extend(self._ids_by_key.get(key, ()))
+        return found
+
+    def _refresh(self, conn: Connection) -> re.Pattern | None:
+        newest = conn.execute("SELECT coalesce(max(entity_id), 0) FROM entity_catalog").fetchone()[0]
+        with self._lock:
+            if newest != self._known_max_id:
+                self._known_max_id = newest
+                self._rebuild(conn)
+            return self._pattern
+
+    def _rebuild(self, conn: Connection) -> None:
+        by_key: dict[str, list[tuple[int, str]]] = {}
+        for entity_id, key, kind in conn.execute(
+                "SELECT entity_id, name_key, entity_type FROM entity_catalog "
+                "WHERE length(name_key) >= ? ORDER BY entity_id LIMIT ?", (MIN_LOOKUP_NAME_CHARS, MAX_LOOKUP_NAMES)):
+            by_key.setdefault(key, []).append((entity_id, kind))
+        self._ids_by_key = by_key
+        if not by_key:
+            self._pattern = None
+            return
+        names = sorted(by_key, key=len, reverse=True)
+        ascii_names = [re.escape(n).replace(r"\ ", r"\s+") for n in names if _ASCII_NAME.match(n)]
+        other_names = [re.escape(n) for n in names if not _ASCII_NAME.match(n)]
+        parts = []
+        if ascii_names:
+            parts.append(r"(?<![\w])(?:" + "|".join(ascii_names) + r")(?![\w])")
+        if other_names:
+            parts.append("|".join(other_names))
+        self._pattern = re.compile("|".join(parts), re.IGNORECASE)

@@ -1,0 +1,238 @@
+"""The parts of retrieval on their own: mode rules, temporal parsing, each recall path, RRF and rerank."""
+
+from datetime import datetime, timezone
+
+import pytest
+from payloads import chat, sensor
+
+from magi_desktop.core.retrieval import paths
+from magi_desktop.core.retrieval.fusion import (
+    ASSISTANT_PENALTY,
+    USER_BONUS,
+    RerankFeatures,
+    normalise,
+    rerank,
+    rerank_adjustment,
+    weighted_rrf,
+)
+from magi_desktop.core.retrieval.modes import PATH_WEIGHTS, classify_mode, scopes_for
+from magi_desktop.core.retrieval.temporal import parse_temporal
+from magi_desktop.core.retrieval.terms import content_terms
+
+UTC = timezone.utc
+# Wednesday 2026-11-25 15:00 UTC
+NOW = datetime(2026, 11, 25, 15, 0, tzinfo=UTC).timestamp()
+
+
+def day(y, m, d):
+    return datetime(y, m, d, tzinfo=UTC).timestamp()
+
+
+# ------------------------------------------------------------------ modes
+
+@pytest.mark.parametrize("question, mode", [
+    ("What is my cat's name?", "exact_fact"),
+    ("Where do I live now?", "current_state"),
+    ("我现在住在哪里？", "current_state"),
+    ("What did I buy before the air fryer?", "temporal_compare"),
+    ("我搬家之前住在哪里", "temporal_compare"),
+    ("What did you recommend for soup?", "episode_recall"),
+    ("你之前说过什么食谱？", "episode_recall"),
+    ("Across our previous conversations, what recipes came up?", "cross_session"),
+    ("What happened recently?", "event_stream"),
+    ("Summarise my week", "summary"),
+    ("What was I busy with last week?", "activity_summary"),
+    ("我上周在忙什么？", "activity_summary"),
+    ("How did we fix the flaky test last time?", "strategy"),
+    ("上次怎么解决这类问题的？", "strategy"),
+])
+def test_mode_rules(question, mode):
+    assert classify_mode(question)[0] == mode
+
+
+def test_fact_modes_see_only_fact_scope():
+    assert scopes_for("exact_fact") == ("fact_authoritative",)
+    assert set(scopes_for("episode_recall")) == {"fact_authoritative", "conversation_only"}
+    assert PATH_WEIGHTS["exact_fact"]["entity"] == 1.2 and PATH_WEIGHTS["exact_fact"]["bm25"] == 0.8
+    assert PATH_WEIGHTS["episode_recall"]["vector"] == 1.2 and PATH_WEIGHTS["episode_recall"]["entity"] == 0.6
+    assert PATH_WEIGHTS["event_stream"]["entity"] == PATH_WEIGHTS["event_stream"]["graph"] == 0
+
+
+# --------------------------------------------------------------- temporal
+
+@pytest.mark.parametrize("question, start, end", [
+    ("what did I do yesterday", day(2026, 11, 24), day(2026, 11, 25)),
+    ("what did I do today", day(2026, 11, 25), day(2026, 11, 26)),
+    ("pages I read last week", day(2026, 11, 16), day(2026, 11, 23)),
+    ("last Wednesday", day(2026, 11, 18), day(2026, 11, 19)),
+    ("last Monday", day(2026, 11, 23), day(2026, 11, 24)),
+    ("what happened in March", day(2026, 3, 1), day(2026, 4, 1)),
+    ("in December", day(2025, 12, 1), day(2026, 1, 1)),
+    ("in May 2023", day(2023, 5, 1), day(2023, 6, 1)),
+    ("on 8 May, 2023", day(2023, 5, 8), day(2023, 5, 9)),
+    ("3 days ago", day(2026, 11, 22), day(2026, 11, 23)),
+    ("in the last 2 weeks", day(2026, 11, 12), day(2026, 11, 26)),
+    ("in 2024", day(2024, 1, 1), day(2025, 1, 1)),
+    ("我上周三做了什么", day(2026, 11, 18), day(2026, 11, 19)),
+    ("我昨天去了哪里", day(2026, 11, 24), day(2026, 11, 25)),
+    ("上个月", day(2026, 10, 1), day(2026, 11, 1)),
+    ("2023年5月", day(2023, 5, 1), day(2023, 6, 1)),
+    ("三天前", day(2026, 11, 22), day(2026, 11, 23)),
+])
+def test_temporal_windows(question, start, end):
+    intent = parse_temporal(question, NOW, UTC)
+    assert (intent.window.start, intent.window.end) == (start, end)
+
+
+def test_recent_and_no_time():
+    assert parse_temporal("what have I been reading lately", NOW, UTC).recent
+    assert parse_temporal("最近在听什么歌", NOW, UTC).window.start == NOW - 30 * 86400
+    assert not parse_temporal("What is my cat's name?", NOW, UTC).present
+    assert parse_temporal("May I ask what my cat's name is?", NOW, UTC).window is None
+
+
+@pytest.mark.parametrize("question, direction, phrase", [
+    ("What kitchen appliance did I buy before the air fryer?", "before", "air fryer"),
+    ("Where did I live before I moved to Jiaxing?", "before", "I moved to Jiaxing"),
+    ("what did I read after my trip to Kyoto", "after", "trip to Kyoto"),
+    ("我在买空气炸锅前买了什么厨房家电？", "before", "买空气炸锅"),
+    ("搬到嘉兴之后我换了什么工作", "after", "搬到嘉兴"),
+])
+def test_anchors(question, direction, phrase):
+    anchor = parse_temporal(question, NOW, UTC).anchor
+    assert (anchor.direction, anchor.phrase) == (direction, phrase)
+
+
+def test_ago_is_a_window_not_an_anchor():
+    intent = parse_temporal("三天前我吃了什么", NOW, UTC)
+    assert intent.anchor is None and intent.window is not None
+
+
+# ----------------------------------------------------------------- fusion
+
+def test_weighted_rrf():
+    fused = weighted_rrf({"a": [1, 2, 3], "b": [3, 1], "off": [9]}, {"a": 1.0, "b": 2.0, "off": 0.0}, k=60)
+    scores = dict(fused)
+    assert scores[1] == pytest.approx(1 / 61 + 2 / 62)
+    assert scores[3] == pytest.approx(1 / 63 + 2 / 61)
+    assert 9 not in scores
+    assert [item for item, _ in fused] == [3, 1, 2]
+
+
+def test_normalise():
+    assert normalise([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
+    assert normalise([1.0, 1.0]) == [1.0, 1.0]
+    assert normalise([]) == []
+
+
+def test_rerank_adjustments():
+    now = 1_000_000.0
+    user = rerank_adjustment(RerankFeatures("user", "I like tea", now - 1e9), [], now, recency_weight=0)
+    assistant = rerank_adjustment(RerankFeatures("assistant", "You like tea", now - 1e9), [], now, recency_weight=0)
+    assert user == pytest.approx(USER_BONUS) and assistant == pytest.approx(ASSISTANT_PENALTY)
+    quoted_user = rerank_adjustment(RerankFeatures("user", "I said 'green tea' twice", now - 1e9), ["green tea"], now,
+                                    recency_weight=0)
+    assert quoted_user == pytest.approx(USER_BONUS + 0.45)
+    quoted_assistant = rerank_adjustment(RerankFeatures("assistant", "green tea", now - 1e9), ["green tea"], now,
+                                         recency_weight=0)
+    assert quoted_assistant == pytest.approx(ASSISTANT_PENALTY + 0.15)
+    long_text = rerank_adjustment(RerankFeatures("assistant", "x" * 5000, now - 1e9), [], now, recency_weight=0)
+    assert long_text == pytest.approx(ASSISTANT_PENALTY - 0.25)
+    medium = rerank_adjustment(RerankFeatures("assistant", "x" * 740, now - 1e9), [], now, recency_weight=0)
+    assert medium == pytest.approx(ASSISTANT_PENALTY - 0.125)
+    fresh = rerank_adjustment(RerankFeatures("external", "x", now), [], now, recency_weight=0.05)
+    month = rerank_adjustment(RerankFeatures("external", "x", now - 30 * 86400), [], now, recency_weight=0.05)
+    assert fresh == pytest.approx(0.05) and month == pytest.approx(0.025)
+
+
+def test_rerank_lifts_the_user_over_a_close_assistant_and_keeps_the_tail():
+    fused = [(1, 0.030), (2, 0.029), (3, 0.010), (4, 0.001)]
+    features = {1: RerankFeatures("assistant", "you live in Paris", 0), 2: RerankFeatures("user", "I live in Lyon", 0),
+                3: RerankFeatures("user", "x", 0), 4: RerankFeatures("user", "y", 0)}
+    ranked = rerank(fused, features, [], now=0, top=3)
+    assert [item for item, _ in ranked] == [2, 1, 3, 4]
+    assert ranked[-1][1] < ranked[-2][1]
+
+
+# ------------------------------------------------------------------ paths
+
+@pytest.fixture
+def loaded(memory):
+    memory.ingest_many([
+        chat("I adopted a grey cat named Miso", session="s1", at=1000.0 * 86400, item="t1"),
+        chat("What food do cats like?", session="s1", at=1000.0 * 86400 + 10, item="t2"),
+        chat("Cats like fish, and Miso may too.", role="assistant", session="s1", at=1000.0 * 86400 + 20, item="t3"),
+        chat("Release v2.3 fixed the login bug", session="s2", at=1001.0 * 86400, item="t4"),
+        chat("I drink green tea every morning", session="s2", at=1002.0 * 86400, item="t5"),
+        sensor("listen_music", {"track_name": "Clair de Lune", "artist_name": "Debussy"}, source="music",
+               entities=[{"mention_text": "Debussy", "entity_type": "person"}], at=1003.0 * 86400, item="m1"),
+        sensor("listen_music", {"track_name": "Arabesque", "artist_name": "Debussy"}, source="music",
+               entities=[{"mention_text": "Debussy", "entity_type": "person"}], at=1004.0 * 86400, item="m2"),
+    ])
+    memory.process_pending()
+    return memory
+
+
+def ctx(text, scopes=("fact_authoritative", "conversation_only"), now=2000.0 * 86400, window=None, vector=None):
+    from magi_desktop.core.retrieval.terms import quoted_phrases
+
+    return paths.QueryContext(text=text, terms=content_terms(text), scopes=scopes, now=now, fetch_k=10,
+                              window=window, query_vector=vector, quoted=quoted_phrases(text))
+
+
+def items(memory, rowids):
+    conn = memory.db.reader()
+    return [conn.execute("SELECT source_item_id FROM fact_events WHERE id = ?", (r,)).fetchone()[0] for r in rowids]
+
+
+def test_bm25_path_respects_scope_and_now(loaded):
+    conn = loaded.db.reader()
+    assert items(loaded, paths.bm25(conn, ctx("cat Miso")))[0] == "t1"
+    assert "t3" not in items(loaded, paths.bm25(conn, ctx("Miso fish", scopes=("fact_authoritative",))))
+    assert items(loaded, paths.bm25(conn, ctx("green tea", now=1001.5 * 86400))) == []
+
+
+def test_temporal_bm25_only_with_a_window(loaded):
+    from magi_desktop.core.retrieval.temporal import Window
+
+    conn = loaded.db.reader()
+    assert paths.temporal_bm25(conn, ctx("Debussy")) == []
+    window = Window(1003.5 * 86400, 1005 * 86400, "test")
+    assert items(loaded, paths.temporal_bm25(conn, ctx("Debussy", window=window))) == ["m2"]
+
+
+def test_vector_path_folds_chunks_to_events(loaded):
+    query = loaded.embedder.embed(["grey cat Miso adopted"])[0]
+    ranked = items(loaded, paths.vector(loaded.db.reader(), ctx("x", vector=query)))
+    assert ranked[0] == "t1" and len(ranked) == len(set(ranked))
+
+
+def test_keyword_path_finds_what_fts_splits(loaded):
+    conn = loaded.db.reader()
+    assert items(loaded, paths.keyword(conn, ctx("which release was v2.3"))) == ["t4"]
+    assert items(loaded, paths.keyword(conn, ctx('the "green tea" habit'))) == ["t5"]
+    assert paths.keyword(conn, ctx("plain words only")) == []
+
+
+def test_entity_expansion_path(loaded):
+    conn = loaded.db.reader()
+    seed = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 'm1'").fetchone()[0]
+    assert items(loaded, paths.entity_expansion(conn, ctx("x"), [seed])) == ["m2"]
+    debussy = conn.execute("SELECT entity_id FROM entity_catalog WHERE name = 'Debussy'").fetchone()[0]
+    assert set(items(loaded, paths.entity_expansion(conn, ctx("x"), [], [debussy]))) == {"m1", "m2"}
+
+
+def test_neighbours_path_and_empty_graph(loaded):
+    conn = loaded.db.reader()
+    seed = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 't2'").fetchone()[0]
+    assert items(loaded, paths.neighbours(conn, ctx("x"), [seed])) == ["t3", "t1"]
+    fact_only = paths.neighbours(conn, ctx("x", scopes=("fact_authoritative",)), [seed])
+    assert items(loaded, fact_only) == ["t1"]
+    assert paths.NoGraph().spread(conn, ctx("x"), [seed]) == []
+
+
+def test_entity_links_are_written_at_ingest(loaded):
+    rows = loaded.db.reader().execute(
+        "SELECT e.source_item_id, c.name, l.confidence FROM l1_event_entities l JOIN entity_catalog c "
+        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid ORDER BY 1").fetchall()
+    assert ("m1", "Debussy", 1.0) in rows and ("m2", "Debussy", 1.0) in rows
