@@ -86,7 +86,8 @@ def test_temporal_windows(question, start, end):
 
 def test_recent_and_no_time():
     assert parse_temporal("what have I been reading lately", NOW, UTC).recent
-    assert parse_temporal("最近在听什么歌", NOW, UTC).window.start == NOW - 30 * 86400
+    recent = parse_temporal("最近在听什么歌", NOW, UTC)
+    assert recent.recent and recent.window is None  # a preference for newer evidence, not a cut-off
     assert not parse_temporal("What is my cat's name?", NOW, UTC).present
     assert parse_temporal("May I ask what my cat's name is?", NOW, UTC).window is None
 
@@ -101,6 +102,13 @@ def test_recent_and_no_time():
 def test_anchors(question, direction, phrase):
     anchor = parse_temporal(question, NOW, UTC).anchor
     assert (anchor.direction, anchor.phrase) == (direction, phrase)
+
+
+def test_a_date_after_before_is_a_window_not_an_anchor():
+    intent = parse_temporal("What did Maria do before April 10, 2023?", NOW, UTC)
+    assert intent.anchor is None and intent.window.end == day(2023, 4, 10)
+    after = parse_temporal("what happened after March 3rd 2026", NOW, UTC)
+    assert after.anchor is None and after.window.start == day(2026, 3, 4)
 
 
 def test_ago_is_a_window_not_an_anchor():
@@ -225,9 +233,9 @@ def test_entity_expansion_path(loaded):
 def test_neighbours_path_and_empty_graph(loaded):
     conn = loaded.db.reader()
     seed = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 't2'").fetchone()[0]
-    assert items(loaded, paths.neighbours(conn, ctx("x"), [seed])) == ["t3", "t1"]
+    assert items(loaded, paths.neighbours(conn, ctx("x"), [seed])) == ["t2", "t3", "t1"]
     fact_only = paths.neighbours(conn, ctx("x", scopes=("fact_authoritative",)), [seed])
-    assert items(loaded, fact_only) == ["t1"]
+    assert items(loaded, fact_only) == ["t2", "t1"]
     assert paths.NoGraph().spread(conn, ctx("x"), [seed]) == []
 
 

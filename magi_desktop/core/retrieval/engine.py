@@ -31,7 +31,8 @@ from .terms import content_terms, quoted_phrases, stem, stems
 FETCH_K = 50                 # candidates each path returns
 SEEDS = 5                    # first-wave hits that seed entity, graph and neighbour expansion
 CANDIDATES = 60              # fused candidates hydrated and filtered
-CURRENT_STATE_RECENCY = 0.30  # "now" questions: the newer statement should win
+CURRENT_STATE_RECENCY = 0.30  # "now" and "recently" questions: the newer statement should win
+ANCHOR_SIMILARITY = 0.5      # an anchor event must match the anchor phrase at least this well
 ARTEFACT_OVERLAP = 0.8       # a stored turn this close to the question is the question itself
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
@@ -88,7 +89,7 @@ class Retriever:
 
         by_rowid = {c.rowid: c for c in qualifying}
         features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp) for c in qualifying}
-        recency = CURRENT_STATE_RECENCY if chosen == "current_state" else None
+        recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else None
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
@@ -120,7 +121,7 @@ class Retriever:
 
         first = [_POOL.submit(timed, name, fn) for name, fn in (
             ("bm25", paths.bm25), ("temporal_bm25", paths.temporal_bm25), ("vector", vector_path),
-            ("keyword", paths.keyword))]
+            ("keyword", paths.keyword), ("sessions", paths.sessions))]
         rankings = dict(future.result() for future in first)
         seeds = [rowid for rowid, _ in weighted_rrf(rankings, weights)[:SEEDS]]
         query_entities = [entity_id for entity_id, _ in self.entities.find(self.db.reader(), ctx.text)]
@@ -156,33 +157,43 @@ class Retriever:
             anchor_ctx.query_vector = self.embedder.embed([anchor_ctx.text])[0]
             rankings["vector"] = paths.vector(self.db.reader(), anchor_ctx)
         fused = weighted_rrf(rankings, {"bm25": 1.0, "vector": 1.0})
+        trace["anchor"] = {"phrase": temporal.anchor.phrase, "direction": temporal.anchor.direction, "event_id": None}
         if not fused:
-            trace["anchor"] = {"phrase": temporal.anchor.phrase, "event_id": None}
             return None
         anchor = self._hydrate([fused[0][0]])[0]
-        trace["anchor"] = {"phrase": temporal.anchor.phrase, "direction": temporal.anchor.direction,
-                           "event_id": anchor.event_id, "occurred_at": anchor.timestamp}
+        # Only a clear match may cut the timeline: every word of the phrase, or a close meaning.
+        wanted = stems(temporal.anchor.phrase)
+        exact = bool(wanted) and wanted <= stems(anchor.content + " " + (anchor.speaker or ""))
+        close = self._similarities([anchor], anchor_ctx).get(anchor.rowid, 0.0) >= ANCHOR_SIMILARITY
+        if not (exact or close):
+            trace["anchor"]["weak_match"] = anchor.event_id
+            return None
+        trace["anchor"].update(event_id=anchor.event_id, occurred_at=anchor.timestamp)
         return anchor
 
     def _filter(self, candidates: list[_Candidate], mode: str, temporal: TemporalIntent, anchor: _Candidate | None,
                 question: str, session_id: str | None, trace: dict) -> list[_Candidate]:
         dropped = {"window": 0, "anchor": 0, "artefact": 0}
         question_stems = stems(question)
-        kept = []
-        for c in candidates:
-            if temporal.window is not None and not temporal.window.contains(c.timestamp):
-                dropped["window"] += 1
-                continue
-            if anchor is not None:
-                before = temporal.anchor.direction == "before"
-                if c.rowid == anchor.rowid or (c.timestamp >= anchor.timestamp if before
-                                               else c.timestamp <= anchor.timestamp):
-                    dropped["anchor"] += 1
-                    continue
-            if mode in FACT_MODES and self._is_artefact(c, question, question_stems, session_id):
-                dropped["artefact"] += 1
-                continue
-            kept.append(c)
+        kept = [c for c in candidates
+                if not (mode in FACT_MODES and self._is_artefact(c, question, question_stems, session_id))]
+        dropped["artefact"] = len(candidates) - len(kept)
+        if temporal.window is not None:
+            inside = [c for c in kept if temporal.window.contains(c.timestamp)]
+            dropped["window"] = len(kept) - len(inside)
+            if inside or not kept:
+                kept = inside
+            else:
+                # Nothing was recorded in the window: keep the rest, which may *describe*
+                # that time ("where did I live four years ago"), and say so in the hints.
+                trace["window_fallback"] = True
+                dropped["window"] = 0
+        if anchor is not None:
+            before = temporal.anchor.direction == "before"
+            on_side = [c for c in kept if c.rowid != anchor.rowid and
+                       (c.timestamp < anchor.timestamp if before else c.timestamp > anchor.timestamp)]
+            dropped["anchor"] = len(kept) - len(on_side)
+            kept = on_side
         trace["dropped"] = dropped
         return kept
 
@@ -267,7 +278,10 @@ class Retriever:
                              f"({iso(anchor.timestamp)}, event {anchor.event_id}) are included.")
             else:
                 hints.append(f"'{temporal.anchor.phrase}' was not found in memory, so the time order is unknown.")
-        if temporal.window is not None:
+        if temporal.window is not None and trace.get("window_fallback"):
+            hints.append(f"Nothing was recorded in '{temporal.window.label}'; these findings come from other times "
+                         "and may only describe it — check their dates.")
+        elif temporal.window is not None:
             hints.append(f"Only events in the window '{temporal.window.label}' are included.")
         entity_refs = self._entity_refs(findings)
         if findings:

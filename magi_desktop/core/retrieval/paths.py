@@ -39,19 +39,44 @@ def _scope_sql(ctx: QueryContext, alias: str = "e") -> tuple[str, list]:
     return f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.timestamp <= ?", [*ctx.scopes, ctx.now]
 
 
-def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
+def _bm25_scored(conn: Connection, ctx: QueryContext, limit: int, window: Window | None = None,
+                 with_session: bool = False) -> list[tuple]:
     if not ctx.terms:
         return []
     scope, params = _scope_sql(ctx)
-    sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+    columns = "e.id, -bm25(fact_events_fts)" + (", e.session_id" if with_session else "")
+    sql = (f"SELECT {columns} FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
            f"WHERE fact_events_fts MATCH ? AND {scope}")
     args = [fts_or_query(ctx.terms), *params]
     if window is not None:
         sql += " AND e.timestamp >= ? AND e.timestamp < ?"
         args += [window.start, window.end]
     sql += " ORDER BY bm25(fact_events_fts) LIMIT ?"
-    args.append(ctx.fetch_k)
-    return [row[0] for row in conn.execute(sql, args)]
+    args.append(limit)
+    return conn.execute(sql, args).fetchall()
+
+
+def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
+    return [row[0] for row in _bm25_scored(conn, ctx, ctx.fetch_k, window)]
+
+
+SESSION_TURNS_SCORED = 3   # a conversation's relevance: its best few turns, not one lucky line
+SESSION_POOL = 300
+
+
+def sessions(conn: Connection, ctx: QueryContext) -> list[int]:
+    """Conversations ranked as wholes (sum of their best BM25 turns), each represented by its best turn.
+
+    A question whose answer is spread over a conversation, or over several,
+    is matched by the conversation's topic rather than by one turn's wording;
+    and taking one turn per conversation spreads the findings across them.
+    """
+    by_session: dict[str, list[tuple[float, int]]] = {}
+    for rowid, score, session_id in _bm25_scored(conn, ctx, SESSION_POOL, ctx.window, with_session=True):
+        if session_id is not None:
+            by_session.setdefault(session_id, []).append((score, rowid))
+    ranked = sorted(by_session.values(), key=lambda hits: -sum(s for s, _ in hits[:SESSION_TURNS_SCORED]))
+    return [hits[0][1] for hits in ranked[: ctx.fetch_k]]
 
 
 def temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:
@@ -149,11 +174,17 @@ NEIGHBOUR_TURNS = 2
 
 
 def neighbours(conn: Connection, ctx: QueryContext, seeds: Sequence[int]) -> list[int]:
-    """The turns just before and after each seed in its conversation, nearest first."""
+    """Each seed followed by the turns just after and before it in its conversation.
+
+    The seed leads its own group, so a turn never outranks the hit it was found next to.
+    """
     scope, params = _scope_sql(ctx)
     ranked: list[int] = []
-    seen = set(seeds)
+    seen: set[int] = set()
     for seed in seeds:
+        if seed not in seen:
+            seen.add(seed)
+            ranked.append(seed)
         row = conn.execute("SELECT session_id, timestamp FROM fact_events WHERE id = ?", (seed,)).fetchone()
         if row is None or row[0] is None:
             continue

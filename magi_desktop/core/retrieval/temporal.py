@@ -13,8 +13,6 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
-RECENT_DAYS = 30  # "recently" / "最近"
-
 
 @dataclass(frozen=True)
 class Window:
@@ -69,7 +67,8 @@ _COUNT = r"(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|ni
 
 _EN_ANCHOR = re.compile(
     r"\b(before|after|prior\s+to|since|earlier\s+than|later\s+than)\s+(?!(?:today|yesterday|now|then|that|this|"
-    r"last|next|the\s+(?:day|week|month|year)\b))((?:(?:the|my|our|a|an|i|we|he|she|they)\s+)?[^,.?!;]{2,60})",
+    r"last|next|the\s+(?:day|week|month|year)\b))((?:(?:the|my|our|a|an|i|we|he|she|they)\s+)?[^,.?!;]{2,60}"
+    r"(?:,\s*\d{4}\b)?)",
     re.IGNORECASE,
 )
 _ZH_ANCHOR = re.compile(r"(?:在)([^，,。？?！!；;]{1,20}?)(之前|以前|之后|以后|前|后)"
@@ -254,11 +253,19 @@ def parse_temporal(text: str, now: float, tz: tzinfo | None = None) -> TemporalI
     """The time window, anchor and recency a question asks about, as of ``now``."""
     tz = tz or datetime.now().astimezone().tzinfo or timezone.utc
     today = datetime.fromtimestamp(now, tz).date()
-    window = _english_window(text, today, tz) or _chinese_window(text, today, tz)
+    anchor = _anchor(text)
+    window = None
+    if anchor is not None:
+        # "before April 10, 2023" bounds time by a date, not by an event.
+        date_window = _english_window(anchor.phrase, today, tz) or _chinese_window(anchor.phrase, today, tz)
+        if date_window is not None:
+            window = (Window(0.0, date_window.start, f"before {date_window.label}") if anchor.direction == "before"
+                      else Window(date_window.end, now + 1, f"after {date_window.label}"))
+            anchor = None
+    window = window or _english_window(text, today, tz) or _chinese_window(text, today, tz)
+    # "Recently" is a preference for newer evidence, not a cut-off: how recent is recent depends on the topic.
     recent = bool(re.search(r"\b(?:recently|lately|these days|latest|most recent)\b|最近|近来|这段时间", text,
                             re.IGNORECASE))
-    if window is None and recent:
-        window = Window(now - RECENT_DAYS * 86400, now + 1, "recently")
     if window is not None and window.start > now:
         window = None  # "in December" asked in March of the same year means last December; never the future
-    return TemporalIntent(window=window, anchor=_anchor(text), recent=recent)
+    return TemporalIntent(window=window, anchor=anchor, recent=recent)

@@ -1,0 +1,198 @@
+"""LoCoMo evidence retrieval (issue: Retrieval). Prints one JSON line.
+
+Each conversation of ``../shared/bench/locomo10.json`` goes into its own
+memory: every turn is a chat event of a human (both speakers are people) with
+the speaker's name, at its session's date, ``source_item_id`` = the turn's
+``dia_id``; a shared photo's caption is part of the turn's text. Every
+question of categories 1–4 is asked as of the last session's date with one
+mode policy (the rule classifier; no per-question oracle). Reported per split
+— dev = conversations 0–4 (tune here), test = 5–9 (report only) — for Magi and
+for two plain baselines over the same turn texts (FTS5 BM25, and MiniLM cosine
+over the same vectors):
+
+* recall_all@k  — every evidence turn is among the top k
+* recall_any@k  — at least one is
+* session_all@k — every evidence session appears among the top k's sessions
+
+    .venv/bin/python benchmarks/locomo.py [--split dev|test|all] [--conversations 0,1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core.embed import MiniLMEmbedder  # noqa: E402
+from magi_desktop.core.retrieval.terms import content_terms  # noqa: E402
+from magi_desktop.core.store.connection import connect  # noqa: E402
+from magi_desktop.core.text import fts_document, fts_or_query  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json"
+KS = (1, 5, 10, 20)
+SPLITS = {"dev": range(0, 5), "test": range(5, 10)}
+TURN_SECONDS = 30
+
+
+def session_time(text: str) -> float:
+    """'1:56 pm on 8 May, 2023' -> UNIX seconds (UTC)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc).timestamp()
+
+
+def turn_text(turn: dict) -> str:
+    text = turn["text"]
+    if turn.get("blip_caption"):
+        text += f" [shares a photo: {turn['blip_caption']}]"
+    return text
+
+
+def sessions(sample: dict) -> list[tuple[int, float, list[dict]]]:
+    conv = sample["conversation"]
+    found = []
+    for key, turns in conv.items():
+        match = re.fullmatch(r"session_(\d+)", key)
+        if match and isinstance(turns, list) and turns:
+            number = int(match.group(1))
+            found.append((number, session_time(conv[f"session_{number}_date_time"]), turns))
+    return sorted(found)
+
+
+def evidence_ids(raw: list[str]) -> list[str]:
+    ids = []
+    for item in raw:
+        for part in re.split(r"[;\s]+", item):
+            match = re.fullmatch(r"D:?(\d+):(\d+)", part.strip())
+            if match:
+                ids.append(f"D{int(match.group(1))}:{int(match.group(2))}")
+    return ids
+
+
+def payloads(sample: dict) -> list[dict]:
+    out = []
+    for number, start, turns in sessions(sample):
+        for index, turn in enumerate(turns):
+            out.append({
+                "source_type": "chat",
+                "session_id": f"{sample['sample_id']}:S{number}",
+                "source_item_id": turn["dia_id"],
+                "occurred_at": start + index * TURN_SECONDS,
+                "chat": {"role": "user", "provenance": "human_input", "speaker": turn["speaker"],
+                         "text": turn_text(turn)},
+            })
+    return out
+
+
+def session_of(dia_id: str) -> str:
+    return dia_id.split(":")[0]
+
+
+def score(ranked: list[str], evidence: list[str]) -> dict[str, float]:
+    row = {}
+    evidence_sessions = {session_of(e) for e in evidence}
+    for k in KS:
+        top = ranked[:k]
+        row[f"recall_all@{k}"] = float(all(e in top for e in evidence))
+        row[f"recall_any@{k}"] = float(any(e in top for e in evidence))
+        row[f"session_all@{k}"] = float(evidence_sessions <= {session_of(d) for d in top})
+    return row
+
+
+class Baselines:
+    """Plain BM25 (FTS5 over the turn texts) and plain dense (MiniLM cosine) over one conversation."""
+
+    def __init__(self, folder: Path, turns: list[tuple[str, str]], vectors: np.ndarray):
+        self.ids = [dia for dia, _ in turns]
+        self.conn = connect(folder / "bm25.db")
+        self.conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')")
+        self.conn.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)",
+                              [(i + 1, fts_document(text)) for i, (_, text) in enumerate(turns)])
+        self.vectors = vectors
+
+    def bm25(self, question: str, k: int) -> list[str]:
+        terms = content_terms(question)
+        if not terms:
+            return []
+        rows = self.conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?",
+                                 (fts_or_query(terms), k)).fetchall()
+        return [self.ids[r[0] - 1] for r in rows]
+
+    def dense(self, query_vector: np.ndarray, k: int) -> list[str]:
+        scores = self.vectors @ query_vector
+        return [self.ids[i] for i in np.argsort(-scores)[:k]]
+
+
+def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path) -> dict[str, list[dict]]:
+    items = payloads(sample)
+    memory = Memory.open(folder / "magi", embedder=embedder)
+    memory.ingest_many(items)
+    memory.process_pending()
+    now = max(p["occurred_at"] for p in items) + 86400
+    speaker_text = [(p["source_item_id"], f"{p['chat']['speaker']}: {p['chat']['text']}") for p in items]
+    vectors = embedder.embed([text for _, text in speaker_text])
+    baselines = Baselines(folder, speaker_text, vectors)
+    results: dict[str, list[dict]] = {"magi": [], "bm25": [], "dense": []}
+    questions = [q for q in sample["qa"] if q["category"] in (1, 2, 3, 4)]
+    question_vectors = embedder.embed([q["question"] for q in questions])
+    for question, qvec in zip(questions, question_vectors, strict=True):
+        evidence = evidence_ids(question["evidence"])
+        if not evidence:
+            continue
+        pack = memory.query(question["question"], now=now, limit=max(KS))
+        ranked = [f.source_item_id for f in pack.findings]
+        extra = {"category": question["category"], "mode": pack.query_mode}
+        results["magi"].append({**score(ranked, evidence), **extra})
+        results["bm25"].append({**score(baselines.bm25(question["question"], max(KS)), evidence), **extra})
+        results["dense"].append({**score(baselines.dense(qvec, max(KS)), evidence), **extra})
+    memory.close()
+    return results
+
+
+def summarise(rows: list[dict]) -> dict[str, float]:
+    keys = [k for k in rows[0] if "@" in k] if rows else []
+    return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in keys} | {"questions": len(rows)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    parser.add_argument("--conversations", help="comma-separated indexes (overrides --split)")
+    parser.add_argument("--by-category", action="store_true", help="also report each category")
+    args = parser.parse_args()
+    data = json.loads(DATA.read_text("utf-8"))
+    if args.conversations:
+        chosen = {"custom": [int(i) for i in args.conversations.split(",")]}
+    elif args.split == "all":
+        chosen = {name: list(r) for name, r in SPLITS.items()}
+    else:
+        chosen = {args.split: list(SPLITS[args.split])}
+    embedder = MiniLMEmbedder(idle_seconds=None)
+    started = time.perf_counter()
+    report: dict = {"benchmark": "locomo", "categories": [1, 2, 3, 4]}
+    for split, indexes in chosen.items():
+        collected: dict[str, list[dict]] = {"magi": [], "bm25": [], "dense": []}
+        for index in indexes:
+            with tempfile.TemporaryDirectory() as tmp:
+                for system, rows in run_conversation(data[index], embedder, Path(tmp)).items():
+                    collected[system].extend(rows)
+        report[split] = {system: summarise(rows) for system, rows in collected.items()}
+        if args.by_category:
+            report[split]["by_category"] = {
+                str(cat): {system: summarise([r for r in rows if r["category"] == cat])
+                           for system, rows in collected.items()}
+                for cat in (1, 2, 3, 4)}
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
