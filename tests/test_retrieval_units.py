@@ -53,7 +53,7 @@ def test_mode_rules(question, mode):
 def test_fact_modes_see_only_fact_scope():
     assert scopes_for("exact_fact") == ("fact_authoritative",)
     assert set(scopes_for("episode_recall")) == {"fact_authoritative", "conversation_only"}
-    assert PATH_WEIGHTS["exact_fact"]["entity"] == 1.2 and PATH_WEIGHTS["exact_fact"]["bm25"] == 0.8
+    assert PATH_WEIGHTS["exact_fact"]["entity"] == 1.2
     assert PATH_WEIGHTS["episode_recall"]["vector"] == 1.2 and PATH_WEIGHTS["episode_recall"]["entity"] == 0.6
     assert PATH_WEIGHTS["event_stream"]["entity"] == PATH_WEIGHTS["event_stream"]["graph"] == 0
 
@@ -128,7 +128,7 @@ def test_weighted_rrf():
 
 
 def test_normalise():
-    assert normalise([2.0, 4.0, 3.0]) == [0.0, 1.0, 0.5]
+    assert normalise([2.0, 4.0, 3.0]) == [0.5, 1.0, 0.75]
     assert normalise([1.0, 1.0]) == [1.0, 1.0]
     assert normalise([]) == []
 

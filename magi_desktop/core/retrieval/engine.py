@@ -76,9 +76,18 @@ class Retriever:
         temporal = parse_temporal(text, now)
         if rule == "default" and temporal.anchor is not None:
             chosen, rule = "temporal_compare", "anchor"  # "买空气炸锅前…" compares in time
-        ctx = paths.QueryContext(text=text, terms=content_terms(text), scopes=scopes_for(chosen), now=now,
-                                 fetch_k=FETCH_K, window=temporal.window, quoted=quoted_phrases(text))
-        trace: dict = {"mode_source": rule, "temporal": temporal.to_dict(), "terms": ctx.terms, "paths": {}}
+        named = self.entities.find(self.db.reader(), text)
+        names = {key for _, _, key in named}
+        terms = content_terms(text)
+        # Names pick *whose* events, the other words *which*: searching "Caroline" too would
+        # rank every short line of hers ("Caroline: Thanks!") above the one that answers.
+        name_stems = {stem(word) for key in names for word in key.split()}
+        focus = [t for t in terms if stem(t) not in name_stems]
+        ctx = paths.QueryContext(text=text, terms=focus or terms, scopes=scopes_for(chosen), now=now,
+                                 fetch_k=FETCH_K, window=temporal.window, quoted=quoted_phrases(text),
+                                 entity_ids=[entity_id for entity_id, _, _ in named], entity_names=names)
+        trace: dict = {"mode_source": rule, "temporal": temporal.to_dict(), "terms": ctx.terms,
+                       "entities": sorted(names), "paths": {}}
 
         rankings = self._recall(ctx, chosen, trace)
         fused = weighted_rrf(rankings, PATH_WEIGHTS[chosen])
@@ -88,7 +97,8 @@ class Retriever:
         qualifying = self._qualifying(kept, ctx, trace)
 
         by_rowid = {c.rowid: c for c in qualifying}
-        features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp) for c in qualifying}
+        features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp, self._about(c, ctx.entity_names))
+                    for c in qualifying}
         recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else None
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))
@@ -121,12 +131,11 @@ class Retriever:
 
         first = [_POOL.submit(timed, name, fn) for name, fn in (
             ("bm25", paths.bm25), ("temporal_bm25", paths.temporal_bm25), ("vector", vector_path),
-            ("keyword", paths.keyword), ("sessions", paths.sessions))]
+            ("keyword", paths.keyword))]
         rankings = dict(future.result() for future in first)
         seeds = [rowid for rowid, _ in weighted_rrf(rankings, weights)[:SEEDS]]
-        query_entities = [entity_id for entity_id, _ in self.entities.find(self.db.reader(), ctx.text)]
         second = [
-            _POOL.submit(timed, "entity", paths.entity_expansion, seeds, query_entities),
+            _POOL.submit(timed, "entity", paths.entity_expansion, seeds, ctx.entity_ids),
             _POOL.submit(timed, "graph", self.graph.spread, seeds),
             _POOL.submit(timed, "neighbors", paths.neighbours, seeds),
         ]
@@ -196,6 +205,16 @@ class Retriever:
             kept = on_side
         trace["dropped"] = dropped
         return kept
+
+    @staticmethod
+    def _about(c: _Candidate, names: set[str]) -> bool:
+        """Is the candidate said by, or does it mention, an entity the question names?"""
+        if not names:
+            return False
+        if c.speaker and " ".join(c.speaker.casefold().split()) in names:
+            return True
+        lowered = c.content.casefold()
+        return any(name in lowered for name in names)
 
     @staticmethod
     def _is_artefact(c: _Candidate, question: str, question_stems: set[str], session_id: str | None) -> bool:

@@ -17,6 +17,7 @@ LONG_ASSISTANT_CHARS = 240
 LONG_ASSISTANT_MAX_PENALTY = 0.25
 LONG_ASSISTANT_FULL_PENALTY_CHARS = 1240  # the penalty grows linearly to its maximum here
 RECENCY_BONUS = 0.05          # "small recency bonus"
+ENTITY_BONUS = 0.15           # said by or about someone the question names
 RECENCY_HALF_LIFE_DAYS = 30.0
 
 
@@ -40,16 +41,20 @@ class RerankFeatures:
     author: str
     text: str
     occurred_at: float
+    about_named_entity: bool = False
 
 
 def normalise(scores: Sequence[float]) -> list[float]:
-    """Min-max to 0..1; all equal -> all 1."""
+    """Scale to 0..1 by the best score.
+
+    Not min-max: with few candidates min-max stretches a hair's difference
+    in RRF into the whole 0..1 range, and the rerank bonuses could never
+    overturn it ("now" questions must be able to prefer the newer statement).
+    """
     if not scores:
         return []
-    low, high = min(scores), max(scores)
-    if high - low < 1e-12:
-        return [1.0 for _ in scores]
-    return [(s - low) / (high - low) for s in scores]
+    high = max(scores)
+    return [s / high if high > 0 else 1.0 for s in scores]
 
 
 def rerank_adjustment(features: RerankFeatures, quoted: Sequence[str], now: float,
@@ -67,6 +72,8 @@ def rerank_adjustment(features: RerankFeatures, quoted: Sequence[str], now: floa
         span = LONG_ASSISTANT_FULL_PENALTY_CHARS - LONG_ASSISTANT_CHARS
         excess = (len(features.text) - LONG_ASSISTANT_CHARS) / span
         adjust -= LONG_ASSISTANT_MAX_PENALTY * min(1.0, excess)
+    if features.about_named_entity:
+        adjust += ENTITY_BONUS
     age_days = max(0.0, (now - features.occurred_at) / 86400)
     adjust += recency_weight * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
     return adjust
@@ -85,3 +92,4 @@ def rerank(fused: Sequence[tuple[int, float]], features: Mapping[int, RerankFeat
     reranked.sort(key=lambda pair: (-pair[1], pair[0]))
     floor = min((score for _, score in reranked), default=0.0)
     return reranked + [(item, floor - 1.0 - rank * 1e-6) for rank, (item, _) in enumerate(tail)]
+

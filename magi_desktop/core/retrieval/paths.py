@@ -32,6 +32,8 @@ class QueryContext:
     window: Window | None = None
     query_vector: np.ndarray | None = None
     quoted: list[str] = field(default_factory=list)
+    entity_ids: list[int] = field(default_factory=list)
+    entity_names: set[str] = field(default_factory=set)
 
 
 def _scope_sql(ctx: QueryContext, alias: str = "e") -> tuple[str, list]:
@@ -39,44 +41,19 @@ def _scope_sql(ctx: QueryContext, alias: str = "e") -> tuple[str, list]:
     return f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.timestamp <= ?", [*ctx.scopes, ctx.now]
 
 
-def _bm25_scored(conn: Connection, ctx: QueryContext, limit: int, window: Window | None = None,
-                 with_session: bool = False) -> list[tuple]:
+def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
     if not ctx.terms:
         return []
     scope, params = _scope_sql(ctx)
-    columns = "e.id, -bm25(fact_events_fts)" + (", e.session_id" if with_session else "")
-    sql = (f"SELECT {columns} FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+    sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
            f"WHERE fact_events_fts MATCH ? AND {scope}")
     args = [fts_or_query(ctx.terms), *params]
     if window is not None:
         sql += " AND e.timestamp >= ? AND e.timestamp < ?"
         args += [window.start, window.end]
     sql += " ORDER BY bm25(fact_events_fts) LIMIT ?"
-    args.append(limit)
-    return conn.execute(sql, args).fetchall()
-
-
-def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
-    return [row[0] for row in _bm25_scored(conn, ctx, ctx.fetch_k, window)]
-
-
-SESSION_TURNS_SCORED = 3   # a conversation's relevance: its best few turns, not one lucky line
-SESSION_POOL = 300
-
-
-def sessions(conn: Connection, ctx: QueryContext) -> list[int]:
-    """Conversations ranked as wholes (sum of their best BM25 turns), each represented by its best turn.
-
-    A question whose answer is spread over a conversation, or over several,
-    is matched by the conversation's topic rather than by one turn's wording;
-    and taking one turn per conversation spreads the findings across them.
-    """
-    by_session: dict[str, list[tuple[float, int]]] = {}
-    for rowid, score, session_id in _bm25_scored(conn, ctx, SESSION_POOL, ctx.window, with_session=True):
-        if session_id is not None:
-            by_session.setdefault(session_id, []).append((score, rowid))
-    ranked = sorted(by_session.values(), key=lambda hits: -sum(s for s, _ in hits[:SESSION_TURNS_SCORED]))
-    return [hits[0][1] for hits in ranked[: ctx.fetch_k]]
+    args.append(ctx.fetch_k)
+    return [row[0] for row in conn.execute(sql, args)]
 
 
 def temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:

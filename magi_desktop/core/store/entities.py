@@ -77,18 +77,18 @@ class EntityLinker:
             ids[(key, kind)] = row[0]
         return ids
 
-    def find(self, conn: Connection, text: str) -> list[tuple[int, str]]:
-        """(entity_id, entity_type) of every catalog name that appears in ``text``."""
-        return self._lookup(conn, text)
-
-    def _lookup(self, conn: Connection, text: str) -> list[tuple[int, str]]:
+    def find(self, conn: Connection, text: str) -> list[tuple[int, str, str]]:
+        """(entity_id, entity_type, name key) of every catalog name that appears in ``text``."""
         pattern = self._refresh(conn)
         if pattern is None:
             return []
         found = []
         for key in {name_key(m.group(0)) for m in pattern.finditer(text)}:
-            found.extend(self._ids_by_key.get(key, ()))
+            found.extend((entity_id, kind, key) for entity_id, kind in self._ids_by_key.get(key, ()))
         return found
+
+    def _lookup(self, conn: Connection, text: str) -> list[tuple[int, str]]:
+        return [(entity_id, kind) for entity_id, kind, _ in self.find(conn, text)]
 
     def _refresh(self, conn: Connection) -> re.Pattern | None:
         newest = conn.execute("SELECT coalesce(max(entity_id), 0) FROM entity_catalog").fetchone()[0]
