@@ -25,7 +25,8 @@ def load(memory, turns):
 
 
 KITCHEN_EN = [
-    (0, "d1", "user", "I want to make soup with my new pressure cooker. Are there recipes designed for pressure cookers?"),
+    (0, "d1", "user", "I want to make soup with my new pressure cooker. Are there recipes designed for "
+                      "pressure cookers?"),
     (60, "d1", "assistant", "Sure! Pressure cookers are great kitchen appliances for soups. Try a lentil soup."),
     (DAY, "d2", "user", "I just bought an air fryer and I think it works really well. Any recipes you recommend?"),
     (DAY + 60, "d2", "assistant", "Air fryers are great! Try crispy chicken wings or roasted vegetables."),
@@ -99,7 +100,8 @@ def test_questions_about_what_the_assistant_said_reach_assistant_turns(semantic)
 
 
 def test_unsupported_question_is_insufficient(semantic):
-    load(semantic, [(0, "s", "user", "I have a cat named Miso."), (60, "s", "user", "I drink green tea every morning.")])
+    load(semantic, [(0, "s", "user", "I have a cat named Miso."),
+                    (60, "s", "user", "I drink green tea every morning.")])
     pack = semantic.query("What is my passport number?", now=T0 + DAY)
     assert pack.insufficient_evidence and pack.status == "insufficient" and pack.findings == []
     assert any("Do not guess" in hint for hint in pack.answering_hints)
