@@ -30,7 +30,7 @@ _INSERT_EVENT = (
     f"INSERT INTO fact_events (id, {', '.join(_EVENT_COLUMNS)}) "
     f"VALUES (?, {', '.join('?' * len(_EVENT_COLUMNS))})"
 )
-_INSERT_FTS = "INSERT INTO fact_events_fts (rowid, content) VALUES (?, ?)"
+_INSERT_FTS = "INSERT INTO fact_events_fts (rowid, content, context) VALUES (?, ?, ?)"
 _TRACE_COLUMNS = (
     "trace_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
     "user_id", "content", "author_type", "evidence_class", "tool", "category", "ok", "duration_ms", "error",
@@ -46,6 +46,27 @@ Key = tuple[str, str, str]
 
 def _metadata_json(event: MemoryEvent) -> str:
     return json.dumps(event.metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _previous_turns(conn: Connection, events: Sequence[MemoryEvent]) -> dict[str, str]:
+    """For each chat turn, the text of the turn before it in its session (from this batch or stored)."""
+    by_session: dict[str, list[MemoryEvent]] = {}
+    for e in events:
+        if e.session_id is not None and e.event_type == "CHAT_MESSAGE":
+            by_session.setdefault(e.session_id, []).append(e)
+    previous: dict[str, str] = {}
+    for session_id, turns in by_session.items():
+        turns.sort(key=lambda e: e.timestamp)
+        row = conn.execute(
+            "SELECT content, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events "
+            "WHERE session_id = ? AND timestamp < ? ORDER BY timestamp DESC LIMIT 1",
+            (session_id, turns[0].timestamp)).fetchone()
+        before = index_text(row[0], row[1]) if row else ""
+        for turn in turns:
+            if before:
+                previous[turn.event_id] = before
+            before = index_text(turn.content, _speaker(turn))
+    return previous
 
 
 def index_text(content: str, speaker: str | None) -> str:
@@ -137,7 +158,9 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
         )
         for offset, e in enumerate(fresh)
     ])
-    conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(index_text(e.content, _speaker(e))))
+    contexts = _previous_turns(conn, fresh)
+    conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(index_text(e.content, _speaker(e))),
+                                    fts_document(contexts.get(e.event_id, "")))
                                    for offset, e in enumerate(fresh)])
     counts = Counter((e.source, e.evidence_class, e.l1_retrieval_scope) for e in fresh)
     conn.executemany(
@@ -203,7 +226,7 @@ def fts_search(conn: Connection, text: str, *, limit: int = 20,
         "SELECT e.event_id, bm25(fact_events_fts) AS score FROM fact_events_fts "
         "JOIN fact_events e ON e.id = fact_events_fts.rowid WHERE fact_events_fts MATCH ?"
     )
-    params: list[Any] = [fts_or_query(terms)]
+    params: list[Any] = [f"content : ({fts_or_query(terms)})"]  # the event's own words, not its context
     if scopes is not None:
         scopes = list(scopes)
         sql += f" AND e.l1_retrieval_scope IN ({', '.join('?' * len(scopes))})"
