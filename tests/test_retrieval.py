@@ -124,6 +124,12 @@ def test_sensor_events_answer_activity_questions_in_their_window(semantic):
     assert [f.source_item_id for f in pack.findings] == ["v1"]  # v2 is in the future of that "now"
 
 
+def test_the_same_text_twice_is_one_finding_with_two_supports(semantic):
+    load(semantic, [(0, "a", "user", "I have a cat named Miso."), (DAY, "b", "user", "I have a cat named Miso.")])
+    pack = semantic.query("What is my cat called?", now=T0 + 2 * DAY)
+    assert len(pack.findings) == 1 and len(pack.findings[0].supporting_event_ids) == 2
+
+
 def test_pack_serialises_and_carries_provenance(semantic):
     load(semantic, KITCHEN_EN)
     data = semantic.query("air fryer recipes", mode="episode_recall", now=T0 + 3 * DAY).to_dict()

@@ -103,7 +103,8 @@ class Retriever:
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
-        findings = [self._finding(by_rowid[rowid], score, found_by[rowid]) for rowid, score in ranked[:limit]]
+        findings = self._deduplicated([self._finding(by_rowid[rowid], score, found_by[rowid])
+                                       for rowid, score in ranked], limit)
         findings, used_tokens = fit_budget(findings, token_budget)
         self._flag_indirect(findings, ctx, temporal)
         trace["tokens"] = used_tokens
@@ -262,6 +263,22 @@ class Retriever:
             event_id=c.event_id, speaker=c.speaker, supporting_event_ids=[c.event_id],
             supporting_source_item_ids=[c.source_item_id] if c.source_item_id else [], paths=found_by,
         )
+
+    @staticmethod
+    def _deduplicated(findings: list[Finding], limit: int) -> list[Finding]:
+        """One finding per distinct text (the same thing sent twice, or by two sources); the others support it."""
+        kept: dict[str, Finding] = {}
+        for finding in findings:
+            key = " ".join(finding.text.casefold().split())
+            first = kept.get(key)
+            if first is None:
+                if len(kept) == limit:
+                    break
+                kept[key] = finding
+            else:
+                first.supporting_event_ids.append(finding.event_id)
+                first.supporting_source_item_ids.extend(finding.supporting_source_item_ids)
+        return list(kept.values())
 
     @staticmethod
     def _flag_indirect(findings: list[Finding], ctx: paths.QueryContext, temporal: TemporalIntent) -> None:
