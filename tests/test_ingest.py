@@ -243,6 +243,24 @@ def test_a_payload_that_breaks_normalisation_is_rejected_alone(memory, monkeypat
     assert "template bug" in caplog.text
 
 
+def test_a_failed_batch_leaves_no_stale_entity_ids(memory, monkeypatch):
+    import magi_desktop.core.memory as memory_module
+
+    music = sensor("listen_music", {"track_name": "Arabesque"}, source="music", item="m-1",
+                   entities=[{"mention_text": "Debussy", "entity_type": "person"}])
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    with monkeypatch.context() as failing:
+        failing.setattr(memory_module, "count_ingest", explode)
+        with pytest.raises(RuntimeError):
+            memory.ingest(music)
+    assert count(memory, "entity_catalog") == 0
+    memory.ingest(music)  # would hit a foreign-key error if a rolled-back entity id were reused
+    assert count(memory, "l1_event_entities") == 1
+
+
 def test_empty_batch(memory):
     assert memory.ingest_many([]) == []
 

@@ -174,6 +174,17 @@ class Memory:
             by_target[target if target in (L0_ONLY, RUNTIME_TRACE) else "l1"].append((position, event))
 
         tally: dict[str, Counter] = {}
+        try:
+            self._store(by_target, results, rejections, tally, now)
+        except BaseException:
+            self._entities.reset()  # ids it cached in the rolled-back transaction are gone
+            raise
+        self._remember_l0([event for _, event in by_target[L0_ONLY]])
+        if any(not results[position].duplicate for position, _ in by_target["l1"]):
+            self._notify()
+        return results
+
+    def _store(self, by_target, results, rejections, tally, now) -> None:
         with self.db.transaction() as conn:
             for group, store in (("l1", insert_events), (RUNTIME_TRACE, insert_traces)):
                 placed = by_target[group]
@@ -195,10 +206,6 @@ class Memory:
             for source, counts in tally.items():
                 count_ingest(conn, source, accepted=counts["accepted"], duplicates=counts["duplicates"], now=now)
             _count_rejections(conn, rejections)
-        self._remember_l0([event for _, event in by_target[L0_ONLY]])
-        if any(not results[position].duplicate for position, _ in by_target["l1"]):
-            self._notify()
-        return results
 
     def _count_rejections(self, rejections: list[tuple[Any, PayloadError]]) -> None:
         try:

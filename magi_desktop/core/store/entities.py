@@ -44,6 +44,7 @@ class EntityLinker:
         self._known_max_id = -1
         self._pattern: re.Pattern | None = None
         self._ids_by_key: dict[str, list[tuple[int, str]]] = {}
+        self._id_cache: dict[tuple[str, str], int] = {}
 
     def link(self, conn: Connection, events: Sequence[tuple[int, MemoryEvent]], now: float | None = None) -> int:
         """Write l1_event_entities rows for (event rowid, event) pairs; return how many."""
@@ -63,19 +64,25 @@ class EntityLinker:
         )
         return len(rows)
 
-    @staticmethod
-    def _ensure_entities(conn: Connection, wanted: Iterable[tuple[str, str, str]], now: float) -> dict:
-        wanted = list(wanted)
-        conn.executemany(
-            "INSERT OR IGNORE INTO entity_catalog (name, name_key, entity_type, created_at) VALUES (?, ?, ?, ?)",
-            [(name, key, kind, now) for key, kind, name in wanted],
-        )
-        ids = {}
-        for key, kind, _ in wanted:
-            row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = ?",
-                               (key, kind)).fetchone()
-            ids[(key, kind)] = row[0]
-        return ids
+    def reset(self) -> None:
+        """Forget cached ids: after a rolled-back transaction (or a deletion) they may not exist."""
+        with self._lock:
+            self._id_cache.clear()
+            self._known_max_id = -1
+
+    def _ensure_entities(self, conn: Connection, wanted: Iterable[tuple[str, str, str]], now: float) -> dict:
+        """Ids of (name key, type) pairs, creating missing entities. Cached: ids never change."""
+        missing = [(key, kind, name) for key, kind, name in wanted if (key, kind) not in self._id_cache]
+        if missing:
+            conn.executemany(
+                "INSERT OR IGNORE INTO entity_catalog (name, name_key, entity_type, created_at) VALUES (?, ?, ?, ?)",
+                [(name, key, kind, now) for key, kind, name in missing],
+            )
+            for key, kind, _ in missing:
+                row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = ?",
+                                   (key, kind)).fetchone()
+                self._id_cache[(key, kind)] = row[0]
+        return self._id_cache
 
     def find(self, conn: Connection, text: str) -> list[tuple[int, str, str]]:
         """(entity_id, entity_type, name key) of every catalog name that appears in ``text``."""

@@ -48,8 +48,11 @@ def _metadata_json(event: MemoryEvent) -> str:
     return json.dumps(event.metadata, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _previous_turns(conn: Connection, events: Sequence[MemoryEvent]) -> dict[str, str]:
-    """For each chat turn, the text of the turn before it in its session (from this batch or stored)."""
+def _previous_turns(conn: Connection, events: Sequence[MemoryEvent], documents: dict[str, str]) -> dict[str, str]:
+    """For each chat turn, the FTS text of the turn before it in its session (from this batch or stored).
+
+    ``documents`` holds the batch's own FTS texts, so a turn is segmented once, not again as context.
+    """
     by_session: dict[str, list[MemoryEvent]] = {}
     for e in events:
         if e.session_id is not None and e.event_type == "CHAT_MESSAGE":
@@ -61,11 +64,11 @@ def _previous_turns(conn: Connection, events: Sequence[MemoryEvent]) -> dict[str
             "SELECT content, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events "
             "WHERE session_id = ? AND timestamp < ? ORDER BY timestamp DESC LIMIT 1",
             (session_id, turns[0].timestamp)).fetchone()
-        before = index_text(row[0], row[1]) if row else ""
+        before = fts_document(index_text(row[0], row[1])) if row else ""
         for turn in turns:
             if before:
                 previous[turn.event_id] = before
-            before = index_text(turn.content, _speaker(turn))
+            before = documents[turn.event_id]
     return previous
 
 
@@ -158,9 +161,9 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
         )
         for offset, e in enumerate(fresh)
     ])
-    contexts = _previous_turns(conn, fresh)
-    conn.executemany(_INSERT_FTS, [(first_id + offset, fts_document(index_text(e.content, _speaker(e))),
-                                    fts_document(contexts.get(e.event_id, "")))
+    documents = {e.event_id: fts_document(index_text(e.content, _speaker(e))) for e in fresh}
+    contexts = _previous_turns(conn, fresh, documents)
+    conn.executemany(_INSERT_FTS, [(first_id + offset, documents[e.event_id], contexts.get(e.event_id, ""))
                                    for offset, e in enumerate(fresh)])
     counts = Counter((e.source, e.evidence_class, e.l1_retrieval_scope) for e in fresh)
     conn.executemany(
