@@ -14,7 +14,8 @@ over the same vectors):
 * recall_any@k  — at least one is
 * session_all@k — every evidence session appears among the top k's sessions
 
-    .venv/bin/python benchmarks/locomo.py [--split dev|test|all] [--conversations 0,1]
+    .venv/bin/python benchmarks/locomo.py                 # the dev split: tune here
+    .venv/bin/python benchmarks/locomo.py --split test     # report only; never tune on it
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def summarise(rows: list[dict]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="dev",
+                        help="dev (default) for tuning; test or all only to report")
     parser.add_argument("--conversations", help="comma-separated indexes (overrides --split)")
     parser.add_argument("--by-category", action="store_true", help="also report each category")
     args = parser.parse_args()

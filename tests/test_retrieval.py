@@ -46,6 +46,7 @@ KITCHEN_ZH = [
 @pytest.mark.parametrize("turns, question, expected", [
     (KITCHEN_EN, "What kitchen appliance did I buy before the air fryer?", "pressure cooker"),
     (KITCHEN_ZH, "我在买空气炸锅前买了什么厨房家电？", "高压锅"),
+    (KITCHEN_ZH, "买空气炸锅之前我买了什么厨房家电？", "高压锅"),
 ])
 def test_worked_example(semantic, turns, question, expected):
     load(semantic, turns)
@@ -99,6 +100,36 @@ def test_questions_about_what_the_assistant_said_reach_assistant_turns(semantic)
     assert all(f.author != "assistant" for f in facts.findings)
 
 
+def test_the_askers_own_question_in_this_session_is_not_evidence(semantic):
+    load(semantic, [(0, "old", "user", "I keep my passport in the top drawer, I think."),
+                    (DAY, "now", "user", "I think I keep my passport in the top drawer?")])
+    asked = semantic.query("I think I keep my passport in the top drawer?", now=T0 + 2 * DAY, session_id="now")
+    assert [f.session_id for f in asked.findings] == ["old"]
+
+
+def test_names_first_heard_after_now_are_unknown(semantic):
+    semantic.ingest_many([chat("Hello, I am new here", at=T0 + 10 * DAY, speaker="Zorblax"),
+                          chat("The conference was in Lisbon", at=T0, speaker="Ana")])
+    semantic.process_pending()
+    assert "zorblax" in semantic.query("What did Zorblax say?", now=T0 + 11 * DAY).trace["entities"]
+    assert "zorblax" not in semantic.query("What did Zorblax say?", now=T0 + DAY).trace["entities"]
+
+
+def test_anchor_is_the_first_mention_of_the_event(semantic):
+    load(semantic, KITCHEN_EN + [(5 * DAY, "d5", "user", "My air fryer stopped working today, so annoying.")])
+    pack = semantic.query("What kitchen appliance did I buy before the air fryer?", now=T0 + 6 * DAY)
+    texts = " | ".join(f.text for f in pack.findings)
+    assert "pressure cooker" in texts and "rice cooker" not in texts
+
+
+def test_query_arguments_are_checked(semantic):
+    for bad in (0, -1, 1000, True):
+        with pytest.raises(ValueError, match="limit"):
+            semantic.query("hello", limit=bad)
+    with pytest.raises(Exception, match="now"):
+        semantic.query("hello", now=float("nan"))
+
+
 def test_unsupported_question_is_insufficient(semantic):
     load(semantic, [(0, "s", "user", "I have a cat named Miso."),
                     (60, "s", "user", "I drink green tea every morning.")])
@@ -117,7 +148,7 @@ def test_sensor_events_answer_activity_questions_in_their_window(semantic):
     semantic.process_pending()
     pack = semantic.query("Which coffee pages did I visit in the last 3 days?", now=T0 + 9 * DAY + 3600)
     assert [f.source_item_id for f in pack.findings] == ["v2"]
-    assert pack.trace["temporal"]["window"]["label"] == "last 3 days"
+    assert pack.trace["temporal"]["window"]["label"] == "the past 3 days"
     pack = semantic.query("Which coffee pages did I visit yesterday?", now=T0 + 10 * DAY)
     assert [f.source_item_id for f in pack.findings] == ["v2"]
     pack = semantic.query("Which coffee pages did I visit?", now=T0 + 5 * DAY)

@@ -78,6 +78,22 @@ def test_fact_modes_see_only_fact_scope():
     ("上个月", day(2026, 10, 1), day(2026, 11, 1)),
     ("2023年5月", day(2023, 5, 1), day(2023, 6, 1)),
     ("三天前", day(2026, 11, 22), day(2026, 11, 23)),
+    ("三天之前", day(2026, 11, 22), day(2026, 11, 23)),
+    ("十五天前", day(2026, 11, 10), day(2026, 11, 11)),
+    ("上上周", day(2026, 11, 9), day(2026, 11, 16)),
+    ("前年", day(2024, 1, 1), day(2025, 1, 1)),
+    ("最近三天", day(2026, 11, 23), day(2026, 11, 26)),
+    ("过去一周", day(2026, 11, 19), day(2026, 11, 26)),
+    ("in the past week", day(2026, 11, 19), day(2026, 11, 26)),
+    ("the past few days", day(2026, 11, 23), day(2026, 11, 26)),
+    ("on 2023-05-08", day(2023, 5, 8), day(2023, 5, 9)),
+    ("on 5/8/2023", day(2023, 5, 8), day(2023, 5, 9)),
+    ("before last week", 0.0, day(2026, 11, 16)),
+    ("since yesterday", day(2026, 11, 24), NOW + 1),
+    ("after last month", day(2026, 11, 1), NOW + 1),
+    ("since March", day(2026, 3, 1), NOW + 1),
+    ("before 2020", 0.0, day(2020, 1, 1)),
+    ("what did I do before Monday", 0.0, day(2026, 11, 23)),
 ])
 def test_temporal_windows(question, start, end):
     intent = parse_temporal(question, NOW, UTC)
@@ -109,6 +125,40 @@ def test_a_date_after_before_is_a_window_not_an_anchor():
     assert intent.anchor is None and intent.window.end == day(2023, 4, 10)
     after = parse_temporal("what happened after March 3rd 2026", NOW, UTC)
     assert after.anchor is None and after.window.start == day(2026, 3, 4)
+
+
+@pytest.mark.parametrize("question", [
+    "What did Jan tell me about the budget?",   # a name, not January
+    "Since when have I been vegetarian?",       # no event to anchor on
+    "我之前说过我喜欢什么颜色？",                  # 之前 after a pronoun is just "before"
+    "你之前推荐了什么？",
+])
+def test_not_a_time(question):
+    intent = parse_temporal(question, NOW, UTC)
+    assert intent.window is None and intent.anchor is None
+
+
+def test_bare_chinese_qian_anchor():
+    anchor = parse_temporal("买空气炸锅前我买了什么厨房家电？", NOW, UTC).anchor
+    assert (anchor.direction, anchor.phrase) == ("before", "买空气炸锅")
+    assert parse_temporal("我目前住在哪里", NOW, UTC).anchor is None
+
+
+def test_local_time_follows_the_machines_zone(monkeypatch):
+    import time as time_module
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time_module.tzset()
+    try:
+        july = datetime(2026, 7, 15, 12, 0, tzinfo=UTC).timestamp()
+        window = parse_temporal("yesterday", july).window  # no tz: local time, summer time included
+        assert window.start == datetime(2026, 7, 13, 22, 0, tzinfo=UTC).timestamp()  # 00:00 CEST
+        january = datetime(2026, 1, 15, 12, 0, tzinfo=UTC).timestamp()
+        assert parse_temporal("yesterday", january).window.start == datetime(2026, 1, 13, 23, 0,
+                                                                              tzinfo=UTC).timestamp()
+    finally:
+        monkeypatch.delenv("TZ")
+        time_module.tzset()
 
 
 def test_ago_is_a_window_not_an_anchor():
@@ -237,6 +287,23 @@ def test_neighbours_path_and_empty_graph(loaded):
     fact_only = paths.neighbours(conn, ctx("x", scopes=("fact_authoritative",)), [seed])
     assert items(loaded, fact_only) == ["t2", "t1"]
     assert paths.NoGraph().spread(conn, ctx("x"), [seed]) == []
+
+
+def test_expansion_paths_hide_what_happened_after_now(loaded):
+    conn = loaded.db.reader()
+    m1 = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 'm1'").fetchone()[0]
+    early = ctx("x", now=1003.5 * 86400)  # after m1, before m2
+    assert paths.entity_expansion(conn, early, [m1]) == []
+    t1 = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 't1'").fetchone()[0]
+    assert items(loaded, paths.neighbours(conn, ctx("x", now=1000.0 * 86400 + 5), [t1])) == ["t1"]
+
+
+def test_vector_path_respects_scope_and_now(loaded):
+    query = loaded.embedder.embed(["Cats like fish, and Miso may too."])[0]
+    conn = loaded.db.reader()
+    assert "t3" in items(loaded, paths.vector(conn, ctx("x", vector=query)))
+    assert "t3" not in items(loaded, paths.vector(conn, ctx("x", scopes=("fact_authoritative",), vector=query)))
+    assert items(loaded, paths.vector(conn, ctx("x", now=1000.0 * 86400 + 1, vector=query))) == ["t1"]
 
 
 def test_entity_links_are_written_at_ingest(loaded):

@@ -227,3 +227,62 @@ def test_event_counts_follow_inserts_and_deletes(memory):
     assert events["by_evidence_class"] == {"user_self_report": 1, "assistant_response": 1, "external_observation": 1}
     assert events["by_scope"] == {"fact_authoritative": 2, "conversation_only": 1}
     assert events["by_source"] == {"chat": 2, "browser": 1}
+
+
+def _context_hits(memory, word):
+    conn = memory.db.reader()
+    return sorted(row[0] for row in conn.execute(
+        "SELECT e.source_item_id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+        "WHERE fact_events_fts MATCH ?", (f"context : {word}",)))
+
+
+def test_the_previous_human_turn_is_a_turns_context(memory):
+    memory.ingest_many([chat("What is your favourite fruit?", session="s", at=1.7e9, item="a"),
+                        chat("Mangoes, always.", session="s", at=1.7e9 + 10, item="b")])
+    memory.ingest(chat("And you?", session="s", at=1.7e9 + 20, item="c"))
+    memory.ingest(chat("I like durian", role="assistant", session="s", at=1.7e9 + 30, item="d"))
+    memory.ingest(chat("Durian smells!", session="s", at=1.7e9 + 40, item="e"))
+    assert _context_hits(memory, "fruit") == ["b"]           # within a batch
+    assert _context_hits(memory, "mangoes") == ["c"]         # across batches
+    assert _context_hits(memory, "like") == []               # an assistant turn is never context
+
+
+def test_deleting_a_turn_removes_it_from_the_next_turns_context(memory):
+    memory.ingest_many([chat("I adopted a parrot called Kiwi", session="s", at=1.7e9, item="a"),
+                        chat("Kiwi says hello every morning", session="s", at=1.7e9 + 10, item="b"),
+                        chat("It is very loud", session="s", at=1.7e9 + 20, item="c")])
+    assert _context_hits(memory, "parrot") == ["b"]
+    with memory.db.transaction() as conn:
+        conn.execute("DELETE FROM fact_events WHERE source_item_id = 'a'")
+    assert _context_hits(memory, "parrot") == []
+    assert fts_search(memory.db.reader(), "parrot") == []
+    with memory.db.transaction() as conn:
+        conn.execute("DELETE FROM fact_events WHERE source_item_id = 'b'")
+    assert _context_hits(memory, "kiwi") == []
+    assert memory.db.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_the_context_migration_reindexes_an_existing_database(tmp_path):
+    """A database made before migration 0003 keeps working and gets the context column."""
+    from magi_desktop.core.contracts import validate_payload
+    from magi_desktop.core.ingest import normalize
+    from magi_desktop.core.render import TemplateRegistry
+
+    path = tmp_path / "old.db"
+    conn = connect(path)
+    migrate(conn, available_migrations()[:2])
+    for i, text in enumerate(["I adopted a parrot called Kiwi", "Kiwi says hello every morning"]):
+        event, _ = normalize(validate_payload(chat(text, session="s", at=1.7e9 + i, speaker="Ana")),
+                             TemplateRegistry(), user_id="local", key_secret=b"k")
+        conn.execute(
+            "INSERT INTO fact_events (event_id, timestamp, event_type, source, idempotency_key, session_id, user_id, "
+            "content, memory_domain, ingest_target, cognition_eligible, retention_class, author_type, content_type, "
+            "evidence_class, l1_retrieval_scope, metadata_json, ingested_at) "
+            "VALUES (?, ?, 'CHAT_MESSAGE', 'chat', ?, 's', 'local', ?, 'conversation', 'l1_and_l2', 1, 'durable', "
+            "'user', 'statement', 'user_self_report', 'fact_authoritative', ?, ?)",
+            (event.event_id, event.timestamp, event.idempotency_key, event.content,
+             __import__("json").dumps(event.metadata), event.ingested_at))
+    assert migrate(conn) == [3]
+    rows = conn.execute("SELECT rowid FROM fact_events_fts WHERE fact_events_fts MATCH 'context : parrot'").fetchall()
+    assert len(rows) == 1
+    assert conn.execute("SELECT count(*) FROM fact_events_fts WHERE fact_events_fts MATCH 'ana'").fetchone()[0] == 2

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
@@ -260,17 +261,18 @@ class Memory:
     # ---------------------------------------------------------------- read
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
-              session_id: str | None = None) -> EvidencePack:
+              session_id: str | None = None, tz: tzinfo | None = None) -> EvidencePack:
         """Answer a question with an evidence pack (DESIGN §5).
 
         ``mode`` is one of the nine query modes (chosen by rules when None);
         ``now`` (UNIX seconds) answers as of that moment — later events are
         invisible; ``session_id`` is the asking conversation, whose own turns
-        are not evidence for it.
+        are not evidence for it; ``tz`` is the asker's timezone for "yesterday" and
+        friends (default: this machine's local time).
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the question is empty")
-        return self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id)
+        return self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz)
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""

@@ -6,9 +6,11 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import tzinfo
 
 import numpy as np
 
+from ..contracts import parse_timestamp
 from ..embed import Embedder
 from ..store import Database
 from ..store.entities import EntityLinker
@@ -28,11 +30,13 @@ from .pack import (
 from .temporal import TemporalIntent, parse_temporal
 from .terms import content_terms, quoted_phrases, stem, stems
 
+MAX_LIMIT = 100
 FETCH_K = 50                 # candidates each path returns
 SEEDS = 5                    # first-wave hits that seed entity, graph and neighbour expansion
 CANDIDATES = 60              # fused candidates hydrated and filtered
 CURRENT_STATE_RECENCY = 0.30  # "now" and "recently" questions: the newer statement should win
 ANCHOR_SIMILARITY = 0.5      # an anchor event must match the anchor phrase at least this well
+ANCHOR_CANDIDATES = 10
 ARTEFACT_OVERLAP = 0.8       # a stored turn this close to the question is the question itself
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
@@ -67,16 +71,19 @@ class Retriever:
     # ------------------------------------------------------------------ query
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
-              session_id: str | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET) -> EvidencePack:
+              session_id: str | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET,
+              tz: tzinfo | None = None) -> EvidencePack:
         started = time.perf_counter()
         if mode is not None and mode not in MODES:
             raise ValueError(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+        now = time.time() if now is None else parse_timestamp(now, "now")
         chosen, rule = (mode, "caller") if mode else classify_mode(text)
-        now = time.time() if now is None else now
-        temporal = parse_temporal(text, now)
+        temporal = parse_temporal(text, now, tz)
         if rule == "default" and temporal.anchor is not None:
             chosen, rule = "temporal_compare", "anchor"  # "买空气炸锅前…" compares in time
-        named = self.entities.find(self.db.reader(), text)
+        named = self._known_by(self.entities.find(self.db.reader(), text), now)
         names = {key for _, _, key in named}
         terms = content_terms(text)
         # Names pick *whose* events, the other words *which*: searching "Caroline" too would
@@ -110,6 +117,13 @@ class Retriever:
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return self._pack(text, chosen, findings, temporal, anchor, trace)
+
+    def _known_by(self, named: list[tuple[int, str, str]], now: float) -> list[tuple[int, str, str]]:
+        """Only entities that some event up to ``now`` mentions: a name first heard later is unknown yet."""
+        conn = self.db.reader()
+        return [entry for entry in named if conn.execute(
+            "SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+            "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT 1", (entry[0], now)).fetchone()]
 
     # ----------------------------------------------------------------- recall
 
@@ -168,15 +182,20 @@ class Retriever:
             rankings["vector"] = paths.vector(self.db.reader(), anchor_ctx)
         fused = weighted_rrf(rankings, {"bm25": 1.0, "vector": 1.0})
         trace["anchor"] = {"phrase": temporal.anchor.phrase, "direction": temporal.anchor.direction, "event_id": None}
-        if not fused:
-            return None
-        anchor = self._hydrate([fused[0][0]])[0]
+        candidates = self._hydrate([rowid for rowid, _ in fused[:ANCHOR_CANDIDATES]])
         # Only a clear match may cut the timeline: every word of the phrase, or a close meaning.
         wanted = stems(temporal.anchor.phrase)
-        exact = bool(wanted) and wanted <= stems(anchor.content + " " + (anchor.speaker or ""))
-        close = self._similarities([anchor], anchor_ctx).get(anchor.rowid, 0.0) >= ANCHOR_SIMILARITY
-        if not (exact or close):
-            trace["anchor"]["weak_match"] = anchor.event_id
+        similarity = self._similarities(candidates, anchor_ctx)
+        exact = [c for c in candidates if wanted and wanted <= stems(c.content + " " + (c.speaker or ""))]
+        close = [c for c in candidates if similarity.get(c.rowid, 0.0) >= ANCHOR_SIMILARITY]
+        if exact:
+            # The event is its first mention: "my air fryer broke" later does not move "before the air fryer".
+            anchor = min(exact, key=lambda c: c.timestamp)
+        elif close:
+            anchor = close[0]  # meaning alone is too loose to pick the first of several; take the best
+        else:
+            if candidates:
+                trace["anchor"]["weak_match"] = candidates[0].event_id
             return None
         trace["anchor"].update(event_id=anchor.event_id, occurred_at=anchor.timestamp)
         return anchor

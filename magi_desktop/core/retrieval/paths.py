@@ -132,11 +132,11 @@ def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
     entity_ids |= set(query_entities)
     if not entity_ids:
         return []
-    total = conn.execute("SELECT coalesce(sum(events), 0) FROM l1_event_counts").fetchone()[0]
+    total = conn.execute("SELECT count(*) FROM fact_events WHERE timestamp <= ?", (ctx.now,)).fetchone()[0]
     limit = max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE))
     selective = [eid for eid in entity_ids if conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities WHERE entity_id = ? LIMIT ?)",
-        (eid, limit + 1)).fetchone()[0] <= limit]
+        "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+        "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT ?)", (eid, ctx.now, limit + 1)).fetchone()[0] <= limit]
     if not selective:
         return []
     scope, params = _scope_sql(ctx)

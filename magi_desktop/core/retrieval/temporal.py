@@ -1,17 +1,24 @@
 """Temporal intent of a question, evaluated as of ``now`` (DESIGN §5).
 
 Relative times ("yesterday", "last week", "last Wednesday", "in March",
-"3 days ago", "上周三", "最近") become a window [start, end); anchored ones
-("before the air fryer", "买空气炸锅前") become an :class:`Anchor` the engine
-resolves to an event's time. Weeks start on Monday; days follow the given
-timezone (the machine's by default), because "yesterday" is the user's.
+"3 days ago", "上周三") become a window [start, end); a boundary ("before last
+week", "since March", "after 2020", "before April 10, 2023") becomes an
+open-ended window; an event boundary ("before the air fryer", "买空气炸锅前")
+becomes an :class:`Anchor` that the engine resolves to the event's time.
+"Recently" / "最近" prefer newer evidence without cutting any off.
+
+Days follow the given timezone, or the machine's local time (with its DST
+rules) when none is given, because "yesterday" is the user's yesterday.
+Weeks start on Monday.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
+
+EPOCH = 0.0
 
 
 @dataclass(frozen=True)
@@ -50,43 +57,78 @@ class TemporalIntent:
         }
 
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
+_FULL_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december"]
+_MONTHS = {m: i for i, m in enumerate(_FULL_MONTHS, start=1)}
+_ABBREVIATIONS = {m[:3]: i for m, i in _MONTHS.items() if m != "may"} | {"sept": 9}
+_ALL_MONTHS = _MONTHS | _ABBREVIATIONS
 _WEEKDAYS = {d: i for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                                            "sunday"])}
-_ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
-              "日": 7, "天": 7}
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                 "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
-_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+                 "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3, "few": 3, "several": 3}
+_ANY_MONTH = "|".join(sorted(_ALL_MONTHS, key=len, reverse=True))
+_FULL_MONTH = "|".join(_FULL_MONTHS)
 _WEEKDAY_NAMES = "|".join(_WEEKDAYS)
-_COUNT = r"(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_COUNT = r"(\d+|a couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_ZH_NUMBER = r"(\d+|[零一二两三四五六七八九十百]+|几)"
+_ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 
-_EN_ANCHOR = re.compile(
-    r"\b(before|after|prior\s+to|since|earlier\s+than|later\s+than)\s+(?!(?:today|yesterday|now|then|that|this|"
-    r"last|next|the\s+(?:day|week|month|year)\b))((?:(?:the|my|our|a|an|i|we|he|she|they)\s+)?[^,.?!;]{2,60}"
-    r"(?:,\s*\d{4}\b)?)",
+_EN_BOUNDARY = re.compile(
+    r"\b(before|after|prior\s+to|since|earlier\s+than|later\s+than|until|till)\s+"
+    r"((?:(?:the|my|our|a|an|i|we|he|she|they)\s+)?[^,.?!;]{2,60}(?:,\s*\d{4}\b)?)",
     re.IGNORECASE,
 )
-_ZH_ANCHOR = re.compile(r"(?:在)([^，,。？?！!；;]{1,20}?)(之前|以前|之后|以后|前|后)"
-                        r"|([^，,。？?！!；;在]{1,20}?)(之前|以前|之后|以后)")
+# 在X前 / X之前 / X以后 … ; a bare "X前" only where 前 is not part of a word.
+_ZH_BOUNDARY = re.compile(
+    r"(?:在)?([^，,。？?！!；;在]{1,20}?)(之前|以前|之后|以后)"
+    r"|(?:在)?([^，,。？?！!；;在]{2,20}?)(?<![目提从眼当面空生以之然最随背落向往跟])(前|后)(?![面天年途景后来])"
+)
+# Words that cannot be an event to anchor on.
+_NOT_AN_EVENT = re.compile(
+    r"^(?:i|we|you|he|she|they|it|me|us|them|when|what|then|that|this|那|这|我|你|他|她|它|我们|你们|他们|谁|什么)$",
+    re.IGNORECASE,
+)
+_RECENT = re.compile(r"\b(?:recently|lately|these days|latest|most recent)\b|最近|近来|这段时间", re.IGNORECASE)
 
 
-def _midnight(day: date, tz: tzinfo) -> float:
-    return datetime(day.year, day.month, day.day, tzinfo=tz).timestamp()
+class _Calendar:
+    """Day arithmetic in one timezone (or local time)."""
 
+    def __init__(self, now: float, tz: tzinfo | None):
+        self.tz = tz
+        self.now = now
+        self.today = (datetime.fromtimestamp(now, tz) if tz else datetime.fromtimestamp(now)).date()
 
-def _day_window(day: date, tz: tzinfo, label: str, days: int = 1) -> Window:
-    return Window(_midnight(day, tz), _midnight(day + timedelta(days=days), tz), label)
+    def midnight(self, day: date) -> float:
+        # A naive datetime's .timestamp() uses the local zone's rules for that day (DST included).
+        return datetime(day.year, day.month, day.day, tzinfo=self.tz).timestamp()
 
+    def days(self, first: date, count: int, label: str) -> Window:
+        return Window(self.midnight(first), self.midnight(first + timedelta(days=count)), label)
 
-def _month_window(year: int, month: int, tz: tzinfo, label: str) -> Window:
-    first = date(year, month, 1)
-    following = date(year + (month == 12), month % 12 + 1, 1)
-    return Window(_midnight(first, tz), _midnight(following, tz), label)
+    def month(self, year: int, month: int, label: str) -> Window:
+        following = date(year + (month == 12), month % 12 + 1, 1)
+        return Window(self.midnight(date(year, month, 1)), self.midnight(following), label)
+
+    def year(self, year: int, label: str) -> Window:
+        return Window(self.midnight(date(year, 1, 1)), self.midnight(date(year + 1, 1, 1)), label)
+
+    def months_back(self, n: int, label: str) -> Window:
+        index = self.today.year * 12 + self.today.month - 1 - n
+        return self.month(index // 12, index % 12 + 1, label)
+
+    def week_of(self, weeks_back: int, label: str) -> Window:
+        monday = self.today - timedelta(days=self.today.weekday() + 7 * weeks_back)
+        return self.days(monday, 7, label)
+
+    def past(self, days: int, label: str) -> Window:
+        """The last ``days`` days, today included."""
+        return Window(self.midnight(self.today - timedelta(days=days - 1)), self.midnight(self.today + timedelta(1)),
+                      label)
+
+    def latest_year_for(self, month: int, day: int = 1) -> int:
+        """The year of the most recent <month> (<day>) not after today."""
+        return self.today.year if (month, day) <= (self.today.month, self.today.day) else self.today.year - 1
 
 
 def _count(word: str) -> int:
@@ -94,178 +136,219 @@ def _count(word: str) -> int:
     return int(word) if word.isdigit() else _NUMBER_WORDS.get(word, 1)
 
 
-def _most_recent_month(today: date, month: int, year: int | None) -> int:
-    if year is not None:
-        return year
-    return today.year if month <= today.month else today.year - 1
+def chinese_number(text: str) -> int | None:
+    """十五 -> 15, 二十 -> 20, 两 -> 2, 3 -> 3; None for anything else (几 included)."""
+    if text.isdigit():
+        return int(text)
+    digits = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+    total, current = 0, 0
+    for ch in text:
+        if ch in digits:
+            current = digits[ch]
+        elif ch == "十":
+            total += (current or 1) * 10
+            current = 0
+        elif ch == "百":
+            total += (current or 1) * 100
+            current = 0
+        else:
+            return None
+    return total + current or None
 
 
-def _english_window(text: str, today: date, tz: tzinfo) -> Window | None:
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _english_window(text: str, cal: _Calendar) -> Window | None:
     t = text.lower()
+    today = cal.today
     if re.search(r"\bday before yesterday\b", t):
-        return _day_window(today - timedelta(days=2), tz, "the day before yesterday")
+        return cal.days(today - timedelta(days=2), 1, "the day before yesterday")
     if re.search(r"\byesterday\b", t):
-        return _day_window(today - timedelta(days=1), tz, "yesterday")
+        return cal.days(today - timedelta(days=1), 1, "yesterday")
     if re.search(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", t):
-        return _day_window(today, tz, "today")
+        return cal.days(today, 1, "today")
+    m = re.search(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", t) or re.search(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b", t)
+    if m:
+        parts = [int(g) for g in m.groups()]
+        when = _safe_date(*parts) if len(m.group(1)) == 4 else _safe_date(parts[2], parts[0], parts[1])
+        if when:
+            return cal.days(when, 1, when.isoformat())
     m = re.search(rf"\b{_COUNT}\s+(day|week|month|year)s?\s+ago\b", t)
     if m:
         n, unit = _count(m.group(1)), m.group(2)
         if unit == "day":
-            return _day_window(today - timedelta(days=n), tz, f"{n} days ago")
+            return cal.days(today - timedelta(days=n), 1, f"{n} days ago")
         if unit == "week":
-            monday = today - timedelta(days=today.weekday() + 7 * n)
-            return _day_window(monday, tz, f"{n} weeks ago", days=7)
+            return cal.week_of(n, f"{n} weeks ago")
         if unit == "month":
-            month_index = today.year * 12 + today.month - 1 - n
-            return _month_window(month_index // 12, month_index % 12 + 1, tz, f"{n} months ago")
-        return Window(_midnight(date(today.year - n, 1, 1), tz), _midnight(date(today.year - n + 1, 1, 1), tz),
-                      f"{n} years ago")
-    m = re.search(rf"\b(?:in\s+the\s+)?(?:last|past)\s+{_COUNT}\s+(day|week|month)s?\b", t)
-    if m:
-        n, unit = _count(m.group(1)), m.group(2)
-        days = {"day": 1, "week": 7, "month": 30}[unit] * n
-        return Window(_midnight(today - timedelta(days=days - 1), tz),
-                      _midnight(today + timedelta(days=1), tz), f"last {n} {unit}s")
+            return cal.months_back(n, f"{n} months ago")
+        return cal.year(today.year - n, f"{n} years ago")
+    m = re.search(rf"\b(?:in\s+the\s+)?(?:last|past)\s+(?:{_COUNT}\s+)?(day|week|month|year)s?\b", t)
+    if m and (m.group(1) or not re.search(r"\blast\s+(?:week|month|year)\b", t)):
+        n = _count(m.group(1)) if m.group(1) else 1
+        days = {"day": 1, "week": 7, "month": 30, "year": 365}[m.group(2)] * n
+        return cal.past(days, f"the past {n} {m.group(2)}{'s' if n > 1 else ''}")
     m = re.search(rf"\b(?:last|on|this past)\s+({_WEEKDAY_NAMES})\b", t)
     if m:
         back = (today.weekday() - _WEEKDAYS[m.group(1)]) % 7 or 7
-        return _day_window(today - timedelta(days=back), tz, f"last {m.group(1)}")
+        return cal.days(today - timedelta(days=back), 1, f"last {m.group(1)}")
     if re.search(r"\blast weekend\b", t):
-        saturday = today - timedelta(days=today.weekday() + 2)
-        return _day_window(saturday, tz, "last weekend", days=2)
+        return cal.days(today - timedelta(days=today.weekday() + 2), 2, "last weekend")
+    if re.search(r"\bweek before last\b", t):
+        return cal.week_of(2, "the week before last")
     if re.search(r"\blast week\b", t):
-        return _day_window(today - timedelta(days=today.weekday() + 7), tz, "last week", days=7)
+        return cal.week_of(1, "last week")
     if re.search(r"\bthis week\b", t):
-        return _day_window(today - timedelta(days=today.weekday()), tz, "this week", days=7)
+        return cal.week_of(0, "this week")
     if re.search(r"\blast month\b", t):
-        year, month = (today.year, today.month - 1) if today.month > 1 else (today.year - 1, 12)
-        return _month_window(year, month, tz, "last month")
+        return cal.months_back(1, "last month")
     if re.search(r"\bthis month\b", t):
-        return _month_window(today.year, today.month, tz, "this month")
+        return cal.months_back(0, "this month")
     if re.search(r"\blast year\b", t):
-        return Window(_midnight(date(today.year - 1, 1, 1), tz), _midnight(date(today.year, 1, 1), tz), "last year")
+        return cal.year(today.year - 1, "last year")
     if re.search(r"\bthis year\b", t):
-        return Window(_midnight(date(today.year, 1, 1), tz), _midnight(date(today.year + 1, 1, 1), tz), "this year")
-    m = re.search(rf"\b({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", t) or \
-        re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_NAMES})\.?(?:,?\s+(\d{{4}}))?\b", t)
+        return cal.year(today.year, "this year")
+    m = re.search(rf"\b({_ANY_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", t) or \
+        re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_ANY_MONTH})\.?(?:,?\s+(\d{{4}}))?\b", t)
     if m:
         first, second, year = m.groups()
-        month, day = (_MONTHS[first], int(second)) if first in _MONTHS else (_MONTHS[second], int(first))
-        try:
-            when = date(_most_recent_month(today, month, int(year) if year else None), month, day)
-        except ValueError:
-            when = None
-        if when is not None:
-            return _day_window(when, tz, when.isoformat())
-    m = re.search(rf"\b(?:in|during|since)?\s*({_MONTH_NAMES})\b(?:\s+(\d{{4}}))?", t)
-    if m and (m.group(1) != "may" or m.group(2) or re.search(r"\b(?:in|during)\s+may\b", t)):
-        month = _MONTHS[m.group(1)]
-        year = _most_recent_month(today, month, int(m.group(2)) if m.group(2) else None)
-        return _month_window(year, month, tz, f"{year}-{month:02d}")
-    m = re.search(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", t)
+        month, day = (_ALL_MONTHS[first], int(second)) if first in _ALL_MONTHS else (_ALL_MONTHS[second], int(first))
+        when = _safe_date(int(year) if year else cal.latest_year_for(month, day), month, day)
+        if when:
+            return cal.days(when, 1, when.isoformat())
+    # A month: full names need no context except "may"; abbreviations ("Jan") need "in"/"since" or a year.
+    m = re.search(rf"\b(?:in|during|since|by)\s+({_ANY_MONTH})\b(?:\s+(\d{{4}}))?", t) or \
+        re.search(rf"\b({_ANY_MONTH})\s+(\d{{4}})\b", t) or \
+        re.search(rf"\b({_FULL_MONTH.replace('may|', '')})\b(?:\s+(\d{{4}}))?", t)
     if m:
-        year = int(m.group(1))
-        return Window(_midnight(date(year, 1, 1), tz), _midnight(date(year + 1, 1, 1), tz), str(year))
+        month = _ALL_MONTHS[m.group(1)]
+        year = int(m.group(2)) if m.group(2) else cal.latest_year_for(month)
+        return cal.month(year, month, f"{year}-{month:02d}")
+    m = re.search(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", t) or re.fullmatch(r"\s*((?:19|20)\d{2})\s*", t)
+    if m:
+        return cal.year(int(m.group(1)), m.group(1))
     return None
 
 
-def _chinese_window(text: str, today: date, tz: tzinfo) -> Window | None:
+def _chinese_window(text: str, cal: _Calendar) -> Window | None:
+    today = cal.today
+    if "大前天" in text:
+        return cal.days(today - timedelta(days=3), 1, "大前天")
     if "前天" in text:
-        return _day_window(today - timedelta(days=2), tz, "前天")
+        return cal.days(today - timedelta(days=2), 1, "前天")
     if "昨天" in text or "昨晚" in text:
-        return _day_window(today - timedelta(days=1), tz, "昨天")
+        return cal.days(today - timedelta(days=1), 1, "昨天")
     if "今天" in text or "今晚" in text:
-        return _day_window(today, tz, "今天")
-    m = re.search(r"(\d+|[一二两三四五六七八九十])\s*(天|周|个?星期|个月|年)前", text)
+        return cal.days(today, 1, "今天")
+    m = re.search(rf"(?:过去|最近|近){_ZH_NUMBER}?\s*(天|周|个?星期|个月|年)", text)
     if m:
-        raw = m.group(1)
-        n = int(raw) if raw.isdigit() else _ZH_DIGITS[raw]
-        unit = m.group(2)
-        if unit == "天":
-            return _day_window(today - timedelta(days=n), tz, f"{n}天前")
-        if unit in ("周", "星期", "个星期"):
-            return _day_window(today - timedelta(days=today.weekday() + 7 * n), tz, f"{n}周前", days=7)
-        if unit == "个月":
-            index = today.year * 12 + today.month - 1 - n
-            return _month_window(index // 12, index % 12 + 1, tz, f"{n}个月前")
-        return Window(_midnight(date(today.year - n, 1, 1), tz), _midnight(date(today.year - n + 1, 1, 1), tz),
-                      f"{n}年前")
-    m = re.search(r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
+        n = chinese_number(m.group(1)) if m.group(1) else 1
+        if n:
+            days = {"天": 1, "周": 7, "星期": 7, "个星期": 7, "个月": 30, "年": 365}[m.group(2)] * n
+            return cal.past(days, m.group(0))
+    if "半年前" in text:
+        return cal.months_back(6, "半年前")
+    m = re.search(rf"{_ZH_NUMBER}\s*(天|周|个?星期|个月|年)(?:之)?前", text)
     if m:
-        target = _ZH_DIGITS[m.group(2)] - 1
-        monday = today - timedelta(days=today.weekday() + (7 if m.group(1) == "上" else 0))
-        return _day_window(monday + timedelta(days=target), tz, m.group(0))
+        n = chinese_number(m.group(1))
+        if n:
+            unit = m.group(2)
+            if unit == "天":
+                return cal.days(today - timedelta(days=n), 1, m.group(0))
+            if unit in ("周", "星期", "个星期"):
+                return cal.week_of(n, m.group(0))
+            if unit == "个月":
+                return cal.months_back(n, m.group(0))
+            return cal.year(today.year - n, m.group(0))
+    m = re.search(r"(上上|上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
+    if m:
+        weeks = {"上上": 2, "上": 1}.get(m.group(1), 0)
+        monday = today - timedelta(days=today.weekday() + 7 * weeks)
+        return cal.days(monday + timedelta(days=_ZH_WEEKDAY[m.group(2)]), 1, m.group(0))
+    if re.search(r"上上(?:个)?(?:周|星期|礼拜)", text):
+        return cal.week_of(2, "上上周")
     if re.search(r"上(?:个)?(?:周|星期|礼拜)", text):
-        return _day_window(today - timedelta(days=today.weekday() + 7), tz, "上周", days=7)
+        return cal.week_of(1, "上周")
     if re.search(r"(?:这|本)(?:个)?(?:周|星期|礼拜)", text):
-        return _day_window(today - timedelta(days=today.weekday()), tz, "本周", days=7)
+        return cal.week_of(0, "本周")
     if re.search(r"上(?:个)?月", text):
-        year, month = (today.year, today.month - 1) if today.month > 1 else (today.year - 1, 12)
-        return _month_window(year, month, tz, "上个月")
+        return cal.months_back(1, "上个月")
     if re.search(r"(?:这|本)(?:个)?月", text):
-        return _month_window(today.year, today.month, tz, "本月")
+        return cal.months_back(0, "本月")
+    if "前年" in text:
+        return cal.year(today.year - 2, "前年")
     if "去年" in text:
-        return Window(_midnight(date(today.year - 1, 1, 1), tz), _midnight(date(today.year, 1, 1), tz), "去年")
+        return cal.year(today.year - 1, "去年")
     if "今年" in text:
-        return Window(_midnight(date(today.year, 1, 1), tz), _midnight(date(today.year + 1, 1, 1), tz), "今年")
+        return cal.year(today.year, "今年")
     m = re.search(r"(?:(\d{4})\s*年)?\s*(\d{1,2}|十[一二]?|[一二三四五六七八九十])\s*月"
                   r"(?:\s*(\d{1,2})\s*[日号])?", text)
     if m:
-        raw = m.group(2)
-        month = int(raw) if raw.isdigit() else (10 + _ZH_DIGITS.get(raw[-1], 0) if raw.startswith("十") and
-                                                len(raw) > 1 else _ZH_DIGITS[raw])
-        if 1 <= month <= 12:
-            year = _most_recent_month(today, month, int(m.group(1)) if m.group(1) else None)
+        month = chinese_number(m.group(2))
+        if month and 1 <= month <= 12:
+            day = int(m.group(3)) if m.group(3) else 1
+            year = int(m.group(1)) if m.group(1) else cal.latest_year_for(month, day)
             if m.group(3):
-                try:
-                    when = date(year, month, int(m.group(3)))
-                    return _day_window(when, tz, when.isoformat())
-                except ValueError:
-                    pass
-            return _month_window(year, month, tz, f"{year}-{month:02d}")
+                when = _safe_date(year, month, day)
+                if when:
+                    return cal.days(when, 1, when.isoformat())
+            return cal.month(year, month, f"{year}-{month:02d}")
     m = re.search(r"((?:19|20)\d{2})\s*年", text)
     if m:
-        year = int(m.group(1))
-        return Window(_midnight(date(year, 1, 1), tz), _midnight(date(year + 1, 1, 1), tz), f"{year}年")
+        return cal.year(int(m.group(1)), m.group(0))
     return None
 
 
-def _anchor(text: str) -> Anchor | None:
-    m = _EN_ANCHOR.search(text)
+def _window_of(text: str, cal: _Calendar) -> Window | None:
+    return _english_window(text, cal) or _chinese_window(text, cal)
+
+
+def _boundary(text: str, cal: _Calendar) -> tuple[Window | None, Anchor | None]:
+    """A "before/after/since …" boundary: an open-ended window when it names a time, else an event anchor."""
+    m = _EN_BOUNDARY.search(text)
     if m:
         word = m.group(1).lower()
-        direction = "before" if word.startswith(("before", "prior", "earlier")) else "after"
+        direction = "before" if word.startswith(("before", "prior", "earlier", "until", "till")) else "after"
         phrase = re.sub(r"^(?:the|my|our|a|an)\s+", "", m.group(2).strip(), flags=re.IGNORECASE)
-        phrase = re.sub(r"\s+(?:did|do|was|were|have|had)\b.*$", "", phrase, flags=re.IGNORECASE)
-        if phrase:
-            return Anchor(direction, phrase)
-    for m in _ZH_ANCHOR.finditer(text):
+        phrase = re.sub(r"\s+(?:did|do|does|was|were|have|had|is|are)\b.*$", "", phrase, flags=re.IGNORECASE)
+        period = _window_of(phrase, cal) or _window_of(f"on {phrase}", cal)
+        if period is not None:
+            if direction == "before":
+                return Window(EPOCH, period.start, f"before {period.label}"), None
+            start = period.start if word == "since" else period.end
+            return Window(start, cal.now + 1, f"{word} {period.label}"), None
+        if phrase and not _NOT_AN_EVENT.match(phrase):
+            return None, Anchor(direction, phrase)
+    for m in _ZH_BOUNDARY.finditer(text):
         phrase = (m.group(1) or m.group(3) or "").strip()
         marker = m.group(2) or m.group(4)
-        if not phrase or re.fullmatch(r"[\d一二两三四五六七八九十几]+\s*(?:天|周|个?星期|个月|年)?", phrase):
-            continue  # "三天前" is a window, not an anchor
-        return Anchor("before" if marker in ("之前", "以前", "前") else "after", phrase)
-    return None
+        direction = "before" if marker in ("之前", "以前", "前") else "after"
+        period = _window_of(phrase, cal)
+        if period is not None:
+            if direction == "before":
+                return Window(EPOCH, period.start, f"{period.label}{marker}"), None
+            return Window(period.end, cal.now + 1, f"{period.label}{marker}"), None
+        if not phrase or _NOT_AN_EVENT.match(phrase) or re.fullmatch(
+                rf"{_ZH_NUMBER}\s*(?:天|周|个?星期|个月|年)?|半年|几天", phrase):
+            continue  # "三天前" is a window (parsed below), "我之前" is just "before"
+        return None, Anchor(direction, phrase)
+    return None, None
 
 
 def parse_temporal(text: str, now: float, tz: tzinfo | None = None) -> TemporalIntent:
     """The time window, anchor and recency a question asks about, as of ``now``."""
-    tz = tz or datetime.now().astimezone().tzinfo or timezone.utc
-    today = datetime.fromtimestamp(now, tz).date()
-    anchor = _anchor(text)
-    window = None
-    if anchor is not None:
-        # "before April 10, 2023" bounds time by a date, not by an event.
-        date_window = _english_window(anchor.phrase, today, tz) or _chinese_window(anchor.phrase, today, tz)
-        if date_window is not None:
-            window = (Window(0.0, date_window.start, f"before {date_window.label}") if anchor.direction == "before"
-                      else Window(date_window.end, now + 1, f"after {date_window.label}"))
-            anchor = None
-    window = window or _english_window(text, today, tz) or _chinese_window(text, today, tz)
-    # "Recently" is a preference for newer evidence, not a cut-off: how recent is recent depends on the topic.
-    recent = bool(re.search(r"\b(?:recently|lately|these days|latest|most recent)\b|最近|近来|这段时间", text,
-                            re.IGNORECASE))
+    cal = _Calendar(now, tz)
+    window, anchor = _boundary(text, cal)
+    if window is None and anchor is None:
+        window = _window_of(text, cal)
+    elif window is None:
+        window = _window_of(text.replace(anchor.phrase, " "), cal)
+    recent = bool(_RECENT.search(text))
     if window is not None and window.start > now:
-        window = None  # "in December" asked in March of the same year means last December; never the future
+        window = None  # a time still to come holds no memories yet
     return TemporalIntent(window=window, anchor=anchor, recent=recent)

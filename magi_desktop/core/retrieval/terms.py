@@ -6,7 +6,12 @@ import re
 
 from ..text import query_terms
 
-_EN_STOPWORDS = frozenset("""
+_TIME_WORDS = """
+yesterday today tonight tomorrow week weeks month months year years day days ago last past recently lately
+ago since before after earlier later morning afternoon evening night weekend monday tuesday wednesday thursday
+friday saturday sunday january february march april june july august september october november december
+"""
+_EN_STOPWORDS = frozenset(_TIME_WORDS.split()) | frozenset("""
 a about above after again against all am an and any are aren't as at be because been before being below
 between both but by can could did didn't do does doesn't doing don't down during each few for from further
 had has have having he her here hers herself him himself his how i if in into is isn't it it's its itself
@@ -19,13 +24,28 @@ got kind sort like tell know think say said does did doing go going went want wa
 _ZH_STOPWORDS = frozenset(
     "的 了 是 我 你 他 她 它 们 我们 你们 他们 吗 呢 吧 啊 呀 么 什么 怎么 哪 哪里 哪个 谁 为什么 多少 几 在 有 和 "
     "与 或 也 都 就 还 又 这 那 这个 那个 一个 一 个 之前 之后 以前 以后 前 后 时候 知道 请 帮 告诉 说 想 要 会 能 "
-    "可以".split()
+    "可以 昨天 今天 前天 明天 上周 本周 这周 上个月 这个月 去年 今年 最近 以前 之前 之后".split()
 )
 _SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
+# Irregular past forms that questions and statements swap ("did I buy" / "I bought").
+_IRREGULAR = {
+    "bought": "buy", "went": "go", "gone": "go", "got": "get", "gotten": "get", "ate": "eat", "eaten": "eat",
+    "saw": "see", "seen": "see", "made": "make", "took": "take", "taken": "take", "met": "meet", "ran": "run",
+    "gave": "give", "given": "give", "paid": "pay", "sold": "sell", "told": "tell", "thought": "think",
+    "brought": "bring", "found": "find", "left": "leave", "felt": "feel", "kept": "keep", "began": "begin",
+    "begun": "begin", "came": "come", "did": "do", "done": "do", "had": "have", "has": "have", "was": "be",
+    "were": "be", "been": "be", "wrote": "write", "written": "write", "read": "read", "drove": "drive",
+    "driven": "drive", "flew": "fly", "flown": "fly", "won": "win", "lost": "lose", "spent": "spend",
+    "sent": "send", "built": "build", "taught": "teach", "caught": "catch", "chose": "choose", "chosen": "choose",
+    "drank": "drink", "drunk": "drink", "swam": "swim", "sang": "sing", "sung": "sing", "wore": "wear",
+    "worn": "wear", "heard": "hear", "held": "hold", "moved": "move", "lived": "live", "loved": "love",
+}
 
 
 def stem(word: str) -> str:
-    """A crude English stem, enough to match "fryers" with "fryer" and "bought" stays itself."""
+    """A crude English stem: "fryers" matches "fryer", "bought" matches "buy"."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
     if not word.isascii() or len(word) <= 3:
         return word
     for suffix in _SUFFIXES:

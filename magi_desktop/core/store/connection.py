@@ -21,6 +21,13 @@ import sqlite_vec
 from ..text import fts_document
 
 
+def _index_document(content: str | None, speaker: str | None) -> str:
+    # Mirrors store.l1.index_text: what search sees of an event is "speaker: text".
+    content = content or ""
+    return fts_document(f"{speaker}: {content}" if speaker else content)
+
+
+
 class Connection(sqlite3.Connection):
     """A plain sqlean connection that can be weakly referenced (the base class cannot)."""
 
@@ -35,6 +42,7 @@ BUSY_TIMEOUT_MS = 10_000
 # (fact_events_fts is filled by a trigger that segments Chinese with jieba).
 _SQL_FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "magi_fts_text": (1, lambda text: fts_document(text or "")),
+    "magi_fts_index": (2, _index_document),
 }
 
 

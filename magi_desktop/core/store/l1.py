@@ -61,14 +61,15 @@ def _previous_turns(conn: Connection, events: Sequence[MemoryEvent], documents: 
     for session_id, turns in by_session.items():
         turns.sort(key=lambda e: e.timestamp)
         row = conn.execute(
-            "SELECT content, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events "
-            "WHERE session_id = ? AND timestamp < ? ORDER BY timestamp DESC LIMIT 1",
+            "SELECT content, json_extract(metadata_json, '$.timeline.speaker'), author_type FROM fact_events "
+            "WHERE session_id = ? AND timestamp <= ? ORDER BY timestamp DESC, id DESC LIMIT 1",
             (session_id, turns[0].timestamp)).fetchone()
-        before = fts_document(index_text(row[0], row[1])) if row else ""
+        before = fts_document(index_text(row[0], row[1])) if row and row[2] == "user" else ""
         for turn in turns:
             if before:
                 previous[turn.event_id] = before
-            before = documents[turn.event_id]
+            # Only a human turn is context: an assistant's words must not make a user turn match.
+            before = documents[turn.event_id] if turn.author_type == "user" else ""
     return previous
 
 
@@ -152,6 +153,9 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
     rowids = {e.event_id: first_id + offset for offset, e in enumerate(fresh)}
     results = [r._replace(rowid=rowids[r.event_id]) if not r.duplicate else r for r in results]
+    # Before the batch is inserted, so a turn's stored predecessor is never one of its own batch.
+    documents = {e.event_id: fts_document(index_text(e.content, _speaker(e))) for e in fresh}
+    contexts = _previous_turns(conn, fresh, documents)
     conn.executemany(_INSERT_EVENT, [
         (
             first_id + offset, e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
@@ -161,8 +165,6 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Store
         )
         for offset, e in enumerate(fresh)
     ])
-    documents = {e.event_id: fts_document(index_text(e.content, _speaker(e))) for e in fresh}
-    contexts = _previous_turns(conn, fresh, documents)
     conn.executemany(_INSERT_FTS, [(first_id + offset, documents[e.event_id], contexts.get(e.event_id, ""))
                                    for offset, e in enumerate(fresh)])
     counts = Counter((e.source, e.evidence_class, e.l1_retrieval_scope) for e in fresh)

@@ -37,11 +37,8 @@ CREATE INDEX fact_events_item ON fact_events (source_item_id) WHERE source_item_
 -- its pending terms at every statement savepoint, and a trigger opens one per
 -- row, which made ingest several times slower and fragmented the index.
 -- Deletes and updates (rare: forget, corrections) are kept in step by triggers.
--- `context` holds the previous turn of a conversation (searched at a lower
--- weight): an answer often shares no word with the question, its prompt does.
 CREATE VIRTUAL TABLE fact_events_fts USING fts5(
     content,
-    context,
     content = '',
     contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
@@ -52,11 +49,7 @@ CREATE TRIGGER fact_events_fts_delete AFTER DELETE ON fact_events BEGIN
 END;
 CREATE TRIGGER fact_events_fts_update AFTER UPDATE OF content ON fact_events BEGIN
     DELETE FROM fact_events_fts WHERE rowid = old.id;
-    INSERT INTO fact_events_fts (rowid, content, context) VALUES (
-        new.id, magi_fts_text(new.content),
-        magi_fts_text((SELECT p.content FROM fact_events p WHERE new.session_id IS NOT NULL
-                       AND p.session_id = new.session_id AND p.timestamp < new.timestamp
-                       ORDER BY p.timestamp DESC LIMIT 1)));
+    INSERT INTO fact_events_fts (rowid, content) VALUES (new.id, magi_fts_text(new.content));
 END;
 
 -- Vectors: long texts are chunked; each chunk has a row in the vec0 table
