@@ -137,7 +137,7 @@ def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path) -> di
     memory = Memory.open(folder / "magi", embedder=embedder)
     memory.ingest_many(items)
     memory.process_pending()
-    now = max(p["occurred_at"] for p in items) + 86400
+    now = max(p["occurred_at"] for p in items) + 86400  # the day of the last session, as the question date
     speaker_text = [(p["source_item_id"], f"{p['chat']['speaker']}: {p['chat']['text']}") for p in items]
     vectors = embedder.embed([text for _, text in speaker_text])
     baselines = Baselines(folder, speaker_text, vectors)
@@ -148,7 +148,7 @@ def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path) -> di
         evidence = evidence_ids(question["evidence"])
         if not evidence:
             continue
-        pack = memory.query(question["question"], now=now, limit=max(KS))
+        pack = memory.query(question["question"], now=now, limit=max(KS), tz=timezone.utc)  # dates are UTC
         ranked = [f.source_item_id for f in pack.findings]
         extra = {"category": question["category"], "mode": pack.query_mode}
         results["magi"].append({**score(ranked, evidence), **extra})
