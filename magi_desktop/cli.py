@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from . import __version__
@@ -176,18 +177,20 @@ def _cmd_query(args: argparse.Namespace) -> int:
     from .core import Memory
     from .core.contracts import PayloadError, parse_timestamp
 
-    now = None
+    now, tz = None, None
     if args.now:
         try:
             now = parse_timestamp(args.now, "--now")
         except PayloadError as exc:
             print(f"magi query: {exc}", file=sys.stderr)
             return 2
+        tz = datetime.fromisoformat(args.now.strip().replace("Z", "+00:00")).tzinfo if not \
+            args.now.strip().replace(".", "", 1).isdigit() else None  # "yesterday" is yesterday in that offset
     if args.mode and args.mode not in _modes():
         print(f"magi query: unknown mode {args.mode!r}; one of {', '.join(_modes())}", file=sys.stderr)
         return 2
     with Memory.open(_data_dir(args)) as memory:
-        pack = memory.query(args.text, mode=args.mode, now=now, limit=args.limit)
+        pack = memory.query(args.text, mode=args.mode, now=now, limit=args.limit, tz=tz)
     if args.json:
         print(json.dumps(pack.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -133,3 +133,13 @@ def test_query_prints_a_readable_pack_and_json(tmp_path):
     assert past["insufficient_evidence"] is True
     bad = magi("query", "x", "--mode", "vibes", data_dir=data)
     assert bad.returncode == 2 and "unknown mode" in bad.stderr
+
+
+def test_query_now_offset_decides_what_yesterday_is(tmp_path):
+    data = tmp_path / "d"
+    early_morning = chat("I noted the plumber's number", at="2026-11-29T07:00:00+08:00")  # 28th 23:00 UTC
+    magi("ingest", "-", data_dir=data, stdin=json.dumps(early_morning))
+    shanghai = json.loads(magi("query", "What did I note yesterday?", "--now", "2026-11-30T10:00:00+08:00",
+                               "--json", data_dir=data).stdout)
+    assert [f["text"] for f in shanghai["findings"]] == ["I noted the plumber's number"]
+    assert shanghai["trace"]["temporal"]["window"]["label"] == "yesterday"

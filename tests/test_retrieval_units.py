@@ -166,6 +166,14 @@ def test_ago_is_a_window_not_an_anchor():
     assert intent.anchor is None and intent.window is not None
 
 
+@pytest.mark.parametrize("a, b", [("fryers", "fryer"), ("noted", "note"), ("stopped", "stop"), ("bought", "buy"),
+                                  ("lived", "live"), ("making", "make"), ("running", "run"), ("cities", "city")])
+def test_stems_meet(a, b):
+    from magi_desktop.core.retrieval.terms import stem
+
+    assert stem(a) == stem(b)
+
+
 # ----------------------------------------------------------------- fusion
 
 def test_weighted_rrf():

@@ -38,21 +38,25 @@ _IRREGULAR = {
     "driven": "drive", "flew": "fly", "flown": "fly", "won": "win", "lost": "lose", "spent": "spend",
     "sent": "send", "built": "build", "taught": "teach", "caught": "catch", "chose": "choose", "chosen": "choose",
     "drank": "drink", "drunk": "drink", "swam": "swim", "sang": "sing", "sung": "sing", "wore": "wear",
-    "worn": "wear", "heard": "hear", "held": "hold", "moved": "move", "lived": "live", "loved": "love",
+    "worn": "wear", "heard": "hear", "held": "hold",
 }
 
 
 def stem(word: str) -> str:
-    """A crude English stem: "fryers" matches "fryer", "bought" matches "buy"."""
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
+    """A crude English stem for overlap checks: fryers/fryer, noted/note, stopped/stop, bought/buy."""
+    word = _IRREGULAR.get(word, word)
     if not word.isascii() or len(word) <= 3:
         return word
+    base = word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            return base + "y" if suffix in ("ies", "ied") else base
-    return word
+            base = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+            break
+    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+        base = base[:-1]  # stopp -> stop, runn -> run
+    if len(base) > 3 and base.endswith("e"):
+        base = base[:-1]  # note and noted both become "not"
+    return base
 
 
 def content_terms(text: str) -> list[str]:
