@@ -71,3 +71,8 @@ def query_terms(text: str) -> list[str]:
 def fts_or_query(terms: list[str]) -> str:
     """An FTS5 MATCH expression that ORs quoted terms; quoting neutralises FTS syntax."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def index_text(content: str, speaker: str | None) -> str:
+    """What search sees of an event: a chat turn is indexed with its speaker ("Caroline: …")."""
+    return f"{speaker}: {content}" if speaker else content

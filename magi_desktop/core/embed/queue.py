@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..store import Database
-from ..store.l1 import index_text
 from ..store.vectors import current_model, replace_event_chunks
+from ..text import index_text
 from .base import Embedder
 from .chunking import chunk_text
 

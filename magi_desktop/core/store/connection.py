@@ -18,13 +18,11 @@ from pathlib import Path
 import sqlean as sqlite3
 import sqlite_vec
 
-from ..text import fts_document
+from ..text import fts_document, index_text
 
 
 def _index_document(content: str | None, speaker: str | None) -> str:
-    # Mirrors store.l1.index_text: what search sees of an event is "speaker: text".
-    content = content or ""
-    return fts_document(f"{speaker}: {content}" if speaker else content)
+    return fts_document(index_text(content or "", speaker))
 
 
 

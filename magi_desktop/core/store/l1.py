@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from ..contracts import MemoryEvent
 from ..ingest import tool_run_of
-from ..text import fts_document, fts_or_query, query_terms
+from ..text import fts_document, fts_or_query, index_text, query_terms
 from .connection import Connection
 
 _EVENT_COLUMNS = (
@@ -71,11 +71,6 @@ def _previous_turns(conn: Connection, events: Sequence[MemoryEvent], documents: 
             # Only a human turn is context: an assistant's words must not make a user turn match.
             before = documents[turn.event_id] if turn.author_type == "user" else ""
     return previous
-
-
-def index_text(content: str, speaker: str | None) -> str:
-    """What search sees of an event: a chat turn is indexed with its speaker ("Caroline: …")."""
-    return f"{speaker}: {content}" if speaker else content
 
 
 def _speaker(event: MemoryEvent) -> str | None:
