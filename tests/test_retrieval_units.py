@@ -10,12 +10,13 @@ from magi_desktop.core.retrieval.fusion import (
     ASSISTANT_PENALTY,
     USER_BONUS,
     RerankFeatures,
+    diversify,
     normalise,
     rerank,
     rerank_adjustment,
     weighted_rrf,
 )
-from magi_desktop.core.retrieval.modes import PATH_WEIGHTS, classify_mode, scopes_for
+from magi_desktop.core.retrieval.modes import PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from magi_desktop.core.retrieval.temporal import parse_temporal
 from magi_desktop.core.retrieval.terms import content_terms
 
@@ -218,6 +219,21 @@ def test_rerank_lifts_the_user_over_a_close_assistant_and_keeps_the_tail():
     ranked = rerank(fused, features, [], now=0, top=3)
     assert [item for item, _ in ranked] == [2, 1, 3, 4]
     assert ranked[-1][1] < ranked[-2][1]
+
+
+def test_diversify_spreads_over_sessions():
+    ranked = [(1, 1.0), (2, 0.95), (3, 0.9), (4, 0.8), (5, 0.7)]
+    sessions = {1: "a", 2: "a", 3: "a", 4: "b", 5: None}
+    spread = diversify(ranked, sessions, penalty=0.15)
+    # 2 drops below 4 (0.95 - 0.15); 3 drops twice (0.9 - 0.3) below the sessionless 5
+    assert [item for item, _ in spread] == [1, 4, 2, 5, 3]
+    assert dict(spread)[3] == pytest.approx(0.6) and dict(spread)[5] == pytest.approx(0.7)
+    assert diversify(ranked, sessions, penalty=0.0) == ranked
+
+
+def test_session_spread_only_where_breadth_is_asked():
+    assert SESSION_SPREAD.get("exact_fact", 0.0) == 0.0
+    assert SESSION_SPREAD["cross_session"] > 0
 
 
 # ------------------------------------------------------------------ paths

@@ -15,8 +15,8 @@ from ..embed import Embedder
 from ..store import Database
 from ..store.entities import EntityLinker
 from . import paths
-from .fusion import RerankFeatures, rerank, weighted_rrf
-from .modes import FACT_MODES, MODES, PATH_WEIGHTS, classify_mode, scopes_for
+from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
+from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from .pack import (
     DEFAULT_TOKEN_BUDGET,
     FINDING_TEXT_CHARS,
@@ -31,7 +31,7 @@ from .temporal import TemporalIntent, parse_temporal
 from .terms import content_terms, quoted_phrases, stem, stems
 
 MAX_LIMIT = 100
-FETCH_K = 50                 # candidates each path returns
+FETCH_K = 100                # candidates each path returns
 SEEDS = 5                    # first-wave hits that seed entity, graph and neighbour expansion
 CANDIDATES = 60              # fused candidates hydrated and filtered
 CURRENT_STATE_RECENCY = 0.30  # "now" and "recently" questions: the newer statement should win
@@ -109,6 +109,8 @@ class Retriever:
         recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else None
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))
+        sessions = {rowid: c.session_id for rowid, c in by_rowid.items()}
+        ranked = diversify(ranked, sessions, SESSION_SPREAD.get(chosen, 0.0))
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
         findings = self._deduplicated([self._finding(by_rowid[rowid], score, found_by[rowid])
                                        for rowid, score in ranked], limit)

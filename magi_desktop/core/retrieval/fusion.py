@@ -17,7 +17,7 @@ LONG_ASSISTANT_CHARS = 240
 LONG_ASSISTANT_MAX_PENALTY = 0.25
 LONG_ASSISTANT_FULL_PENALTY_CHARS = 1240  # the penalty grows linearly to its maximum here
 RECENCY_BONUS = 0.05          # "small recency bonus"
-ENTITY_BONUS = 0.15           # said by or about someone the question names
+ENTITY_BONUS = 0.3            # said by or about someone the question names (tuned on LoCoMo dev)
 RECENCY_HALF_LIFE_DAYS = 30.0
 
 
@@ -93,3 +93,29 @@ def rerank(fused: Sequence[tuple[int, float]], features: Mapping[int, RerankFeat
     floor = min((score for _, score in reranked), default=0.0)
     return reranked + [(item, floor - 1.0 - rank * 1e-6) for rank, (item, _) in enumerate(tail)]
 
+
+
+def diversify(ranked: Sequence[tuple[int, float]], group_of: Mapping[int, str | None],
+              penalty: float) -> list[tuple[int, float]]:
+    """Greedy re-order: each item's score drops by ``penalty`` per better item already taken from its group.
+
+    Neighbouring turns of one conversation tend to fill a pack; an answer spread over
+    several sessions then loses the parts that sit elsewhere. Items without a group
+    are never penalised. Returns (item, adjusted score), best first.
+    """
+    if penalty <= 0:
+        return list(ranked)
+    remaining = list(ranked)
+    taken: dict[str, int] = {}
+    out: list[tuple[int, float]] = []
+    while remaining:
+        def adjusted(pair: tuple[int, float]) -> float:
+            group = group_of.get(pair[0])
+            return pair[1] - penalty * taken.get(group, 0) if group is not None else pair[1]
+        best = max(range(len(remaining)), key=lambda i: (adjusted(remaining[i]), -i))
+        item, score = remaining.pop(best)
+        out.append((item, adjusted((item, score))))
+        group = group_of.get(item)
+        if group is not None:
+            taken[group] = taken.get(group, 0) + 1
+    return out
