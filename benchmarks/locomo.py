@@ -8,7 +8,9 @@ question of categories 1–4 is asked as of the last session's date with one
 mode policy (the rule classifier; no per-question oracle). Reported per split
 — dev = conversations 0–4 (tune here), test = 5–9 (report only) — for Magi and
 for two plain baselines over the same turn texts (FTS5 BM25, and MiniLM cosine
-over the same vectors):
+over the same vectors). Magi is asked twice: on L1 alone ("magi"), then again
+after the L2 projection with the rules provider has run ("magi_l2"); the
+difference is reported as ``l2_change``, with the projection's throughput:
 
 * recall_all@k  — every evidence turn is among the top k
 * recall_any@k  — at least one is
@@ -43,6 +45,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json
 KS = (1, 5, 10, 20)
 SPLITS = {"dev": range(0, 5), "test": range(5, 10)}
 TURN_SECONDS = 30
+SYSTEMS = ("magi", "magi_l2", "bm25", "dense")
 
 
 def session_time(text: str) -> float:
@@ -132,26 +135,36 @@ class Baselines:
         return [self.ids[i] for i in np.argsort(-scores)[:k]]
 
 
-def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path) -> dict[str, list[dict]]:
+def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path,
+                     l2_stats: list[float]) -> dict[str, list[dict]]:
     items = payloads(sample)
     memory = Memory.open(folder / "magi", embedder=embedder)
     memory.ingest_many(items)
-    memory.process_pending()
+    memory.process_pending(queues=("embedding",))   # L1 alone first; L2 (rules) is projected below
     now = max(p["occurred_at"] for p in items) + 86400  # the day of the last session, as the question date
     speaker_text = [(p["source_item_id"], f"{p['chat']['speaker']}: {p['chat']['text']}") for p in items]
     vectors = embedder.embed([text for _, text in speaker_text])
     baselines = Baselines(folder, speaker_text, vectors)
-    results: dict[str, list[dict]] = {"magi": [], "bm25": [], "dense": []}
-    questions = [q for q in sample["qa"] if q["category"] in (1, 2, 3, 4)]
+    results: dict[str, list[dict]] = {system: [] for system in SYSTEMS}
+    questions = [q for q in sample["qa"] if q["category"] in (1, 2, 3, 4) and evidence_ids(q["evidence"])]
     question_vectors = embedder.embed([q["question"] for q in questions])
+
+    def ask(system: str) -> None:
+        for question in questions:
+            pack = memory.query(question["question"], now=now, limit=max(KS), tz=timezone.utc)  # dates are UTC
+            ranked = [f.source_item_id for f in pack.findings]
+            results[system].append({**score(ranked, evidence_ids(question["evidence"])),
+                                    "category": question["category"], "mode": pack.query_mode})
+
+    ask("magi")
+    started = time.perf_counter()
+    projected = memory.process_pending(queues=("l2",))["l2"]
+    l2_stats[0] += projected["events"]
+    l2_stats[1] += time.perf_counter() - started
+    ask("magi_l2")
     for question, qvec in zip(questions, question_vectors, strict=True):
         evidence = evidence_ids(question["evidence"])
-        if not evidence:
-            continue
-        pack = memory.query(question["question"], now=now, limit=max(KS), tz=timezone.utc)  # dates are UTC
-        ranked = [f.source_item_id for f in pack.findings]
-        extra = {"category": question["category"], "mode": pack.query_mode}
-        results["magi"].append({**score(ranked, evidence), **extra})
+        extra = {"category": question["category"]}
         results["bm25"].append({**score(baselines.bm25(question["question"], max(KS)), evidence), **extra})
         results["dense"].append({**score(baselines.dense(qvec, max(KS)), evidence), **extra})
     memory.close()
@@ -181,12 +194,17 @@ def main() -> None:
     started = time.perf_counter()
     report: dict = {"benchmark": "locomo", "categories": [1, 2, 3, 4]}
     for split, indexes in chosen.items():
-        collected: dict[str, list[dict]] = {"magi": [], "bm25": [], "dense": []}
+        collected: dict[str, list[dict]] = {system: [] for system in SYSTEMS}
+        l2_stats = [0.0, 0.0]   # events projected, seconds
         for index in indexes:
             with tempfile.TemporaryDirectory() as tmp:
-                for system, rows in run_conversation(data[index], embedder, Path(tmp)).items():
+                for system, rows in run_conversation(data[index], embedder, Path(tmp), l2_stats).items():
                     collected[system].extend(rows)
         report[split] = {system: summarise(rows) for system, rows in collected.items()}
+        report[split]["l2_change"] = {key: round(report[split]["magi_l2"][key] - report[split]["magi"][key], 4)
+                                      for key in report[split]["magi"] if "@" in key}
+        report[split]["l2_projection"] = {"events": int(l2_stats[0]),
+                                          "events_per_second": round(l2_stats[0] / max(l2_stats[1], 1e-9), 1)}
         if args.by_category:
             report[split]["by_category"] = {
                 str(cat): {system: summarise([r for r in rows if r["category"] == cat])

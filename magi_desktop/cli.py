@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_dir(ingest)
     ingest.add_argument("file", help="JSONL file: one payload (DESIGN §3.1) per line")
     ingest.add_argument("--batch-size", type=int, default=500, help="payloads per transaction (default 500)")
-    ingest.add_argument("--no-embed", action="store_true", help="leave embedding to the app's background worker")
+    ingest.add_argument("--no-embed", action="store_true",
+                        help="leave embedding and L2 projection to the app's background worker")
 
     query = commands.add_parser("query", help="ask the memory a question; prints the evidence pack")
     _add_data_dir(query)
@@ -212,6 +213,13 @@ def _print_status(stats: dict) -> None:
     print(f"chat sessions {stats['chat_sessions']}")
     print(f"embedding     {emb['model']} ({emb['dimension']} d): {emb['chunks']} chunks, "
           f"{emb['pending']} queued, {emb['dead']} dead")
+    cognition = stats["l2"]
+    jobs = cognition["jobs"]
+    lag = cognition["oldest_pending_seconds"]
+    print(f"L2 ({cognition['llm']:<5})   {jobs['pending']} queued, {jobs['running']} running, {jobs['done']} done, "
+          f"{jobs['dead']} dead" + (f"; oldest waiting {lag:.0f} s" if lag is not None else ""))
+    print(f"  {cognition['entities']} entities, {cognition['edges']} edges, {cognition['assertions']} assertions, "
+          f"{cognition['episodes']} episodes")
     if stats["sources"]:
         print("sources       accepted  duplicates  rejected")
         for source, c in stats["sources"].items():

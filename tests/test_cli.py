@@ -73,6 +73,8 @@ def test_status_human_readable(tmp_path):
     magi("ingest", "-", data_dir=tmp_path / "d", stdin=json.dumps(chat("I live in Jiaxing")))
     out = magi("status", data_dir=tmp_path / "d").stdout
     assert "L1 events     1" in out and "user_self_report" in out
+    assert "L2 (rules)   0 queued, 0 running, 1 done, 0 dead" in out
+    assert "1 edges, 1 assertions" in out
 
 
 def test_doctor_passes_and_checks_permissions(tmp_path):

@@ -111,7 +111,7 @@ def test_chunking_rejects_nonsense_bounds():
 def test_process_pending_embeds_every_event_once(memory):
     memory.ingest_many([chat(f"message number {i}", at=1.7e9 + i) for i in range(150)])
     memory.ingest(chat("long " * 600, at=1.8e9))
-    assert memory.pending_work() == 151
+    assert memory.pending_by_queue() == {"embedding": 151, "l2": 151}
     report = memory.process_pending()
     assert report["embedded"] == 151 and report["failed"] == 0
     conn = memory.db.reader()
@@ -125,7 +125,7 @@ def test_process_pending_embeds_every_event_once(memory):
 def test_process_pending_respects_limit(memory):
     memory.ingest_many([chat(f"m {i}", at=1.7e9 + i) for i in range(10)])
     assert memory.process_pending(limit=4)["embedded"] == 4
-    assert memory.pending_work() == 6
+    assert memory.pending_by_queue()["embedding"] == 6
 
 
 class PoisonedEmbedder(HashingEmbedder):

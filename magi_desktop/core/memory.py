@@ -12,10 +12,13 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
+from . import l2
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
+from .l2 import jobs as l2_jobs
+from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .paths import database_path
 from .redact import redact_text
 from .render import TemplateRegistry
@@ -33,7 +36,7 @@ class MemoryUnavailable(RuntimeError):
     """The database cannot be opened (permissions, corruption, a newer schema…)."""
 
 
-LLM_PROVIDERS = ("rules",)  # the HTTP and scripted providers arrive with the L2 layer
+LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
 L0_EVENTS_PER_SESSION = 50
 L0_SESSIONS = 256  # working memory of the least recently used sessions is dropped beyond this
 _UNKNOWN_SOURCE = "(invalid source)"
@@ -46,7 +49,7 @@ class Memory:
     on one writer connection; reads use a connection per thread.
     """
 
-    def __init__(self, db: Database, embedder: Embedder, *, llm: str, user_id: str,
+    def __init__(self, db: Database, embedder: Embedder, *, llm: LLMProvider, user_id: str,
                  templates: TemplateRegistry, key_secret: bytes, vectors_ready: bool = True):
         self.db = db
         self.embedder = embedder
@@ -71,7 +74,7 @@ class Memory:
         cls,
         path: str | os.PathLike | None = None,
         embedder: str | Embedder = "default",
-        llm: str = "rules",
+        llm: str | LLMProvider = "rules",
         *,
         user_id: str = "local",
         templates: TemplateRegistry | None = None,
@@ -79,9 +82,10 @@ class Memory:
         """Create or migrate the database at ``path`` (a data folder or a ``.db`` file).
 
         ``path=None`` uses ``$MAGI_DATA_DIR`` or the platform's user data folder.
+        ``llm`` is "rules" (offline, the default), "openai" (an OpenAI-compatible
+        endpoint configured by ``MAGI_LLM_*`` variables) or a provider instance.
         """
-        if llm not in LLM_PROVIDERS:
-            raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)}")
+        llm = resolve_llm(llm)
         embedder = resolve_embedder(embedder)
         location = database_path(path)
         try:
@@ -93,6 +97,7 @@ class Memory:
                 vectors_ready = _prepare_vector_index(conn, embedder)
                 with write_transaction(conn):
                     key_secret = meta_secret(conn, "idempotency_secret")
+            l2_jobs.recover_running(db)
         except BaseException:
             db.close()
             raise
@@ -246,17 +251,40 @@ class Memory:
     # ---------------------------------------------------------- background
 
     def pending_work(self) -> int:
-        """How many queued jobs are due now (and can run)."""
-        return pending_count(self.db) if self.vectors_ready else 0
+        """How many queued jobs are due now (and can run), over every queue."""
+        return sum(self.pending_by_queue().values())
 
-    def process_pending(self, limit: int | None = None) -> dict[str, Any]:
-        """Drain the background queues now (embedding today; L2 and snapshots later)."""
+    def pending_by_queue(self) -> dict[str, int]:
+        """Due jobs per queue: {"embedding": n, "l2": m}."""
+        return {"embedding": pending_count(self.db) if self.vectors_ready else 0,
+                "l2": l2_jobs.pending_count(self.db)}
+
+    def process_pending(self, limit: int | None = None, now: float | None = None,
+                        queues: tuple[str, ...] = ("embedding", "l2")) -> dict[str, Any]:
+        """Drain the background queues now: embeddings, then L2 projection and snapshots.
+
+        ``limit`` caps the events each queue handles in this call; ``now`` is the
+        clock the L2 queue runs on (tests and replays); ``queues`` picks which to
+        drain. Failed jobs are retried later with backoff and end in the dead
+        letter; see :meth:`stats`.
+        """
+        unknown = set(queues) - {"embedding", "l2"}
+        if unknown:
+            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding and l2")
         report = EmbedReport()
+        cognition = l2.L2Report()
         with self._process_lock:
-            if self.vectors_ready:
+            if self.vectors_ready and "embedding" in queues:
                 report = embed_pending(self.db, self.embedder, limit=limit)
+            if "l2" in queues:
+                cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now)
         return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
-                "errors": report.errors[:10]}
+                "errors": report.errors[:10], "l2": cognition.to_dict()}
+
+    def run_due(self, now: float | None = None) -> dict[str, Any]:
+        """Run the periodic jobs due at ``now`` (L2 maintenance: TTL expiry, episodes, entity merges, orphans)."""
+        with self._process_lock:
+            return {"l2_maintenance": l2.maintain(self.db, now)}
 
     # ---------------------------------------------------------------- read
 
@@ -288,6 +316,7 @@ class Memory:
             return grouped(f"SELECT {column}, sum(events) FROM l1_event_counts GROUP BY 1 ORDER BY 2 DESC")
 
         embedding = conn.execute("SELECT model, dimension, rebuilt_from FROM vector_index").fetchone()
+        l2_states = l2_jobs.counts(conn)
         jobs = grouped("SELECT state, count(*) FROM embedding_jobs GROUP BY state")
         path = self.path
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
@@ -320,8 +349,30 @@ class Memory:
                     "SELECT source, accepted, duplicates, rejected, last_rejection FROM source_counters "
                     "ORDER BY source")
             },
+            "l2": {
+                "llm": self.llm.name,
+                "jobs": {state: l2_states.get(state, 0) for state in ("pending", "running", "done", "dead")},
+                "oldest_pending_seconds": l2_jobs.oldest_pending_age(conn, time.time()),
+                "entities": conn.execute("SELECT count(*) FROM entity_catalog WHERE status = 'active'").fetchone()[0],
+                "edges": conn.execute("SELECT count(*) FROM kg_edges WHERE status = 'active'").fetchone()[0],
+                "assertions": conn.execute("SELECT count(*) FROM tom_trait_assertions WHERE status IN "
+                                           "('tentative', 'corroborated', 'stable')").fetchone()[0],
+                "episodes": conn.execute("SELECT count(*) FROM l2_episodes WHERE status = 'promoted'").fetchone()[0],
+            },
             "working_memory_sessions": len(self._l0),
         }
+
+
+def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
+    """A provider from its name ("rules", "openai") or the instance itself."""
+    if isinstance(llm, LLMProvider) and not isinstance(llm, str):
+        return llm
+    if llm == "rules":
+        return RulesLLM(l2.RULE_HANDLERS)
+    if llm == "openai":
+        return OpenAICompatibleLLM(OpenAISettings.from_env())
+    raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
+                     "or pass a provider instance")
 
 
 def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:

@@ -23,6 +23,7 @@ class BackgroundWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.processed = 0
+        self.projected = 0
         self.last_error: str | None = None
         memory.add_listener(self._wake.set)
 
@@ -47,8 +48,10 @@ class BackgroundWorker:
         while not self._stop.is_set():
             try:
                 report = self.memory.process_pending(limit=self.batch)
-                handled = report["embedded"] + report["failed"]
+                cognition = report["l2"]
+                handled = report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]
                 self.processed += report["embedded"]
+                self.projected += cognition["events"]
             except Exception as exc:  # noqa: BLE001 - keep the worker alive; the error is reported
                 log.exception("background processing failed")
                 self.last_error = f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,74 @@
+"""L2 structured cognition (DESIGN §6): entities, knowledge graph, assertions, snapshots, episodes.
+
+:func:`process` drains the projection queue (what ``Memory.process_pending``
+and the worker pool call); :func:`maintain` runs the periodic upkeep.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from ..llm.base import LLMProvider, UnexpectedLLMCall
+from ..store import Database
+from ..store.entities import EntityLinker
+from . import jobs, maintenance, snapshots
+from .projection import ProjectionReport, Projector
+from .rules import HANDLERS as RULE_HANDLERS
+
+log = logging.getLogger(__name__)
+
+__all__ = ["L2Report", "RULE_HANDLERS", "maintain", "process"]
+
+
+@dataclass
+class L2Report:
+    projected: ProjectionReport = field(default_factory=ProjectionReport)
+    batches: int = 0
+    failed: int = 0
+    dead: int = 0
+    snapshots: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {**self.projected.to_dict(), "batches": self.batches, "failed": self.failed, "dead": self.dead,
+                "snapshots": self.snapshots, "errors": self.errors[:10]}
+
+
+def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | None = None,
+            now: float | None = None) -> L2Report:
+    """Project due jobs batch by batch (at most ``limit`` events), then refresh queued snapshots."""
+    report = L2Report()
+    projector = Projector(db, llm, linker)
+    done = 0
+    while limit is None or done < limit:
+        at = time.time() if now is None else now
+        rowids = jobs.claim_batch(db, at, jobs.BATCH_EVENTS if limit is None else min(jobs.BATCH_EVENTS, limit - done))
+        if not rowids:
+            break
+        done += len(rowids)
+        report.batches += 1
+        try:
+            report.projected.add(projector.project(rowids, at))
+        except UnexpectedLLMCall:
+            jobs.release(db, rowids)
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed batch is retried, never half-written
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("L2 projection of %d event(s) failed: %s", len(rowids), error)
+            linker.reset()
+            report.failed += len(rowids)
+            report.dead += jobs.mark_failed(db, rowids, error, at)
+            report.errors.append(error)
+    with db.transaction() as conn:
+        report.snapshots = snapshots.refresh_queued(conn, time.time() if now is None else now)
+    return report
+
+
+def maintain(db: Database, now: float | None = None) -> dict[str, int]:
+    now = time.time() if now is None else now
+    with db.transaction() as conn:
+        result = maintenance.run(conn, now)
+        result["snapshots"] = snapshots.refresh_queued(conn, now)
+    return result

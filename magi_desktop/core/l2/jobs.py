@@ -1,0 +1,98 @@
+"""The ``l2_projection_jobs`` queue: pending → running → done, or back to pending with backoff, or dead.
+
+Jobs are claimed in micro-batches that share a batch key (the payload's
+``l2_batch_owner``, else its session). A job that has failed before is claimed
+alone, so one poisonous event cannot keep its whole session from projecting.
+A job left ``running`` by a crash is pending again at the next open.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..store import Database
+from ..store.connection import Connection
+
+MAX_ATTEMPTS = 5
+BACKOFF_SECONDS = 30.0
+MAX_BACKOFF_SECONDS = 3600.0
+BATCH_EVENTS = 24
+
+
+def backoff_delay(attempts: int) -> float:
+    return min(MAX_BACKOFF_SECONDS, BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
+
+
+def recover_running(db: Database) -> int:
+    """Jobs a crashed process left running are due again."""
+    with db.transaction() as conn:
+        return conn.execute("UPDATE l2_projection_jobs SET state = 'pending' WHERE state = 'running'").rowcount
+
+
+def pending_count(db: Database, now: float | None = None) -> int:
+    now = time.time() if now is None else now
+    return db.reader().execute(
+        "SELECT count(*) FROM l2_projection_jobs WHERE state = 'pending' AND next_attempt_at <= ?", (now,)
+    ).fetchone()[0]
+
+
+def counts(conn: Connection) -> dict[str, int]:
+    return {state: n for state, n in conn.execute("SELECT state, count(*) FROM l2_projection_jobs GROUP BY state")}
+
+
+def oldest_pending_age(conn: Connection, now: float) -> float | None:
+    row = conn.execute("SELECT min(enqueued_at) FROM l2_projection_jobs WHERE state = 'pending'").fetchone()
+    return None if row[0] is None else max(0.0, now - row[0])
+
+
+def claim_batch(db: Database, now: float, max_events: int = BATCH_EVENTS) -> list[int]:
+    """Mark the next micro-batch running and return its event rowids (oldest first); [] when none is due."""
+    with db.transaction() as conn:
+        head = conn.execute(
+            "SELECT event_rowid, batch_key, attempts FROM l2_projection_jobs "
+            "WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY event_rowid LIMIT 1", (now,)).fetchone()
+        if head is None:
+            return []
+        rowid, batch_key, attempts = head
+        if attempts:
+            rowids = [rowid]
+        else:
+            rowids = [r[0] for r in conn.execute(
+                "SELECT event_rowid FROM l2_projection_jobs WHERE state = 'pending' AND batch_key = ? "
+                "AND attempts = 0 AND next_attempt_at <= ? ORDER BY event_rowid LIMIT ?",
+                (batch_key, now, max_events))]
+        marks = ", ".join("?" * len(rowids))
+        conn.execute(f"UPDATE l2_projection_jobs SET state = 'running' WHERE event_rowid IN ({marks})", rowids)
+        return rowids
+
+
+def mark_done(conn: Connection, rowids: list[int], now: float) -> None:
+    marks = ", ".join("?" * len(rowids))
+    conn.execute(f"UPDATE l2_projection_jobs SET state = 'done', finished_at = ?, last_error = NULL "
+                 f"WHERE event_rowid IN ({marks})", [now, *rowids])
+
+
+def mark_failed(db: Database, rowids: list[int], error: str, now: float) -> int:
+    """Count a failed attempt; return how many jobs went to the dead letter."""
+    dead = 0
+    with db.transaction() as conn:
+        for rowid in rowids:
+            row = conn.execute("SELECT attempts FROM l2_projection_jobs WHERE event_rowid = ?", (rowid,)).fetchone()
+            if row is None:
+                continue  # the event was forgotten meanwhile
+            attempts = row[0] + 1
+            is_dead = attempts >= MAX_ATTEMPTS
+            dead += is_dead
+            conn.execute(
+                "UPDATE l2_projection_jobs SET attempts = ?, state = ?, next_attempt_at = ?, last_error = ? "
+                "WHERE event_rowid = ?",
+                (attempts, "dead" if is_dead else "pending", now + backoff_delay(attempts), error[:2000], rowid))
+    return dead
+
+
+def release(db: Database, rowids: list[int]) -> None:
+    """Put claimed jobs back untouched (the worker is stopping)."""
+    marks = ", ".join("?" * len(rowids))
+    with db.transaction() as conn:
+        conn.execute(f"UPDATE l2_projection_jobs SET state = 'pending' WHERE event_rowid IN ({marks}) "
+                     "AND state = 'running'", rowids)

@@ -1,0 +1,159 @@
+"""Entity resolution, cheapest first (DESIGN §6).
+
+resolved id from the model → this batch's cache → exact name or alias of a
+compatible type → candidate pool (names containing, or contained in, the
+mention; at most 20) decided by the disambiguation task → reuse (adding the
+surface form as an alias) or create. A mention without a usable type, or
+below the confidence floor, is kept only as an ``entity_mentions`` row to be
+bound later. Similar names recall candidates; they never decide identity.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..llm.base import LLMOutputInvalid, LLMProvider
+from ..store.connection import Connection
+from ..store.entities import name_key
+from .tasks import DISAMBIGUATE, ENTITY_TYPES
+
+MIN_ENTITY_CONFIDENCE = 0.5
+MIN_DISAMBIGUATION_CONFIDENCE = 0.5
+CANDIDATE_POOL = 20
+MIN_POOL_KEY_CHARS = 3
+SELF_KEY = "@user"
+SELF_NAME = "the user"
+
+# Loose type names models (and plugins) use, mapped onto the controlled vocabulary.
+TYPE_SYNONYMS = {
+    "artist": "creator", "author": "creator", "musician": "creator", "band": "creator", "singer": "creator",
+    "city": "place", "country": "place", "location": "place", "region": "place", "town": "place",
+    "company": "organization", "org": "organization", "employer": "organization", "school": "organization",
+    "university": "organization", "app": "software", "application": "software", "tool": "software",
+    "program": "software", "site": "website", "domain": "website", "url": "website", "song": "media",
+    "track": "media", "album": "media", "movie": "media", "film": "media", "book": "media", "show": "media",
+    "video": "media", "pet": "animal", "dish": "food", "drink": "food", "appliance": "product",
+    "item": "product", "gadget": "device", "repo": "project", "repository": "project", "hobby": "activity",
+    "sport": "activity", "job": "role", "occupation": "role", "feeling": "state", "emotion": "state",
+    "meeting": "event", "concept": "topic", "subject": "topic", "object": "thing",
+}
+# Types one identity may carry in different mentions ("Debussy" the person and the creator).
+COMPATIBLE = {("person", "creator"), ("creator", "person"), ("product", "device"), ("device", "product"),
+              ("thing", "product"), ("product", "thing"), ("software", "product"), ("product", "software")}
+
+
+def controlled_type(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    kind = raw.strip().casefold()
+    kind = TYPE_SYNONYMS.get(kind, kind)
+    return kind if kind in ENTITY_TYPES else None
+
+
+def compatible(a: str, b: str) -> bool:
+    return a == b or (a, b) in COMPATIBLE
+
+
+@dataclass
+class Resolved:
+    """Where a mention landed: an existing entity id, or a (name, type) to create in the write phase."""
+
+    entity_id: int | None
+    name: str
+    entity_type: str
+    alias: str | None = None      # a new surface form of an existing entity
+    fixed_key: str | None = None  # the name key to create it under (the user's own entity)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.fixed_key or name_key(self.name), self.entity_type)
+
+
+class Resolver:
+    def __init__(self, conn: Connection, llm: LLMProvider):
+        self.conn = conn
+        self.llm = llm
+        self.cache: dict[tuple[str, str], Resolved] = {}
+        self.llm_calls = 0
+
+    def resolve(self, name: str, raw_type: str | None, resolved_id: int | None = None,
+                confidence: float = 1.0) -> Resolved | None:
+        """The entity a mention refers to, or None (keep it as a mention only)."""
+        kind = controlled_type(raw_type)
+        key = name_key(name)
+        if kind is None or confidence < MIN_ENTITY_CONFIDENCE or not key:
+            return None
+        if resolved_id is not None:
+            hit = self._by_id(resolved_id)
+            if hit is not None and compatible(hit.entity_type, kind):
+                return self._remember(key, kind, hit, name)
+        if (key, kind) in self.cache:
+            return self.cache[(key, kind)]
+        exact = self._exact(key, kind)
+        if exact is not None:
+            return self._remember(key, kind, exact, name)
+        pool = self._pool(key, kind)
+        if pool:
+            chosen = self._disambiguate(name, kind, pool)
+            if chosen is not None:
+                return self._remember(key, kind, chosen, name)
+        created = Resolved(None, name, kind)
+        self.cache[(key, kind)] = created
+        return created
+
+    def self_entity(self, speaker: str | None) -> Resolved:
+        """Whom "I" means: the chat speaker when named, else the user of this memory."""
+        if speaker and name_key(speaker):
+            return self.resolve(speaker, "person") or Resolved(None, speaker, "person")
+        row = self.conn.execute("SELECT entity_id, name, entity_type FROM entity_catalog WHERE name_key = ? "
+                                "AND entity_type = 'person'", (SELF_KEY,)).fetchone()
+        return Resolved(row[0], row[1], row[2]) if row else Resolved(None, SELF_NAME, "person", fixed_key=SELF_KEY)
+
+    def _remember(self, key: str, kind: str, hit: Resolved, surface: str) -> Resolved:
+        alias = surface if name_key(surface) != name_key(hit.name) else None
+        resolved = Resolved(hit.entity_id, hit.name, hit.entity_type, alias)
+        self.cache[(key, kind)] = resolved
+        return resolved
+
+    def _by_id(self, entity_id: int) -> Resolved | None:
+        for _ in range(8):  # follow merges
+            row = self.conn.execute("SELECT entity_id, name, entity_type, status, merged_into FROM entity_catalog "
+                                    "WHERE entity_id = ?", (entity_id,)).fetchone()
+            if row is None:
+                return None
+            if row[3] != "merged" or row[4] is None:
+                return Resolved(row[0], row[1], row[2])
+            entity_id = row[4]
+        return None
+
+    def _exact(self, key: str, kind: str) -> Resolved | None:
+        rows = self.conn.execute(
+            "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' AND "
+            "(name_key = ? OR aliases_json LIKE ?) ORDER BY entity_id", (key, f"%{json.dumps(key)[1:-1]}%")).fetchall()
+        for entity_id, name, entity_type, aliases in rows:
+            keys = {name_key(name), *(name_key(a) for a in json.loads(aliases))}
+            if key in keys and compatible(entity_type, kind):
+                return Resolved(entity_id, name, entity_type)
+        return None
+
+    def _pool(self, key: str, kind: str) -> list[dict]:
+        if len(key) < MIN_POOL_KEY_CHARS:
+            return []
+        rows = self.conn.execute(
+            "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+            "AND length(name_key) >= ? AND (instr(name_key, ?) > 0 OR instr(?, name_key) > 0) "
+            "ORDER BY entity_id DESC LIMIT ?", (MIN_POOL_KEY_CHARS, key, key, CANDIDATE_POOL * 3)).fetchall()
+        return [{"id": r[0], "name": r[1], "entity_type": r[2], "aliases": json.loads(r[3])}
+                for r in rows if compatible(r[2], kind)][:CANDIDATE_POOL]
+
+    def _disambiguate(self, name: str, kind: str, pool: list[dict]) -> Resolved | None:
+        self.llm_calls += 1
+        answer = self.llm.run(DISAMBIGUATE, {"mention": {"name": name, "entity_type": kind}, "candidates": pool})
+        chosen = answer["entity_id"]
+        if chosen is None or answer["confidence"] < MIN_DISAMBIGUATION_CONFIDENCE:
+            return None
+        match = next((c for c in pool if c["id"] == chosen), None)
+        if match is None:
+            raise LLMOutputInvalid(f"{DISAMBIGUATE.name}: entity_id {chosen} is not one of the candidates")
+        return Resolved(match["id"], match["name"], match["entity_type"])

@@ -1,0 +1,57 @@
+"""The LLM provider interface (DESIGN §13).
+
+Work is asked of a model as a :class:`Task`: a name, a tier (fast /
+reasoning / summarizer / compact), instructions and the JSON schema its answer
+must match. A provider turns ``(task, inputs)`` into a dict that matches the
+schema, or raises. Three providers implement it: ``rules`` (deterministic and
+offline, the default), ``openai`` (any OpenAI-compatible HTTP endpoint) and
+``scripted`` (tests only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+TIERS = ("fast", "reasoning", "summarizer", "compact")
+
+
+class LLMError(RuntimeError):
+    """A call failed. ``retryable`` says whether trying again later may help."""
+
+    def __init__(self, message: str, *, retryable: bool = True):
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class LLMOutputInvalid(LLMError):
+    """The model answered, but not with JSON matching the task's schema."""
+
+
+class UnexpectedLLMCall(AssertionError):
+    """The scripted provider was asked something its script does not hold.
+
+    An AssertionError on purpose: job runners re-raise it instead of retrying,
+    so a test fails at the call that went wrong.
+    """
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    tier: str
+    instructions: str
+    schema: dict = field(hash=False)
+
+    def __post_init__(self) -> None:
+        if self.tier not in TIERS:
+            raise ValueError(f"unknown LLM tier {self.tier!r}; one of {', '.join(TIERS)}")
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    name: str
+
+    def run(self, task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The task's answer for ``inputs``, already checked against ``task.schema``."""
+        ...
