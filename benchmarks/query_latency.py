@@ -2,7 +2,7 @@
 
 For a memory of N mixed events (benchmarks/workload.py), times ``Memory.query``
 in every mode over a fixed question set, next to the raw calls it is built on:
-one FTS5 MATCH (same terms, ORDER BY bm25, LIMIT 100) plus one vec0 KNN (k=100)
+one FTS5 MATCH (same terms, ORDER BY bm25, LIMIT 50) plus one vec0 KNN (k=100)
 for the same question. Target: ours ≤ 3× raw.
 
 The memory uses the hashing embedder so 100k events embed in seconds; the
@@ -55,7 +55,7 @@ def raw_calls(memory: Memory, question: str, vector: np.ndarray, now: float) -> 
     terms = content_terms(question)
     if terms:
         conn.execute("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
-                     "WHERE fact_events_fts MATCH ? AND e.timestamp <= ? ORDER BY bm25(fact_events_fts) LIMIT 100",
+                     "WHERE fact_events_fts MATCH ? AND e.timestamp <= ? ORDER BY bm25(fact_events_fts) LIMIT 50",
                      (fts_or_query(terms), now)).fetchall()
     conn.execute(f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = 100 "
                  "AND occurred_at <= ? ORDER BY distance", (vector.tobytes(), now)).fetchall()

@@ -14,6 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from ..retry import MAX_ATTEMPTS, backoff_delay
 from ..store import Database
 from ..store.vectors import current_model, replace_event_chunks
 from ..text import index_text
@@ -22,14 +23,7 @@ from .chunking import chunk_text
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 5
-BACKOFF_SECONDS = 30.0
-MAX_BACKOFF_SECONDS = 3600.0
 DEFAULT_BATCH = 64
-
-
-def backoff_delay(attempts: int) -> float:
-    return min(MAX_BACKOFF_SECONDS, BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
 @dataclass

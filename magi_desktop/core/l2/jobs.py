@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import time
 
+from ..retry import MAX_ATTEMPTS, backoff_delay
 from ..store import Database
 from ..store.connection import Connection
 
-MAX_ATTEMPTS = 5
-BACKOFF_SECONDS = 30.0
-MAX_BACKOFF_SECONDS = 3600.0
 BATCH_EVENTS = 24
-
-
-def backoff_delay(attempts: int) -> float:
-    return min(MAX_BACKOFF_SECONDS, BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
 def recover_running(db: Database) -> int:

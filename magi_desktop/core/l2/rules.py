@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..store.entities import name_key
 from . import predicates as P
 from .tasks import ARBITRATE, DISAMBIGUATE, PHASE1, PHASE2, SELF
 from .traits import STATE_WORDS
@@ -243,14 +244,10 @@ def phase1(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"entities": entities, "fact_claims": claims, "resolved_refs": []}
 
 
-def _key(text: str) -> str:
-    return " ".join(str(text).casefold().split())
-
-
 def disambiguate(inputs: dict[str, Any]) -> dict[str, Any]:
-    mention = _key(inputs["mention"]["name"])
+    mention = name_key(inputs["mention"]["name"])
     for candidate in inputs.get("candidates", ()):
-        names = {_key(candidate["name"]), *(_key(a) for a in candidate.get("aliases", ()))}
+        names = {name_key(candidate["name"]), *(name_key(a) for a in candidate.get("aliases", ()))}
         if mention in names:
             return {"entity_id": candidate["id"], "confidence": 0.9}
     return {"entity_id": None, "confidence": 0.9}
@@ -274,7 +271,8 @@ def phase2(inputs: dict[str, Any]) -> dict[str, Any]:
                 break
             if (spec and spec.single_valued and item["predicate"] == predicate
                     and item["object_id"] != claim["object_id"]):
-                moved = bool(claim.get("previous_object")) and _key(claim["previous_object"]) == _key(item["object"])
+                previous = claim.get("previous_object")
+                moved = bool(previous) and name_key(previous) == name_key(item["object"])
                 label = {"claim_index": claim["index"], "label": "evolves" if moved else "contradicts",
                          "conflict_with": item["ref"], "conflict_type": "state_reversal"}
                 break
