@@ -10,7 +10,8 @@ mode policy (the rule classifier; no per-question oracle). Reported per split
 for two plain baselines over the same turn texts (FTS5 BM25, and MiniLM cosine
 over the same vectors). Magi is asked twice: on L1 alone ("magi"), then again
 after the L2 projection with the rules provider has run ("magi_l2"); the
-difference is reported as ``l2_change``, with the projection's throughput:
+difference is reported as ``l2_change``, with the projection's throughput. An
+L2 finding counts as the turns it cites, in its place in the pack:
 
 * recall_all@k  — every evidence turn is among the top k
 * recall_any@k  — at least one is
@@ -96,6 +97,16 @@ def payloads(sample: dict) -> list[dict]:
     return out
 
 
+def ranked_items(findings) -> list[str]:
+    """Turn ids in pack order; an L2 finding stands for the turns it cites (DESIGN §12)."""
+    ranked: list[str] = []
+    for f in findings:
+        for item in ([f.source_item_id] if f.source_item_id else f.supporting_source_item_ids):
+            if item not in ranked:
+                ranked.append(item)
+    return ranked
+
+
 def session_of(dia_id: str) -> str:
     return dia_id.split(":")[0]
 
@@ -152,7 +163,7 @@ def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path,
     def ask(system: str) -> None:
         for question in questions:
             pack = memory.query(question["question"], now=now, limit=max(KS), tz=timezone.utc)  # dates are UTC
-            ranked = [f.source_item_id for f in pack.findings]
+            ranked = ranked_items(pack.findings)
             results[system].append({**score(ranked, evidence_ids(question["evidence"])),
                                     "category": question["category"], "mode": pack.query_mode})
 

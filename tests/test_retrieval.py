@@ -64,6 +64,11 @@ def test_worked_example(semantic, turns, question, expected):
     assert data["trace"]["anchor"]["direction"] == "before"
 
 
+def l1(pack):
+    """The pack's L1 findings (the events themselves); L2 adds derived facts beside them."""
+    return [f for f in pack.findings if f.layer == "L1"]
+
+
 def test_echo_pollution_is_kept_out_of_fact_answers(semantic):
     load(semantic, [
         (0, "s1", "user", "My favourite colour is green."),
@@ -72,7 +77,10 @@ def test_echo_pollution_is_kept_out_of_fact_answers(semantic):
     ])
     pack = semantic.query("What is my favourite colour?", now=T0 + 2 * DAY)
     assert pack.query_mode == "exact_fact"
-    assert [f.text for f in pack.findings] == ["My favourite colour is green."]
+    assert [f.text for f in l1(pack)] == ["My favourite colour is green."]
+    statement = l1(pack)[0].event_id
+    assert all(f.supporting_event_ids == [statement] for f in pack.findings if f.layer == "L2")
+    assert "blue" not in " ".join(f.text for f in pack.findings)
 
 
 def test_knowledge_update_and_now_in_the_past(semantic):
@@ -85,7 +93,7 @@ def test_knowledge_update_and_now_in_the_past(semantic):
     assert "Jiaxing" in now_pack.findings[0].text
     assert any("Shanghai" in f.text for f in now_pack.findings)  # history is still there, ranked lower
     before = semantic.query("Where did I live before I moved to Jiaxing?", now=T0 + 30 * DAY)
-    assert [f.text for f in before.findings] == ["I live in Shanghai, near the Bund."]
+    assert [f.text for f in l1(before)] == ["I live in Shanghai, near the Bund."]
     past = semantic.query("Where do I live?", now=T0 + 10 * DAY)
     assert past.findings and all("Jiaxing" not in f.text for f in past.findings)
 
@@ -147,18 +155,21 @@ def test_sensor_events_answer_activity_questions_in_their_window(semantic):
     ])
     semantic.process_pending()
     pack = semantic.query("Which coffee pages did I visit in the last 3 days?", now=T0 + 9 * DAY + 3600)
-    assert [f.source_item_id for f in pack.findings] == ["v2"]
+    assert [f.source_item_id for f in l1(pack)] == ["v2"]
     assert pack.trace["temporal"]["window"]["label"] == "the past 3 days"
+    # The VISITED edge gathers both visits; in this window it cites only the one inside it.
+    assert [f.supporting_source_item_ids for f in pack.findings if f.layer == "L2"] == [["v2"]]
     pack = semantic.query("Which coffee pages did I visit yesterday?", now=T0 + 10 * DAY)
-    assert [f.source_item_id for f in pack.findings] == ["v2"]
+    assert [f.source_item_id for f in l1(pack)] == ["v2"]
     pack = semantic.query("Which coffee pages did I visit?", now=T0 + 5 * DAY)
-    assert [f.source_item_id for f in pack.findings] == ["v1"]  # v2 is in the future of that "now"
+    assert [f.source_item_id for f in l1(pack)] == ["v1"]  # v2 is in the future of that "now"
+    assert all(f.supporting_source_item_ids == ["v1"] for f in pack.findings if f.layer == "L2")
 
 
 def test_the_same_text_twice_is_one_finding_with_two_supports(semantic):
     load(semantic, [(0, "a", "user", "I have a cat named Miso."), (DAY, "b", "user", "I have a cat named Miso.")])
     pack = semantic.query("What is my cat called?", now=T0 + 2 * DAY)
-    assert len(pack.findings) == 1 and len(pack.findings[0].supporting_event_ids) == 2
+    assert len(l1(pack)) == 1 and len(l1(pack)[0].supporting_event_ids) == 2
 
 
 def test_pack_serialises_and_carries_provenance(semantic):

@@ -23,6 +23,7 @@ from .paths import database_path
 from .redact import redact_text
 from .render import TemplateRegistry
 from .retrieval import EvidencePack, Retriever
+from .retrieval.structured import L2Graph
 from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError, write_transaction
 from .store.entities import EntityLinker
@@ -65,7 +66,8 @@ class Memory:
         self._l0_lock = threading.Lock()
         self._process_lock = threading.Lock()
         self._entities = EntityLinker()
-        self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready)
+        self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready,
+                                    graph=L2Graph())
 
     # ----------------------------------------------------------- lifecycle
 

@@ -25,7 +25,8 @@ from .traits import STATE_WORDS
 
 _STOP = (r"(?=\s+(?:and|but|because|since|yesterday|today|tonight|last|this|next|so|which|who|when|where|while|"
          r"with|for\s+(?:\d|a\s+while|years|months|weeks|the\s+past)|about|after|before|now|anymore|"
-         r"any\s*more|again|too|as\s+well|recently|lately)\b|\s*[,.;:!?()\"“”]|\s*$)")
+         r"any\s*more|again|too|as\s+well|recently|lately|these\s+days|nowadays|currently|at\s+the\s+moment|"
+         r"right\s+now)\b|\s*[,.;:!?()\"“”]|\s*$)")
 _OBJ = r"(?P<obj>[^,.;:!?()\"“”\n]{1,80}?)" + _STOP
 _PREV = r"(?P<prev>[^,.;:!?\n]{1,60}?)"
 _ADV = r"(?:just |recently |finally |actually |already |now |also |really |absolutely |totally |do |still )*"

@@ -27,6 +27,7 @@ from .pack import (
     iso,
     timeline_of,
 )
+from .structured import L2Recall, ground
 from .temporal import TemporalIntent, parse_temporal
 from .terms import content_terms, quoted_phrases, stem, stems
 
@@ -38,6 +39,7 @@ CURRENT_STATE_RECENCY = 0.30  # "now" and "recently" questions: the newer statem
 ANCHOR_SIMILARITY = 0.5      # an anchor event must match the anchor phrase at least this well
 ANCHOR_CANDIDATES = 10
 ARTEFACT_OVERLAP = 0.8       # a stored turn this close to the question is the question itself
+L2_LEAD = 3                  # L2 facts that match the question's grounding plan go first, at most this many
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
 
@@ -114,11 +116,28 @@ class Retriever:
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
         findings = self._deduplicated([self._finding(by_rowid[rowid], score, found_by[rowid])
                                        for rowid, score in ranked], limit)
-        findings, used_tokens = fit_budget(findings, token_budget)
         self._flag_indirect(findings, ctx, temporal)
+        findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
+        findings, used_tokens = fit_budget(findings, token_budget)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return self._pack(text, chosen, findings, temporal, anchor, trace)
+
+    def _with_l2(self, findings: list[Finding], text: str, mode: str, named, temporal: TemporalIntent,
+                 anchor: _Candidate | None, ctx: paths.QueryContext, limit: int, trace: dict) -> list[Finding]:
+        """Add what L2 knows: a plan-matched fact leads (up to L2_LEAD), the rest follows the L1 findings."""
+        started = time.perf_counter()
+        conn = self.db.reader()
+        plan = ground(conn, text, mode, named, temporal)
+        derived = L2Recall(conn).findings(plan, ctx, temporal, anchor.timestamp if anchor else None)
+        trace["l2"] = {"grounding": plan.to_dict(), "findings": len(derived),
+                       "ms": round((time.perf_counter() - started) * 1000, 2)}
+        if not derived:
+            return findings
+        lead = [f for f in derived if plan.predicates and f.paths != ["l2_episodes"]][:L2_LEAD]
+        rest = [f for f in derived if f not in lead]
+        merged = lead + findings[: max(0, limit - len(lead))]
+        return merged + rest[: max(0, limit - len(merged))]
 
     def _known_by(self, named: list[tuple[int, str, str]], now: float) -> list[tuple[int, str, str]]:
         """Only entities that some event up to ``now`` mentions: a name first heard later is unknown yet."""
@@ -321,6 +340,9 @@ class Retriever:
                          "user's questions are excluded.")
         else:
             hints.append("Findings may include assistant turns: what the assistant said is not a fact about the user.")
+        if any(f.layer == "L2" for f in findings):
+            hints.append("L2 findings are derived from the cited events: 'current' holds as of the question's time, "
+                         "'history' held before and was replaced or lapsed; cite their supporting event ids.")
         indirect = [f for f in findings if f.indirect]
         if indirect:
             asked = ", ".join(t for t in trace["terms"] if not temporal.anchor

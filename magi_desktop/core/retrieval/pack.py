@@ -37,6 +37,7 @@ class Finding:
     supporting_source_item_ids: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     indirect: bool = False
+    status: str | None = None     # L2 findings: "current" or "history" (as of the question's now)
 
     def occurred_at_iso(self) -> str:
         return iso(self.occurred_at)

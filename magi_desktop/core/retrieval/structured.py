@@ -1,0 +1,352 @@
+"""L2 recall (DESIGN §5): a grounding plan, then graph edges, assertions + snapshots and episodes.
+
+The plan reads who the question is about (named people, else the user), which
+kind of fact (a predicate family from a small English + Chinese lexicon), and
+whether history is wanted ("used to", "before", 以前) or only what holds now.
+Everything is evaluated as of ``now``: a row first observed later is
+invisible, and one retired after ``now`` was still current then. Findings are
+layer "L2", marked ``status`` "current" or "history", and cite the L1 events
+behind them (``supporting_event_ids`` / ``supporting_source_item_ids``).
+
+:class:`L2Graph` is the graph-spreading path of L1 recall: from the entities of
+the first hits along active edges to the events of the entities at the other end.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..store.connection import Connection
+from .pack import Finding, iso
+from .paths import QueryContext, _scope_sql
+from .temporal import TemporalIntent
+from .terms import stem
+
+SELF_KEY = "@user"
+LIVE = ("tentative", "corroborated", "stable")
+MAX_EDGES = 20
+MAX_FINDINGS = 8
+HISTORY_FACTOR = 0.6          # a history row ranks below a current one of the same fit
+TERM_MATCH_FACTOR = 0.7       # an edge found by its words, not its predicate
+HOP_FACTOR = 0.5              # one more hop away
+SPREAD_MIN_CONFIDENCE = 0.8   # event -> entity links strong enough to spread from
+
+# Question words -> (predicates, traits). Order does not matter; every match counts.
+_LEXICON: tuple[tuple[re.Pattern, tuple[str, ...], tuple[str, ...]], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), predicates, traits) for pattern, predicates, traits in (
+        (r"\b(?:live[sd]?|living|home|moved?|reside|based|city)\b|住|搬|家在", ("LIVES_IN",), ("lives_in",)),
+        (r"\b(?:from|hometown|grew up|origin)\b|老家|来自", ("FROM",), ("from",)),
+        (r"\b(?:work(?:s|ed|ing)?|job|employer|company|office|career)\b|工作|上班|公司", ("WORKS_AT", "WORKS_AS"),
+         ("works_at", "works_as")),
+        (r"\b(?:like[sd]?|love[sd]?|favou?rite|enjoys?|fan|prefers?|interested|hobby|hobbies)\b|喜欢|爱好|兴趣|最爱",
+         ("LIKES", "INTERESTED_IN", "PREFERS"), ("likes", "interested_in", "prefers")),
+        (r"\b(?:dislike[sd]?|hate[sd]?|can't stand)\b|讨厌|不喜欢", ("DISLIKES",), ("dislikes",)),
+        (r"\b(?:own|owns|have|has|bought|buy|purchased?|got)\b|买|有没有|拥有", ("OWNS", "BOUGHT"), ("owns",)),
+        (r"\b(?:pets?|dogs?|cats?|puppy|kitten)\b|宠物|猫|狗", ("HAS_PET",), ("has_pet",)),
+        (r"\b(?:feel(?:ing)?|mood|stress(?:ed)?|happy|sad|emotion|tired|energy|anxious|upset)\b|心情|压力|情绪|累|焦虑",
+         ("HAS_STATE",), ("mood", "emotion", "stress", "energy")),
+        (r"\b(?:name|called)\b|名字|叫什么", ("NAMED",), ("name",)),
+        (r"\b(?:use[sd]?|using|tool|apps?|software|editor)\b|用什么|软件|工具", ("USES", "USED_APP"), ()),
+        (r"\b(?:visit(?:ed|s)?|sites?|website|browse[sd]?|pages?)\b|网站|浏览", ("VISITED",), ()),
+        (r"\b(?:listen(?:ed|ing)?|music|songs?|artists?|bands?)\b|听|音乐|歌", ("LISTENED_TO",), ()),
+        (r"\b(?:watch(?:ed|ing)?|movies?|films?|shows?|videos?)\b|看了|电影|视频", ("WATCHED",), ()),
+        (r"\b(?:commit(?:ted|s)?|repo(?:sitory)?|projects?|code)\b|项目|代码", ("COMMITTED_TO", "WORKS_ON"), ()),
+        (r"\b(?:why|because|cause[sd]?|reason)\b|为什么|因为|原因", ("CAUSED", "LED_TO"), ()),
+        (r"\b(?:goal|plan(?:s|ning)?|want to|hope to)\b|目标|计划|打算", ("GOAL", "PLANS"), ("goal",)),
+    ))
+_HISTORY = re.compile(r"\b(?:used to|before|previous(?:ly)?|formerly|past|ever|history|earlier|originally|first)\b|"
+                      r"以前|之前|原来|曾经|过去|当初", re.IGNORECASE)
+_SELF = re.compile(r"\b(?:i|me|my|mine|myself)\b|我", re.IGNORECASE)
+_ABOUT = re.compile(r"\b(?:about|profile|know)\b|关于|了解", re.IGNORECASE)
+EPISODE_MODES = frozenset({"episode_recall", "cross_session", "event_stream", "summary", "activity_summary"})
+
+
+@dataclass
+class Grounding:
+    """What the question asks of L2."""
+
+    subject_ids: list[int] = field(default_factory=list)
+    predicates: set[str] = field(default_factory=set)
+    traits: set[str] = field(default_factory=set)
+    history: bool = False
+    current_only: bool = False
+    about: bool = False            # "what do you know about X": the snapshot answers
+    episodes: bool = False
+
+    def to_dict(self) -> dict:
+        return {"subject_ids": self.subject_ids, "predicates": sorted(self.predicates), "traits": sorted(self.traits),
+                "history": self.history, "current_only": self.current_only, "about": self.about,
+                "episodes": self.episodes}
+
+
+def ground(conn: Connection, text: str, mode: str, named: Sequence[tuple[int, str, str]],
+           temporal: TemporalIntent) -> Grounding:
+    plan = Grounding()
+    people = [entity_id for entity_id, kind, _ in named if kind in ("person", "creator")]
+    plan.subject_ids = people
+    if not people or _SELF.search(text):
+        row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
+                           (SELF_KEY,)).fetchone()
+        if row:
+            plan.subject_ids = [*people, row[0]]
+    for pattern, predicates, traits in _LEXICON:
+        if pattern.search(text):
+            plan.predicates.update(predicates)
+            plan.traits.update(traits)
+    plan.current_only = mode == "current_state"
+    plan.history = not plan.current_only and (mode == "temporal_compare" or bool(_HISTORY.search(text))
+                                              or temporal.anchor is not None)
+    plan.about = not plan.predicates and bool(_ABOUT.search(text)) and bool(people)
+    plan.episodes = mode in EPISODE_MODES
+    return plan
+
+
+def _live_sql(alias: str, live_status: str) -> str:
+    """As of ``now`` (bound twice): current then = live now, or retired only after ``now``."""
+    return f"({alias}.first_observed_at <= ? AND ({live_status} OR {alias}.retired_at > ?))"
+
+
+class L2Recall:
+    """L2 findings for a grounding plan. States are read from assertions, which know their TTLs, not from
+    HAS_STATE edges (those only connect a state to its causes for graph spreading)."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self.window = None
+
+    def findings(self, plan: Grounding, ctx: QueryContext, temporal: TemporalIntent,
+                 anchor_at: float | None) -> list[Finding]:
+        if not plan.subject_ids and not plan.episodes:
+            return []
+        self.window = temporal.window
+        found: list[Finding] = []
+        if plan.subject_ids:
+            found += self._edges(plan, ctx)
+            found += self._assertions(plan, ctx)
+            if plan.about:
+                found += self._snapshots(plan)
+        if plan.episodes:
+            found += self._episodes(ctx)
+        kept = [f for f in found if self._in_time(f, temporal, anchor_at)]
+        if plan.current_only:
+            kept = [f for f in kept if f.status != "history"]
+        elif not plan.history:
+            kept = [f for f in kept if f.status != "history" or f.paths == ["l2_assertions"]]
+        kept.sort(key=lambda f: -f.score)
+        return self._dedupe(kept)[:MAX_FINDINGS]
+
+    # ------------------------------------------------------------------ edges
+
+    def _edges(self, plan: Grounding, ctx: QueryContext) -> list[Finding]:
+        subjects = ", ".join("?" * len(plan.subject_ids))
+        rows: dict[str, tuple[tuple, float]] = {}
+        columns = ("k.triple_id, s.name, k.predicate, o.name, k.status, k.confidence, k.observations, "
+                   "k.first_observed_at, k.last_observed_at, k.retired_at, k.superseded_by, k.object_id")
+        joins = ("FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
+                 "JOIN entity_catalog o ON o.entity_id = k.object_id")
+        if plan.predicates:
+            marks = ", ".join("?" * len(plan.predicates))
+            for row in self.conn.execute(
+                    f"SELECT {columns} {joins} WHERE k.subject_id IN ({subjects}) AND k.predicate IN ({marks}) "
+                    "AND k.predicate != 'HAS_STATE' "
+                    "AND k.first_observed_at <= ? ORDER BY k.confidence DESC LIMIT ?",
+                    [*plan.subject_ids, *sorted(plan.predicates), ctx.now, MAX_EDGES]):
+                rows[row[0]] = (row, 1.0)
+        words = [stem(t) for t in ctx.terms if t.isascii() and len(t) > 2 or not t.isascii()]
+        if words:
+            likes = " OR ".join("o.name_key LIKE ?" for _ in words)
+            for row in self.conn.execute(
+                    f"SELECT {columns} {joins} WHERE k.subject_id IN ({subjects}) AND ({likes}) "
+                    "AND k.predicate != 'HAS_STATE' "
+                    "AND k.first_observed_at <= ? ORDER BY k.confidence DESC LIMIT ?",
+                    [*plan.subject_ids, *(f"%{w.casefold()}%" for w in words), ctx.now, MAX_EDGES]):
+                rows.setdefault(row[0], (row, TERM_MATCH_FACTOR))
+            # One hop further: what the matched objects relate to ("why was I stressed" -> deadline CAUSED stressed).
+            objects = sorted({row[11] for row, _ in rows.values()})
+            if objects:
+                marks = ", ".join("?" * len(objects))
+                for row in self.conn.execute(
+                        f"SELECT {columns} {joins} WHERE (k.object_id IN ({marks}) OR k.subject_id IN ({marks})) "
+                        f"AND k.subject_id NOT IN ({subjects}) AND k.first_observed_at <= ? LIMIT ?",
+                        [*objects, *objects, *plan.subject_ids, ctx.now, MAX_EDGES]):
+                    rows.setdefault(row[0], (row, HOP_FACTOR))
+        out = []
+        for (tid, subject, predicate, obj, status, confidence, observations, first, last, retired, by, _), fit in \
+                rows.values():
+            current = status == "active" or (retired is not None and retired > ctx.now)
+            verb = predicate.lower().replace("_", " ")
+            if current:
+                detail = f"current as of {iso(ctx.now)[:10]}; since {iso(first)[:10]}"
+            else:
+                replaced = self._edge_object(by) if by else None
+                detail = f"history: until {iso(retired)[:10]}" + (f", replaced by {replaced}" if replaced else "")
+            text = f"{subject} {verb} {obj} ({detail}; {observations} observation(s), confidence {confidence:.2f})"
+            out.append(self._finding(f"edge:{tid}", "edge", tid, text, min(last, ctx.now),
+                                     fit * confidence * (1.0 if current else HISTORY_FACTOR),
+                                     "current" if current else "history", "l2_graph", ctx.now))
+        return out
+
+    def _edge_object(self, tid: str) -> str | None:
+        row = self.conn.execute("SELECT o.name FROM kg_edges k JOIN entity_catalog o ON o.entity_id = k.object_id "
+                                "WHERE k.triple_id = ?", (tid,)).fetchone()
+        return row[0] if row else None
+
+    # ------------------------------------------------------------- assertions
+
+    def _assertions(self, plan: Grounding, ctx: QueryContext) -> list[Finding]:
+        if not plan.traits:
+            return []
+        subjects = ", ".join("?" * len(plan.subject_ids))
+        traits = ", ".join("?" * len(plan.traits))
+        out = []
+        for assertion_id, name, trait, value, status, confidence, first, last, expires, retired in self.conn.execute(
+                "SELECT a.assertion_id, e.name, a.trait, a.value, a.status, a.confidence, a.first_observed_at, "
+                "a.last_observed_at, a.expires_at, a.retired_at FROM tom_trait_assertions a "
+                f"JOIN entity_catalog e ON e.entity_id = a.entity_id WHERE a.entity_id IN ({subjects}) "
+                f"AND a.trait IN ({traits}) AND a.first_observed_at <= ? ORDER BY a.last_observed_at DESC LIMIT ?",
+                [*plan.subject_ids, *sorted(plan.traits), ctx.now, MAX_EDGES]):
+            live_then = status in LIVE or (retired is not None and retired > ctx.now)
+            expired_then = expires is not None and expires <= ctx.now
+            current = live_then and not expired_then
+            if current:
+                detail = f"current ({status}); since {iso(first)[:10]}"
+                if expires is not None:
+                    detail += f"; a passing state, lapses {iso(expires)[:16].replace('T', ' ')}"
+            else:
+                ended = expires if expired_then and (retired is None or expires < retired) else retired
+                reason = "expired" if expired_then else status
+                detail = f"history ({reason}" + (f" {iso(ended)[:10]}" if ended else "") + ")"
+            said = f"{name}: {trait} = {value}" if expires is not None else f"{name} {trait.replace('_', ' ')} {value}"
+            text = f"{said} ({detail}; confidence {confidence:.2f})"
+            out.append(self._finding(f"assertion:{assertion_id}", "assertion", assertion_id, text, min(last, ctx.now),
+                                     confidence * (1.05 if current else HISTORY_FACTOR),
+                                     "current" if current else "history", "l2_assertions", ctx.now))
+        return out
+
+    def _snapshots(self, plan: Grounding) -> list[Finding]:
+        out = []
+        for entity_id in plan.subject_ids:
+            row = self.conn.execute("SELECT snapshot_json, refreshed_at FROM tom_snapshots WHERE entity_id = ?",
+                                    (entity_id,)).fetchone()
+            if row is None:
+                continue
+            snap = json.loads(row[0])
+            parts = [f"{t.replace('_', ' ')}: {', '.join(v['value'] for v in values)}"
+                     for t, values in snap["traits"].items()]
+            parts += [f"{t}: {s['value']}" for t, s in snap["states"].items()]
+            if not parts:
+                continue
+            text = f"{snap['name']} — " + "; ".join(parts)
+            evidence = self._evidence_of_entity(entity_id)
+            out.append(Finding(layer="L2", text=text, occurred_at=row[1], source="l2", source_item_id=None,
+                               session_id=None, author="memory", evidence_class="derived", score=0.9,
+                               event_id=f"snapshot:{entity_id}", supporting_event_ids=[e[0] for e in evidence],
+                               supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=["l2_snapshot"],
+                               status="current"))
+        return out
+
+    def _evidence_of_entity(self, entity_id: int) -> list[tuple[str, str | None]]:
+        return self.conn.execute(
+            "SELECT DISTINCT e.event_id, e.source_item_id FROM tom_trait_assertions a JOIN l2_evidence v "
+            "ON v.kind = 'assertion' AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e "
+            f"ON e.id = v.event_rowid WHERE a.entity_id = ? AND a.status IN {LIVE} ORDER BY e.timestamp DESC LIMIT 20",
+            (entity_id,)).fetchall()
+
+    # --------------------------------------------------------------- episodes
+
+    def _episodes(self, ctx: QueryContext) -> list[Finding]:
+        words = [t for t in ctx.terms if not t.isascii() or len(t) > 2]
+        params: list = [ctx.now]
+        where = "status = 'promoted' AND start_at <= ?"
+        if ctx.window is not None:
+            where += " AND end_at >= ? AND start_at < ?"
+            params += [ctx.window.start, ctx.window.end]
+        elif words:
+            where += " AND (" + " OR ".join("title LIKE ?" for _ in words) + ")"
+            params += [f"%{w}%" for w in words]
+        else:
+            return []
+        out = []
+        for episode_id, title, start, end, count in self.conn.execute(
+                f"SELECT episode_id, title, start_at, end_at, event_count FROM l2_episodes WHERE {where} "
+                "ORDER BY end_at DESC LIMIT 5", params):
+            text = (f"Episode {iso(start)[:16].replace('T', ' ')} – {iso(min(end, ctx.now))[:16].replace('T', ' ')}: "
+                    f"\"{title}\" ({count} events)")
+            out.append(self._finding(f"episode:{episode_id}", "episode", episode_id, text, min(end, ctx.now), 0.6,
+                                     "history" if end < ctx.now - 86400 else "current", "l2_episodes", ctx.now))
+        return out
+
+    # ---------------------------------------------------------------- helpers
+
+    def _finding(self, ref: str, kind: str, key, text: str, at: float, score: float, status: str, path: str,
+                 now: float) -> Finding:
+        # Only the evidence visible as of now, and inside the question's window if it has one.
+        start, end = (self.window.start, self.window.end) if self.window is not None else (float("-inf"), now + 1)
+        evidence = self.conn.execute(
+            "SELECT e.event_id, e.source_item_id, e.evidence_class, e.session_id FROM l2_evidence v JOIN fact_events e "
+            "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.timestamp <= ? AND e.timestamp >= ? "
+            "AND e.timestamp < ? ORDER BY e.timestamp", (kind, str(key), now, start, end)).fetchall()
+        return Finding(layer="L2", text=text, occurred_at=at, source="l2", source_item_id=None,
+                       session_id=evidence[-1][3] if evidence else None, author="memory",
+                       evidence_class=evidence[-1][2] if evidence else "derived", score=score, event_id=ref,
+                       supporting_event_ids=[e[0] for e in evidence],
+                       supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=[path], status=status)
+
+    @staticmethod
+    def _in_time(finding: Finding, temporal: TemporalIntent, anchor_at: float | None) -> bool:
+        if not finding.supporting_event_ids and not finding.event_id.startswith("snapshot:"):
+            return False          # nothing visible as of now supports it
+        if temporal.window is not None and finding.status == "history" and not temporal.window.contains(
+                finding.occurred_at):
+            return False
+        if anchor_at is not None and temporal.anchor is not None:
+            before = temporal.anchor.direction == "before"
+            return finding.occurred_at < anchor_at if before else finding.occurred_at > anchor_at
+        return True
+
+    @staticmethod
+    def _dedupe(findings: list[Finding]) -> list[Finding]:
+        """An edge and the assertion it stated say one thing: keep the first (better) of the two."""
+        seen: set[tuple[str, ...]] = set()
+        kept = []
+        for f in findings:
+            key = tuple(sorted(f.supporting_event_ids)) + (f.status or "",)
+            if key in seen and f.paths != ["l2_snapshot"]:
+                continue
+            seen.add(key)
+            kept.append(f)
+        return kept
+
+
+class L2Graph:
+    """Graph spreading for L1 recall: seed events → their entities → active edges → events of the other end."""
+
+    def spread(self, conn: Connection, ctx: QueryContext, seeds: Sequence[int]) -> list[int]:
+        if not seeds:
+            return []
+        marks = ", ".join("?" * len(seeds))
+        entities = [r[0] for r in conn.execute(
+            f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) AND confidence >= ?",
+            [*seeds, SPREAD_MIN_CONFIDENCE])]
+        if not entities:
+            return []
+        marks = ", ".join("?" * len(entities))
+        neighbours = conn.execute(
+            "SELECT CASE WHEN subject_id IN ({m}) THEN object_id ELSE subject_id END AS other, max(confidence) "
+            "FROM kg_edges WHERE (subject_id IN ({m}) OR object_id IN ({m})) AND first_observed_at <= ? "
+            "AND (status = 'active' OR retired_at > ?) GROUP BY other ORDER BY 2 DESC LIMIT 20".format(m=marks),
+            [*entities, *entities, *entities, ctx.now, ctx.now]).fetchall()
+        others = [n for n, _ in neighbours if n not in set(entities)]
+        if not others:
+            return []
+        scope, params = _scope_sql(ctx)
+        marks = ", ".join("?" * len(others))
+        rows = conn.execute(
+            f"SELECT l.event_rowid FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+            f"WHERE l.entity_id IN ({marks}) AND {scope} GROUP BY l.event_rowid "
+            "ORDER BY max(l.confidence) DESC, e.timestamp DESC LIMIT ?", [*others, *params, ctx.fetch_k]).fetchall()
+        seed_set = set(seeds)
+        return [r[0] for r in rows if r[0] not in seed_set]

@@ -1,0 +1,110 @@
+"""L2 in the evidence pack: grounding, current vs history as of now, assertions, graph spreading, episodes."""
+
+from payloads import chat
+
+from magi_desktop.core.retrieval.paths import QueryContext
+from magi_desktop.core.retrieval.structured import L2Graph, ground
+from magi_desktop.core.retrieval.temporal import TemporalIntent
+
+DAY = 86400.0
+T0 = 1_760_000_000.0
+
+
+def l2(pack):
+    return [f for f in pack.findings if f.layer == "L2"]
+
+
+def moved(memory):
+    memory.ingest(chat("I live in Shanghai.", at=T0, item="e1"))
+    memory.ingest(chat("I moved from Shanghai to Jiaxing.", at=T0 + 30 * DAY, session="s2", item="e2"))
+    memory.process_pending()
+
+
+def test_the_current_home_leads_and_cites_its_event(memory):
+    moved(memory)
+    pack = memory.query("Where do I live now?", now=T0 + 40 * DAY)
+    top = pack.findings[0]
+    assert top.layer == "L2" and top.status == "current" and "Jiaxing" in top.text
+    assert top.supporting_source_item_ids == ["e2"]
+    assert all(f.status == "current" for f in l2(pack))       # "now" questions get no history rows
+    assert any("'current' holds" in hint for hint in pack.answering_hints)
+    assert pack.to_dict()["findings"][0]["status"] == "current"
+
+
+def test_history_is_there_when_asked_for(memory):
+    moved(memory)
+    pack = memory.query("Where did I live before?", now=T0 + 40 * DAY)
+    history = [f for f in l2(pack) if f.status == "history"]
+    assert history and "Shanghai" in history[0].text and "replaced by Jiaxing" in history[0].text
+    assert history[0].supporting_source_item_ids == ["e1"]
+
+
+def test_as_of_a_past_now_the_old_home_was_current(memory):
+    moved(memory)
+    pack = memory.query("Where do I live?", now=T0 + 10 * DAY)
+    assert [(f.status, "Shanghai" in f.text) for f in l2(pack)][0] == ("current", True)
+    assert all("Jiaxing" not in f.text for f in pack.findings)
+
+
+def test_a_passing_state_is_current_only_until_it_lapses(memory):
+    memory.ingest(chat("I'm so stressed today.", at=T0, item="s"))
+    memory.process_pending()
+    fresh = memory.query("Am I stressed?", now=T0 + 3600)
+    assert any(f.status == "current" and "stress = high" in f.text for f in l2(fresh))
+    later = memory.query("Am I stressed now?", now=T0 + 3 * DAY)
+    assert later.query_mode == "current_state"
+    assert not [f for f in l2(later) if "stress" in f.text]
+    memory.run_due(now=T0 + 3 * DAY)
+    history = memory.query("Was I stressed before?", now=T0 + 3 * DAY)
+    assert any(f.status == "history" and "expired" in f.text for f in l2(history))
+
+
+def test_a_named_speaker_is_the_subject(memory):
+    memory.ingest(chat("I live in Boston these days.", speaker="Caroline", at=T0, item="c1"))
+    memory.ingest(chat("I live in Austin.", speaker="Melanie", at=T0 + 60, item="m1"))
+    memory.process_pending()
+    pack = memory.query("Where does Caroline live?", now=T0 + DAY)
+    assert "Caroline lives in Boston" in pack.findings[0].text
+    assert all("Austin" not in f.text for f in l2(pack))
+
+
+def test_a_question_l2_cannot_ground_adds_nothing(memory):
+    moved(memory)
+    pack = memory.query("What is the capital of Peru?", now=T0 + 40 * DAY)
+    assert not l2(pack)
+
+
+def test_grounding_plan_reads_families_subjects_and_history(memory):
+    moved(memory)
+    conn = memory.db.reader()
+    plan = ground(conn, "我以前住在哪里？", "exact_fact", [], TemporalIntent())
+    assert "LIVES_IN" in plan.predicates and plan.history and plan.subject_ids
+    plan = ground(conn, "What music do I like now?", "current_state", [], TemporalIntent())
+    assert {"LIKES", "LISTENED_TO"} <= plan.predicates and plan.current_only and not plan.history
+
+
+def test_graph_spreading_follows_edges_between_entities(memory):
+    memory.ingest(chat("I'm stressed because of the deadline.", at=T0, item="a"))
+    memory.process_pending()
+    memory.ingest(chat("The deadline for the report is Friday.", at=T0 + 60, item="b", session="s2"))
+    memory.ingest(chat("I'm so stressed.", at=T0 + 120, item="c", session="s3"))
+    memory.process_pending()
+    conn = memory.db.reader()
+    rowid = {item: conn.execute("SELECT id FROM fact_events WHERE source_item_id = ?", (item,)).fetchone()[0]
+             for item in "abc"}
+    ctx = QueryContext(text="", terms=[], scopes=("fact_authoritative",), now=T0 + DAY, fetch_k=10)
+    spread = L2Graph().spread(conn, ctx, [rowid["c"]])
+    assert spread[:2] == [rowid["a"], rowid["b"]]               # stressed <- CAUSED - deadline -> its events
+    early = QueryContext(text="", terms=[], scopes=("fact_authoritative",), now=T0 - 1, fetch_k=10)
+    assert L2Graph().spread(conn, early, [rowid["c"]]) == []     # the edge did not exist yet
+
+
+def test_episodes_answer_event_questions(memory):
+    memory.ingest_many([chat(f"Repotting the fern, step {i}", at=T0 + i * 60, session="garden", item=f"g{i}")
+                        for i in range(5)])
+    memory.process_pending(now=T0 + 600)
+    memory.run_due(now=T0 + 700)
+    pack = memory.query("What happened while repotting the fern?", now=T0 + DAY)
+    assert pack.query_mode == "event_stream"
+    episode = [f for f in l2(pack) if f.paths == ["l2_episodes"]]
+    assert episode and episode[0].supporting_source_item_ids == [f"g{i}" for i in range(5)]
