@@ -108,3 +108,23 @@ def test_episodes_answer_event_questions(memory):
     assert pack.query_mode == "event_stream"
     episode = [f for f in l2(pack) if f.paths == ["l2_episodes"]]
     assert episode and episode[0].supporting_source_item_ids == [f"g{i}" for i in range(5)]
+
+
+def test_edges_are_embedded_and_found_by_meaning(tmp_path, minilm):
+    from magi_desktop.core import Memory
+
+    memory = Memory.open(tmp_path / "m", embedder=minilm)
+    memory.ingest(chat("I adopted a kitten named Miso.", at=T0, item="k"))
+    memory.process_pending()
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM kg_edges WHERE embedded = 0").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM edge_vectors").fetchone()[0] == \
+        conn.execute("SELECT count(*) FROM kg_edges").fetchone()[0] > 0
+    # No word of the question names the edge's predicate or object: only its meaning connects them.
+    pack = memory.query("Which animal do I take care of?", now=T0 + DAY)
+    semantic = [f for f in l2(pack) if "kitten" in f.text or "Miso" in f.text]
+    assert semantic and semantic[0].supporting_source_item_ids == ["k"]
+    with memory.db.transaction() as w:
+        w.execute("DELETE FROM fact_events WHERE source_item_id = 'k'")
+    assert conn.execute("SELECT count(*) FROM edge_vectors").fetchone()[0] == 0
+    memory.close()

@@ -19,7 +19,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..store.connection import Connection
+from ..store.vectors import EDGE_VEC_TABLE
 from .pack import Finding, iso
 from .paths import QueryContext, _scope_sql
 from .temporal import TemporalIntent
@@ -32,6 +35,9 @@ MAX_FINDINGS = 8
 HISTORY_FACTOR = 0.6          # a history row ranks below a current one of the same fit
 TERM_MATCH_FACTOR = 0.7       # an edge found by its words, not its predicate
 HOP_FACTOR = 0.5              # one more hop away
+SEMANTIC_FACTOR = 0.8         # an edge found by the meaning of its sentence (times the similarity)
+EDGE_SIMILARITY = 0.35           # MiniLM cosine; "Which animal do I take care of?" ~ "the user has pet kitten" is 0.40
+EDGE_KNN = 20
 SPREAD_MIN_CONFIDENCE = 0.8   # event -> entity links strong enough to spread from
 
 # Question words -> (predicates, traits). Order does not matter; every match counts.
@@ -155,6 +161,19 @@ class L2Recall:
                     "AND k.first_observed_at <= ? ORDER BY k.confidence DESC LIMIT ?",
                     [*plan.subject_ids, *sorted(plan.predicates), ctx.now, MAX_EDGES]):
                 rows[row[0]] = (row, 1.0)
+        if ctx.query_vector is not None:
+            # Edge-semantic: the edges whose sentence is closest in meaning to the question.
+            near = self.conn.execute(
+                f"SELECT rowid, distance FROM {EDGE_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
+                (np.asarray(ctx.query_vector, dtype=np.float32).tobytes(), EDGE_KNN)).fetchall()
+            close = {rowid: 1.0 - distance for rowid, distance in near if 1.0 - distance >= EDGE_SIMILARITY}
+            if close:
+                marks = ", ".join("?" * len(close))
+                for row in self.conn.execute(
+                        f"SELECT {columns}, k.rowid {joins} WHERE k.rowid IN ({marks}) "
+                        f"AND k.subject_id IN ({subjects}) AND k.predicate != 'HAS_STATE' AND k.first_observed_at <= ?",
+                        [*close, *plan.subject_ids, ctx.now]):
+                    rows.setdefault(row[0], (row[:12], SEMANTIC_FACTOR * close[row[12]]))
         words = [stem(t) for t in ctx.terms if t.isascii() and len(t) > 2 or not t.isascii()]
         if words:
             likes = " OR ".join("o.name_key LIKE ?" for _ in words)

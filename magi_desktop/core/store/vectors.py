@@ -9,6 +9,7 @@ every event to be embedded again.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from ..embed.chunking import Chunk
 
 VEC_TABLE = "chunk_vectors"
+EDGE_VEC_TABLE = "edge_vectors"
 INDEX_NAME = "chunks"
 
 
@@ -44,6 +46,15 @@ def _create_table(conn: Connection, dimension: int) -> None:
     conn.execute(
         f"CREATE TRIGGER IF NOT EXISTS event_chunks_vec_delete AFTER DELETE ON event_chunks BEGIN "
         f"DELETE FROM {VEC_TABLE} WHERE rowid = old.chunk_id; END"
+    )
+    # L2 edge texts ("Caroline lives in Boston"), for the edge-semantic path; rowid = kg_edges.rowid.
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {EDGE_VEC_TABLE} USING vec0("
+        f"embedding float[{int(dimension)}] distance_metric=cosine)"
+    )
+    conn.execute(
+        f"CREATE TRIGGER IF NOT EXISTS kg_edges_vec_delete AFTER DELETE ON kg_edges BEGIN "
+        f"DELETE FROM {EDGE_VEC_TABLE} WHERE rowid = old.rowid; END"
     )
 
 
@@ -70,6 +81,9 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         conn.execute("DROP TRIGGER IF EXISTS event_chunks_vec_delete")
         conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
         conn.execute("DELETE FROM event_chunks")
+        conn.execute("DROP TRIGGER IF EXISTS kg_edges_vec_delete")
+        conn.execute(f"DROP TABLE IF EXISTS {EDGE_VEC_TABLE}")
+        conn.execute("UPDATE kg_edges SET embedded = 0")
         _create_table(conn, dimension)
         cursor = conn.execute(
             "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
@@ -119,3 +133,26 @@ def knn(conn: Connection, query: np.ndarray, k: int = 20,
         sql += " AND occurred_at <= ?"
         params.append(before)
     return [tuple(row) for row in conn.execute(sql + " ORDER BY distance", params)]
+
+
+def edge_sentence(edge_text: str) -> str:
+    """ "Caroline LIVES_IN Boston" -> "Caroline lives in Boston": what the edge says, in words."""
+    return re.sub(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b", lambda m: m.group(0).lower().replace("_", " "),
+                  edge_text)
+
+
+def embed_edges(db, embedder, limit: int = 256) -> int:
+    """Embed edges not embedded yet (the model runs outside any transaction); returns how many."""
+    rows = db.reader().execute("SELECT rowid, edge_text FROM kg_edges WHERE embedded = 0 LIMIT ?", (limit,)).fetchall()
+    if not rows:
+        return 0
+    vectors = embedder.embed([edge_sentence(text) for _, text in rows])
+    with db.transaction() as conn:
+        for (rowid, _), vector in zip(rows, vectors, strict=True):
+            if conn.execute("SELECT 1 FROM kg_edges WHERE rowid = ?", (rowid,)).fetchone() is None:
+                continue  # forgotten meanwhile
+            conn.execute(f"DELETE FROM {EDGE_VEC_TABLE} WHERE rowid = ?", (rowid,))
+            conn.execute(f"INSERT INTO {EDGE_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
+                         (rowid, np.asarray(vector, dtype=np.float32).tobytes()))
+            conn.execute("UPDATE kg_edges SET embedded = 1 WHERE rowid = ?", (rowid,))
+    return len(rows)
