@@ -64,8 +64,19 @@ def test_a_named_speaker_is_the_subject(memory):
     memory.ingest(chat("I live in Austin.", speaker="Melanie", at=T0 + 60, item="m1"))
     memory.process_pending()
     pack = memory.query("Where does Caroline live?", now=T0 + DAY)
-    assert "Caroline lives in Boston" in pack.findings[0].text
+    assert pack.findings[0].layer == "L1"                      # in fact mode her own words lead…
+    assert "Caroline lives in Boston" in l2(pack)[0].text      # …and the derived fact follows
     assert all("Austin" not in f.text for f in l2(pack))
+    now = memory.query("Where does Caroline live now?", now=T0 + DAY)
+    assert "Caroline lives in Boston" in now.findings[0].text  # "now" questions: the current fact leads
+
+
+def test_l2_findings_come_on_top_of_the_limit(memory):
+    memory.ingest_many([chat(f"I live in Shanghai, note {i}.", at=T0 + i, item=f"n{i}", session=f"s{i}")
+                        for i in range(4)])
+    memory.process_pending()
+    pack = memory.query("Where do I live?", now=T0 + DAY, limit=2)
+    assert [f.layer for f in pack.findings] == ["L1", "L1", "L2"]
 
 
 def test_a_question_l2_cannot_ground_adds_nothing(memory):

@@ -132,11 +132,7 @@ def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
     entity_ids |= set(query_entities)
     if not entity_ids:
         return []
-    total = conn.execute("SELECT count(*) FROM fact_events WHERE timestamp <= ?", (ctx.now,)).fetchone()[0]
-    limit = max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE))
-    selective = [eid for eid in entity_ids if conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-        "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT ?)", (eid, ctx.now, limit + 1)).fetchone()[0] <= limit]
+    selective = selective_entities(conn, entity_ids, ctx.now)
     if not selective:
         return []
     scope, params = _scope_sql(ctx)
@@ -149,6 +145,15 @@ def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
     )
     seed_set = set(seeds)
     return [row[0] for row in rows if row[0] not in seed_set][: ctx.fetch_k]
+
+
+def selective_entities(conn: Connection, entity_ids, now: float) -> list[int]:
+    """The entities that pick out few events: a speaker in all of them would lead everywhere."""
+    total = conn.execute("SELECT count(*) FROM fact_events WHERE timestamp <= ?", (now,)).fetchone()[0]
+    limit = max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE))
+    return [eid for eid in entity_ids if conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+        "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT ?)", (eid, now, limit + 1)).fetchone()[0] <= limit]
 
 
 NEIGHBOUR_TURNS = 2

@@ -24,7 +24,7 @@ import numpy as np
 from ..store.connection import Connection
 from ..store.vectors import EDGE_VEC_TABLE
 from .pack import Finding, iso
-from .paths import QueryContext, _scope_sql
+from .paths import QueryContext, _scope_sql, selective_entities
 from .temporal import TemporalIntent
 from .terms import stem
 
@@ -350,6 +350,7 @@ class L2Graph:
         entities = [r[0] for r in conn.execute(
             f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) AND confidence >= ?",
             [*seeds, SPREAD_MIN_CONFIDENCE])]
+        entities = selective_entities(conn, entities, ctx.now)
         if not entities:
             return []
         marks = ", ".join("?" * len(entities))
