@@ -162,6 +162,12 @@ def _print_pack(pack) -> None:
     print(f"{pack.status.upper()} · mode {pack.query_mode} · {pack.trace.get('total_ms', 0):.0f} ms")
     print(pack.summary)
     for i, f in enumerate(pack.findings, start=1):
+        if f.layer != "L1":
+            print(f"\n{i}. [{f.layer} · {f.status or 'derived'}] {f.text}")
+            cited = f.supporting_source_item_ids or f.supporting_event_ids
+            print(f"   {f.event_id} · from {len(f.supporting_event_ids)} event(s)"
+                  + (f": {', '.join(cited[:5])}" + (" …" if len(cited) > 5 else "") if cited else ""))
+            continue
         who = f.speaker or f.author
         flag = "  (indirect)" if f.indirect else ""
         print(f"\n{i}. [{f.occurred_at_iso()[:16].replace('T', ' ')}] {who} · {f.source}"

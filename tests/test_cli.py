@@ -128,6 +128,8 @@ def test_query_prints_a_readable_pack_and_json(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "OK · mode exact_fact" in out.stdout and "I adopted a grey cat named Miso" in out.stdout
     assert "Cats are great" not in out.stdout
+    assert "[L2 · current] the user has pet Miso" in out.stdout   # derived facts, with what they cite
+    assert "[L2 · current] the user has pet grey cat" in out.stdout
     pack = json.loads(magi("query", "cats", "--mode", "episode_recall", "--json", data_dir=data).stdout)
     assert pack["query_mode"] == "episode_recall" and pack["findings"]
     past = json.loads(magi("query", "What is my cat called?", "--now", "2020-01-01T00:00:00Z", "--json",

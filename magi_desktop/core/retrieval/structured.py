@@ -328,12 +328,12 @@ class L2Recall:
 
     @staticmethod
     def _dedupe(findings: list[Finding]) -> list[Finding]:
-        """An edge and the assertion it stated say one thing: keep the first (better) of the two."""
-        seen: set[tuple[str, ...]] = set()
+        """An edge and the assertion it stated read alike ("the user lives in Jiaxing"): keep the better one."""
+        seen: set[str] = set()
         kept = []
         for f in findings:
-            key = tuple(sorted(f.supporting_event_ids)) + (f.status or "",)
-            if key in seen and f.paths != ["l2_snapshot"]:
+            key = f.text.split(" (", 1)[0].casefold()
+            if key in seen:
                 continue
             seen.add(key)
             kept.append(f)
