@@ -388,3 +388,40 @@ def test_open_predicates_are_rewritten_when_the_registry_learns_them(memory, mon
     assert memory.run_due(now=T0)["l2_maintenance"]["predicates_rewritten"] == 1
     assert [(r[1], r[6]) for r in edges(memory)] == [("LIKES", triple_id(me, "LIKES", tea))]
     assert evidence_items(memory, "edge", triple_id(me, "LIKES", tea)) == [None]
+
+
+# ------------------------------------------------- a real OpenAI-compatible endpoint
+
+def test_projection_through_an_openai_compatible_endpoint(tmp_path):
+    from test_llm import _Server
+
+    from magi_desktop.core.llm import OpenAICompatibleLLM, OpenAISettings
+
+    server = _Server()
+    try:
+        llm = OpenAICompatibleLLM(OpenAISettings(base_url=server.url, model="small",
+                                                 tier_models={"reasoning": "big"}, backoff=0), api_key="k")
+        memory = Memory.open(tmp_path / "m", embedder="hashing", llm=llm)
+        memory.ingest(chat("Home is Hangzhou for me.", at=T0, item="h1"))
+        server.answer(json.dumps({"entities": [{"event_index": 0, "name": "Hangzhou", "entity_type": "city"}],
+                                  "fact_claims": [{"event_index": 0, "subject": "USER", "predicate": "LIVES_IN",
+                                                   "object": "Hangzhou", "evidence_text": "Home is Hangzhou"}]}))
+        assert memory.process_pending()["l2"]["failed"] == 0
+        memory.ingest(chat("These days I'm settled in Suzhou.", at=T0 + 60 * DAY, session="s2", item="h2"))
+        server.answer("```json\n" + json.dumps({"entities": [], "fact_claims": [
+            {"event_index": 0, "subject": "USER", "predicate": "LIVES_IN", "object": "Suzhou",
+             "evidence_text": "settled in Suzhou"}]}) + "\n```")
+        server.answer(json.dumps({"labels": [{"claim_index": 0, "label": "evolves", "conflict_type": "state_reversal",
+                                              "conflict_with": "edge:" + edges(memory)[0][6]}]}))
+        server.answer(json.dumps({"decision": "evolve", "reason": "settled elsewhere"}))
+        report = memory.process_pending()["l2"]
+        assert report["failed"] == 0 and report["llm_calls"] == 3, report
+        assert [r["body"]["model"] for r in server.requests] == ["small", "small", "small", "big"]
+        phase1 = json.loads(server.requests[0]["body"]["messages"][1]["content"])
+        assert phase1["events"][0]["text"] == "Home is Hangzhou for me."
+        assert {r[2]: r[3] for r in edges(memory)} == {"Hangzhou": "superseded", "Suzhou": "active"}
+        place = memory.db.reader().execute("SELECT entity_type FROM entity_catalog WHERE name = 'Hangzhou'").fetchone()
+        assert place == ("place",)                                 # "city" is mapped onto the controlled types
+        memory.close()
+    finally:
+        server.close()

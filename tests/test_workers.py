@@ -51,3 +51,17 @@ def test_stopping_the_worker_then_closing_is_clean(tmp_path):
     stats = reopened.stats()["embedding"]
     assert stats["chunks"] + stats["pending"] == 200  # whatever was embedded is whole; the rest is still queued
     reopened.close()
+
+
+def test_the_worker_runs_periodic_maintenance(memory):
+    memory.ingest(chat("I'm so stressed today.", at=1.7e9))     # long ago: its TTL has passed
+    worker = BackgroundWorker(memory, idle_poll_seconds=0.05, maintenance_seconds=0.1)
+    worker.start()
+    deadline = time.monotonic() + 10
+    conn = memory.db.reader()
+    while time.monotonic() < deadline and conn.execute(
+            "SELECT count(*) FROM tom_trait_assertions WHERE status = 'expired'").fetchone()[0] == 0:
+        time.sleep(0.05)
+    worker.stop()
+    assert worker.maintenance_runs >= 1 and worker.last_error is None
+    assert conn.execute("SELECT status FROM tom_trait_assertions").fetchall() == [("expired",)]

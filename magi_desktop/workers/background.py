@@ -1,4 +1,6 @@
-"""A plain thread that drains the memory's queues whenever ingest queues work.
+"""A plain thread that drains the memory's queues whenever ingest queues work,
+and runs the periodic jobs (``Memory.run_due``: TTL expiry, episodes, entity upkeep)
+every ``maintenance_seconds``.
 
 The desktop app may instead run the same ``Memory.process_pending`` calls on a
 Qt thread pool; this runner is what the CLI, tests and a headless service use.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from ..core import Memory
 
@@ -15,10 +18,14 @@ log = logging.getLogger(__name__)
 
 
 class BackgroundWorker:
-    def __init__(self, memory: Memory, *, batch: int = 64, idle_poll_seconds: float = 30.0):
+    def __init__(self, memory: Memory, *, batch: int = 64, idle_poll_seconds: float = 30.0,
+                 maintenance_seconds: float = 600.0):
         self.memory = memory
         self.batch = batch
         self.idle_poll_seconds = idle_poll_seconds
+        self.maintenance_seconds = maintenance_seconds   # how often the periodic jobs (run_due) run
+        self._next_maintenance = 0.0
+        self.maintenance_runs = 0
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -31,6 +38,17 @@ class BackgroundWorker:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="magi-background", daemon=True)
             self._thread.start()
+
+    def _maintain_if_due(self) -> None:
+        if time.monotonic() < self._next_maintenance:
+            return
+        self._next_maintenance = time.monotonic() + self.maintenance_seconds
+        try:
+            self.memory.run_due()
+            self.maintenance_runs += 1
+        except Exception as exc:  # noqa: BLE001 - upkeep failing must not stop the queues
+            log.exception("periodic maintenance failed")
+            self.last_error = f"{type(exc).__name__}: {exc}"
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Finish the current batch (it commits or rolls back whole) and stop; False if still running."""
@@ -46,6 +64,7 @@ class BackgroundWorker:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._maintain_if_due()
             try:
                 report = self.memory.process_pending(limit=self.batch)
                 cognition = report["l2"]
