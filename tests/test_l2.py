@@ -425,3 +425,30 @@ def test_projection_through_an_openai_compatible_endpoint(tmp_path):
         memory.close()
     finally:
         server.close()
+
+
+def test_the_candidate_pool_recalls_by_meaning_and_the_model_decides(tmp_path, minilm):
+    def claim(place):
+        return {"entities": [{"event_index": 0, "name": place, "entity_type": "place"}], "fact_claims": [
+            {"event_index": 0, "subject": "USER", "predicate": "LIVES_IN", "object": place, "evidence_text": place}]}
+
+    llm = ScriptedLLM([("l2.phase1", "New York", claim("New York City")), ("l2.phase1", "NYC", claim("NYC")),
+                       ("l2.disambiguate", lambda i: [c["name"] for c in i["candidates"]] == ["New York City"],
+                        {"entity_id": None, "confidence": 0.0})])
+    memory = Memory.open(tmp_path / "m", embedder=minilm, llm=llm)
+    memory.ingest(chat("I live in New York City.", at=T0))
+    memory.process_pending()
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM entity_vectors").fetchone()[0] == \
+        conn.execute("SELECT count(*) FROM entity_catalog WHERE name_key NOT LIKE '@%'").fetchone()[0] > 0
+    (ny,) = conn.execute("SELECT entity_id FROM entity_catalog WHERE name = 'New York City'").fetchone()
+    llm.steps[2] = ("l2.disambiguate", llm.steps[2][1], {"entity_id": ny, "confidence": 0.9})
+    llm.steps.append(("l2.phase2", "New York City", {"labels": [{"claim_index": 0, "label": "corroborates"}]}))
+    memory.ingest(chat("NYC is still home.", at=T0 + DAY, session="s2"))
+    report = memory.process_pending()["l2"]
+    assert report["failed"] == 0 and llm.finished, report
+    # "NYC" is no substring of "New York City": it was recalled by meaning, and the model decided.
+    aliases = conn.execute("SELECT aliases_json FROM entity_catalog WHERE entity_id = ?", (ny,)).fetchone()[0]
+    assert json.loads(aliases) == ["NYC"]
+    assert [(r[2], r[5]) for r in edges(memory) if r[1] == "LIVES_IN"] == [("New York City", 2)]
+    memory.close()

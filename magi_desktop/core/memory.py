@@ -28,7 +28,7 @@ from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError, write_transaction
 from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
-from .store.vectors import current_model, embed_edges, ensure_vector_index
+from .store.vectors import current_model, embed_edges, embed_entities, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
@@ -279,9 +279,12 @@ class Memory:
             if self.vectors_ready and "embedding" in queues:
                 report = embed_pending(self.db, self.embedder, limit=limit)
             if "l2" in queues:
-                cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now)
+                embed = self.embedder.embed if self.vectors_ready else None
+                cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now, embed=embed)
                 if self.vectors_ready and "embedding" in queues:
-                    while embed_edges(self.db, self.embedder):   # edge texts for the edge-semantic path
+                    while embed_edges(self.db, self.embedder):      # edge texts, for the edge-semantic path
+                        pass
+                    while embed_entities(self.db, self.embedder):   # names, for entity resolution's pool
                         pass
         return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
                 "errors": report.errors[:10], "l2": cognition.to_dict()}

@@ -37,10 +37,13 @@ class L2Report:
 
 
 def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | None = None,
-            now: float | None = None) -> L2Report:
-    """Project due jobs batch by batch (at most ``limit`` events), then refresh queued snapshots."""
+            now: float | None = None, embed=None) -> L2Report:
+    """Project due jobs batch by batch (at most ``limit`` events), then refresh queued snapshots.
+
+    ``embed`` (texts -> vectors), when given, lets entity resolution recall candidates by meaning.
+    """
     report = L2Report()
-    projector = Projector(db, llm, linker)
+    projector = Projector(db, llm, linker, embed)
     done = 0
     while limit is None or done < limit:
         at = time.time() if now is None else now

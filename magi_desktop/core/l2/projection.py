@@ -116,10 +116,11 @@ def _iso(ts: float) -> str:
 
 
 class Projector:
-    def __init__(self, db: Database, llm: LLMProvider, linker: EntityLinker):
+    def __init__(self, db: Database, llm: LLMProvider, linker: EntityLinker, embed=None):
         self.db = db
         self.llm = llm
         self.linker = linker
+        self.embed = embed
 
     # ------------------------------------------------------------------ run
 
@@ -132,7 +133,7 @@ class Projector:
             with self.db.transaction() as wconn:
                 jobs.mark_done(wconn, rowids, now)
             return report
-        resolver = Resolver(conn, self.llm)
+        resolver = Resolver(conn, self.llm, self.embed)
         answer = self._phase1(conn, events, report)
         mentions = self._resolve_entities(answer, events, resolver, report)
         claims = self._claims(answer, events, resolver, mentions, report)

@@ -13,15 +13,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store.connection import Connection
 from ..store.entities import name_key
+from ..store.vectors import ENTITY_VEC_TABLE
 from .tasks import DISAMBIGUATE, ENTITY_TYPES
 
 MIN_ENTITY_CONFIDENCE = 0.5
 MIN_DISAMBIGUATION_CONFIDENCE = 0.5
 CANDIDATE_POOL = 20
 MIN_POOL_KEY_CHARS = 3
+POOL_SIMILARITY = 0.6         # a name this close in meaning joins the candidate pool (never decides identity)
 SELF_KEY = "@user"
 SELF_NAME = "the user"
 
@@ -71,9 +75,10 @@ class Resolved:
 
 
 class Resolver:
-    def __init__(self, conn: Connection, llm: LLMProvider):
+    def __init__(self, conn: Connection, llm: LLMProvider, embed=None):
         self.conn = conn
         self.llm = llm
+        self.embed = embed          # texts -> vectors; None: substring recall only
         self.cache: dict[tuple[str, str], Resolved] = {}
         self.llm_calls = 0
 
@@ -138,14 +143,28 @@ class Resolver:
         return None
 
     def _pool(self, key: str, kind: str) -> list[dict]:
-        if len(key) < MIN_POOL_KEY_CHARS:
-            return []
-        rows = self.conn.execute(
-            "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
-            "AND length(name_key) >= ? AND (instr(name_key, ?) > 0 OR instr(?, name_key) > 0) "
-            "ORDER BY entity_id DESC LIMIT ?", (MIN_POOL_KEY_CHARS, key, key, CANDIDATE_POOL * 3)).fetchall()
+        """Candidates whose name contains the mention or is contained in it, then the nearest by meaning."""
+        rows = []
+        if len(key) >= MIN_POOL_KEY_CHARS:
+            rows = self.conn.execute(
+                "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+                "AND length(name_key) >= ? AND (instr(name_key, ?) > 0 OR instr(?, name_key) > 0) "
+                "ORDER BY entity_id DESC LIMIT ?", (MIN_POOL_KEY_CHARS, key, key, CANDIDATE_POOL * 3)).fetchall()
+        pool = {r[0]: r for r in rows if compatible(r[2], kind)}
+        if self.embed is not None and len(pool) < CANDIDATE_POOL:
+            vector = np.asarray(self.embed([key])[0], dtype=np.float32)
+            near = [rowid for rowid, distance in self.conn.execute(
+                f"SELECT rowid, distance FROM {ENTITY_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
+                (vector.tobytes(), CANDIDATE_POOL)) if 1.0 - distance >= POOL_SIMILARITY and rowid not in pool]
+            if near:
+                marks = ", ".join("?" * len(near))
+                for r in self.conn.execute(
+                        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+                        f"AND entity_id IN ({marks})", near):
+                    if compatible(r[2], kind):
+                        pool.setdefault(r[0], r)
         return [{"id": r[0], "name": r[1], "entity_type": r[2], "aliases": json.loads(r[3])}
-                for r in rows if compatible(r[2], kind)][:CANDIDATE_POOL]
+                for r in pool.values()][:CANDIDATE_POOL]
 
     def _disambiguate(self, name: str, kind: str, pool: list[dict]) -> Resolved | None:
         self.llm_calls += 1

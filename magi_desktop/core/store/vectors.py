@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 VEC_TABLE = "chunk_vectors"
 EDGE_VEC_TABLE = "edge_vectors"
+ENTITY_VEC_TABLE = "entity_vectors"
 INDEX_NAME = "chunks"
 
 
@@ -56,6 +57,15 @@ def _create_table(conn: Connection, dimension: int) -> None:
         f"CREATE TRIGGER IF NOT EXISTS kg_edges_vec_delete AFTER DELETE ON kg_edges BEGIN "
         f"DELETE FROM {EDGE_VEC_TABLE} WHERE rowid = old.rowid; END"
     )
+    # Entity names, for the candidate pool of entity resolution; rowid = entity_id.
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {ENTITY_VEC_TABLE} USING vec0("
+        f"embedding float[{int(dimension)}] distance_metric=cosine)"
+    )
+    conn.execute(
+        f"CREATE TRIGGER IF NOT EXISTS entity_catalog_vec_delete AFTER DELETE ON entity_catalog BEGIN "
+        f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = old.entity_id; END"
+    )
 
 
 def current_model(conn: Connection) -> tuple[str, int] | None:
@@ -84,6 +94,8 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         conn.execute("DROP TRIGGER IF EXISTS kg_edges_vec_delete")
         conn.execute(f"DROP TABLE IF EXISTS {EDGE_VEC_TABLE}")
         conn.execute("UPDATE kg_edges SET embedded = 0")
+        conn.execute("DROP TRIGGER IF EXISTS entity_catalog_vec_delete")
+        conn.execute(f"DROP TABLE IF EXISTS {ENTITY_VEC_TABLE}")
         _create_table(conn, dimension)
         cursor = conn.execute(
             "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
@@ -155,4 +167,22 @@ def embed_edges(db, embedder, limit: int = 256) -> int:
             conn.execute(f"INSERT INTO {EDGE_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
                          (rowid, np.asarray(vector, dtype=np.float32).tobytes()))
             conn.execute("UPDATE kg_edges SET embedded = 1 WHERE rowid = ?", (rowid,))
+    return len(rows)
+
+
+def embed_entities(db, embedder, limit: int = 256) -> int:
+    """Embed the names of active entities that have no vector yet; returns how many."""
+    rows = db.reader().execute(
+        f"SELECT e.entity_id, e.name FROM entity_catalog e WHERE e.status = 'active' AND e.name_key NOT LIKE '@%' "
+        f"AND NOT EXISTS (SELECT 1 FROM {ENTITY_VEC_TABLE} v WHERE v.rowid = e.entity_id) LIMIT ?", (limit,)).fetchall()
+    if not rows:
+        return 0
+    vectors = embedder.embed([name for _, name in rows])
+    with db.transaction() as conn:
+        for (entity_id, _), vector in zip(rows, vectors, strict=True):
+            if conn.execute("SELECT 1 FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone() is None:
+                continue
+            conn.execute(f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = ?", (entity_id,))
+            conn.execute(f"INSERT INTO {ENTITY_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
+                         (entity_id, np.asarray(vector, dtype=np.float32).tobytes()))
     return len(rows)
