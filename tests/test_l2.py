@@ -452,3 +452,18 @@ def test_the_candidate_pool_recalls_by_meaning_and_the_model_decides(tmp_path, m
     assert json.loads(aliases) == ["NYC"]
     assert [(r[2], r[5]) for r in edges(memory) if r[1] == "LIVES_IN"] == [("New York City", 2)]
     memory.close()
+
+
+def test_a_state_without_a_stated_cause_gets_only_a_weak_hypothesis(memory):
+    memory.ingest(chat("I bought a used car.", at=T0, item="car", session="day"))
+    memory.ingest(chat("I'm so stressed.", at=T0 + 600, item="st", session="day"))
+    memory.ingest(chat("I bought a bike.", at=T0 + 10 * DAY, item="bike", session="other"))
+    memory.ingest(chat("I'm anxious.", at=T0 + 10 * DAY + 60, item="an", session="later"))   # another session
+    memory.ingest(chat("I'm stressed because of the exam.", at=T0 + 20 * DAY, item="ex", session="exam"))
+    memory.process_pending()
+    causal = {(r[0], r[1], r[2]): r for r in edges(memory) if r[1] in ("CAUSED", "LED_TO")}
+    assert set(causal) == {("used car", "LED_TO", "stressed"), ("exam", "CAUSED", "stressed")}
+    strength = dict(memory.db.reader().execute("SELECT predicate, strength FROM kg_edges "
+                                               "WHERE predicate IN ('CAUSED', 'LED_TO')").fetchall())
+    assert strength == {"LED_TO": pytest.approx(0.2), "CAUSED": pytest.approx(0.9)}
+    assert evidence_items(memory, "edge", causal[("used car", "LED_TO", "stressed")][6]) == ["car", "st"]

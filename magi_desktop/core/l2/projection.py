@@ -44,7 +44,10 @@ EXISTING_FACTS = 60
 MENTION_CONFIDENCE = 0.5
 # Base confidence of one observation, by evidence class.
 BASE_CONFIDENCE = {"user_self_report": 0.7, "external_observation": 0.5}
-CAUSAL_WEAK = 0.3
+CAUSAL_STATED = 0.6            # strength of a causal claim a model read without grading it
+CAUSAL_WEAK = 0.2              # strength of a causal edge nobody stated
+CAUSAL_WINDOW_SECONDS = 1800   # "just before" for a causal hypothesis
+CAUSAL_MIN_LINK = 0.8
 
 
 @dataclass
@@ -281,7 +284,7 @@ class Projector:
                     trait = (spec.trait, obj.name)
             strength = raw.get("strength")
             if predicate in ("CAUSED", "LED_TO") and strength is None:
-                strength = CAUSAL_WEAK
+                strength = CAUSAL_STATED
             claims.append(_Claim(
                 index=i, event=event, subject=subject, predicate=predicate, obj=obj,
                 evidence_text=raw["evidence_text"], previous_object=raw.get("previous_object"),
@@ -373,6 +376,35 @@ class Projector:
 
     # ----------------------------------------------------------------- write
 
+    def _causal_hypotheses(self, conn, claims: list[_Claim], report: ProjectionReport) -> None:
+        """A state with no stated cause: what happened just before, in the same domain, may have led to it.
+
+        Only a weak hypothesis (DESIGN §6): LED_TO with strength 0.2, citing both events.
+        An explicit "because" already made a strong CAUSED edge and needs none.
+        """
+        explained = {c.event.rowid for c in claims if c.predicate in ("CAUSED", "LED_TO")}
+        for claim in claims:
+            if claim.predicate != "HAS_STATE" or claim.event.rowid in explained or claim.obj.entity_id is None:
+                continue
+            event = claim.event
+            row = conn.execute(
+                "SELECT e.id, c.entity_id, c.name FROM fact_events e JOIN l1_event_entities l ON l.event_rowid = e.id "
+                "JOIN entity_catalog c ON c.entity_id = l.entity_id WHERE e.timestamp < ? AND e.timestamp >= ? "
+                "AND e.memory_domain = (SELECT memory_domain FROM fact_events WHERE id = ?) "
+                "AND (? IS NULL OR e.session_id = ?) AND e.l1_retrieval_scope = 'fact_authoritative' "
+                "AND l.confidence >= ? AND c.status = 'active' AND c.name_key NOT LIKE '@%' "
+                "AND c.entity_type NOT IN ('person', 'creator', 'state') ORDER BY e.timestamp DESC LIMIT 1",
+                (event.timestamp, event.timestamp - CAUSAL_WINDOW_SECONDS, event.rowid, event.session_id,
+                 event.session_id, CAUSAL_MIN_LINK)).fetchone()
+            if row is None:
+                continue
+            earlier, cause_id, cause_name = row
+            tid = graph.write_edge(conn, (cause_id, cause_name), "LED_TO", (claim.obj.entity_id, claim.obj.name),
+                                   event_rowid=event.rowid, observed_at=event.timestamp,
+                                   confidence=CAUSAL_WEAK, strength=CAUSAL_WEAK)
+            graph.link_evidence(conn, "edge", tid, earlier)
+            report.edges += 1
+
     def _write(self, conn, events, mentions, claims: list[_Claim], report: ProjectionReport, now: float) -> None:
         touched: set[int] = set()
         for index, resolved, item in mentions:
@@ -426,6 +458,7 @@ class Projector:
                                       replaces=replaced, retire_reason=retire, tid=tid)
                 report.assertions += 1
             touched.add(subject_id)
+        self._causal_hypotheses(conn, claims, report)
         for entity_id in touched:
             graph.queue_snapshot(conn, entity_id, now)
         episodes.extend_candidate(conn, events, now)
