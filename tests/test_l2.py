@@ -467,3 +467,12 @@ def test_a_state_without_a_stated_cause_gets_only_a_weak_hypothesis(memory):
                                                "WHERE predicate IN ('CAUSED', 'LED_TO')").fetchall())
     assert strength == {"LED_TO": pytest.approx(0.2), "CAUSED": pytest.approx(0.9)}
     assert evidence_items(memory, "edge", causal[("used car", "LED_TO", "stressed")][6]) == ["car", "st"]
+
+
+def test_a_predicate_of_the_same_family_reuses_the_existing_edge(memory):
+    memory.ingest(chat("I love jazz.", at=T0))
+    memory.ingest(chat("I'm really interested in jazz.", at=T0 + DAY, session="s2"))
+    memory.ingest(chat("I'm interested in astronomy.", at=T0 + 2 * DAY, session="s3"))
+    memory.process_pending()
+    assert sorted((r[1], r[2], r[5]) for r in edges(memory)) == [
+        ("INTERESTED_IN", "astronomy", 1), ("LIKES", "jazz", 2)]

@@ -12,6 +12,7 @@ import uuid
 
 from ..store.connection import Connection
 from ..store.entities import name_key
+from . import predicates as P
 from .resolve import Resolved
 from .traits import TRAITS
 
@@ -62,6 +63,21 @@ def link_event_entity(conn: Connection, event_rowid: int, entity_id: int, entity
         "INSERT INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (event_rowid, entity_id) DO UPDATE SET confidence = max(confidence, excluded.confidence)",
         (event_rowid, entity_id, entity_type, confidence))
+
+
+def family_predicate(conn: Connection, subject_id: int, predicate: str, object_id: int) -> str:
+    """The predicate an active edge of the same family between the same pair already uses, else ``predicate``.
+
+    "Likes jazz" then "interested in jazz" is one preference, not two relations.
+    """
+    kin = [name for name, spec in P.CORE.items() if spec.family == P.family(predicate) and name != predicate]
+    if not kin:
+        return predicate
+    marks = ", ".join("?" * len(kin))
+    row = conn.execute(f"SELECT predicate FROM kg_edges WHERE subject_id = ? AND object_id = ? AND status = 'active' "
+                       f"AND predicate IN ({marks}) ORDER BY first_observed_at LIMIT 1",
+                       (subject_id, object_id, *kin)).fetchone()
+    return row[0] if row else predicate
 
 
 def write_edge(conn: Connection, subject: tuple[int, str], predicate: str, obj: tuple[int, str], *,

@@ -270,9 +270,10 @@ class Projector:
                 continue
             spec = P.spec(predicate)
             subject = self._party(raw["subject"], event, resolver, refs, types, "thing", raw["event_index"])
-            obj_type = raw.get("object_type") or types.get(name_key(raw["object"])) or (
-                spec.object_type if spec else "thing")
-            obj = self._party(raw["object"], event, resolver, refs, {}, obj_type, raw["event_index"])
+            stated_type = raw.get("object_type") or types.get(name_key(raw["object"]))
+            obj = self._party(raw["object"], event, resolver, refs, {},
+                              stated_type or (spec.object_type if spec else "thing"), raw["event_index"],
+                              guessed_type=stated_type is None)
             if subject is None or obj is None:
                 report.dropped["unresolved_party"] += 1
                 continue
@@ -292,11 +293,13 @@ class Projector:
                 strength=strength, trait=trait, about_self=raw["subject"] == SELF))
         return claims
 
-    def _party(self, name: str, event: _Event, resolver: Resolver, refs, types, default_type: str, index: int):
+    def _party(self, name: str, event: _Event, resolver: Resolver, refs, types, default_type: str, index: int,
+               guessed_type: bool = False):
         if name == SELF:
             return resolver.self_entity(event.speaker)
         name = refs.get((index, name_key(name)), name)
-        return resolver.resolve(name, types.get(name_key(name)) or default_type)
+        stated = types.get(name_key(name))
+        return resolver.resolve(name, stated or default_type, guessed_type=guessed_type and not stated)
 
     # ------------------------------------------------------------- phase 2
 
@@ -432,7 +435,8 @@ class Projector:
                 # every event a neighbour of every other in entity expansion.
                 graph.link_event_entity(conn, claim.event.rowid, subject_id, claim.subject.entity_type, 1.0)
             graph.link_event_entity(conn, claim.event.rowid, object_id, claim.obj.entity_type, 0.8)
-            tid = graph.write_edge(conn, (subject_id, claim.subject.name), claim.predicate, (object_id, claim.obj.name),
+            predicate = graph.family_predicate(conn, subject_id, claim.predicate, object_id)
+            tid = graph.write_edge(conn, (subject_id, claim.subject.name), predicate, (object_id, claim.obj.name),
                                    event_rowid=claim.event.rowid, observed_at=claim.event.timestamp,
                                    confidence=claim.confidence, strength=claim.strength)
             report.edges += 1

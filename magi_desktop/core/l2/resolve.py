@@ -83,8 +83,12 @@ class Resolver:
         self.llm_calls = 0
 
     def resolve(self, name: str, raw_type: str | None, resolved_id: int | None = None,
-                confidence: float = 1.0) -> Resolved | None:
-        """The entity a mention refers to, or None (keep it as a mention only)."""
+                confidence: float = 1.0, guessed_type: bool = False) -> Resolved | None:
+        """The entity a mention refers to, or None (keep it as a mention only).
+
+        ``guessed_type``: the type is only a default (a predicate's usual object), so an
+        existing entity of that name is taken whatever its type ("jazz" liked, then studied).
+        """
         kind = controlled_type(raw_type)
         key = name_key(name)
         if kind is None or confidence < MIN_ENTITY_CONFIDENCE or not key:
@@ -95,7 +99,7 @@ class Resolver:
                 return self._remember(key, kind, hit, name)
         if (key, kind) in self.cache:
             return self.cache[(key, kind)]
-        exact = self._exact(key, kind)
+        exact = self._exact(key, kind, any_type=guessed_type)
         if exact is not None:
             return self._remember(key, kind, exact, name)
         pool = self._pool(key, kind)
@@ -132,13 +136,13 @@ class Resolver:
             entity_id = row[4]
         return None
 
-    def _exact(self, key: str, kind: str) -> Resolved | None:
+    def _exact(self, key: str, kind: str, any_type: bool = False) -> Resolved | None:
         rows = self.conn.execute(
             "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' AND "
             "(name_key = ? OR aliases_json LIKE ?) ORDER BY entity_id", (key, f"%{json.dumps(key)[1:-1]}%")).fetchall()
         for entity_id, name, entity_type, aliases in rows:
             keys = {name_key(name), *(name_key(a) for a in json.loads(aliases))}
-            if key in keys and compatible(entity_type, kind):
+            if key in keys and (any_type or compatible(entity_type, kind)):
                 return Resolved(entity_id, name, entity_type)
         return None
 

@@ -236,9 +236,11 @@ def phase1(inputs: dict[str, Any]) -> dict[str, Any]:
             found = _sensor_claims(event)
         for claim in found:
             claims.append({"event_index": index, **claim})
-            spec = P.spec(claim["predicate"])
-            kind = claim.get("object_type") or (spec.object_type if spec else "thing")
-            entities.append({"event_index": index, "name": claim["object"], "entity_type": kind, "confidence": 0.8})
+            if claim.get("object_type"):
+                # Only a type the text shows; an object's usual type is a guess the projection makes
+                # itself, so "jazz" liked and "jazz" studied stay one entity.
+                entities.append({"event_index": index, "name": claim["object"], "entity_type": claim["object_type"],
+                                 "confidence": 0.8})
             if claim["subject"] != SELF:
                 entities.append({"event_index": index, "name": claim["subject"], "entity_type": "thing",
                                  "confidence": 0.6})
