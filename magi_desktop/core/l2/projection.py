@@ -140,8 +140,8 @@ class Projector:
         answer = self._phase1(conn, events, report)
         mentions = self._resolve_entities(answer, events, resolver, report)
         claims = self._claims(answer, events, resolver, mentions, report)
-        self._label(conn, claims, report)
-        self._arbitrate(conn, claims, report)
+        existing = self._label(conn, claims, report)
+        self._arbitrate(conn, claims, existing, report)
         report.llm_calls += resolver.llm_calls
         with self.db.transaction() as wconn:
             self._write(wconn, events, mentions, claims, report, now)
@@ -316,24 +316,23 @@ class Projector:
         return [{"ref": f"edge:{r[0]}", "subject_id": r[1], "subject": r[2], "predicate": r[3], "object_id": r[4],
                  "object": r[5], "status": r[6], "last_observed_at": r[7]} for r in rows]
 
-    def _label(self, conn, claims: list[_Claim], report: ProjectionReport) -> None:
-        """Fast-track what needs no judgement; ask Phase 2 about the rest."""
+    def _label(self, conn, claims: list[_Claim], report: ProjectionReport) -> dict[str, dict]:
+        """Fast-track what needs no judgement; ask Phase 2 about the rest. Returns the existing facts by ref."""
         slow = [c for c in claims if not (c.subject.entity_id is not None and c.obj.entity_id is not None
                                           and P.spec(c.predicate) is not None and c.trait is None)]
         report.fast_tracked += len(claims) - len(slow)
         if not slow:
-            return
-        existing = self._existing(conn, slow)
-        self._existing_by_ref = {e["ref"]: e for e in existing}
+            return {}
+        existing = {e["ref"]: e for e in self._existing(conn, slow)}
         if not existing:
-            return  # nothing to compare with: every claim is new
+            return existing  # nothing to compare with: every claim is new
         report.llm_calls += 1
         answer = self.llm.run(PHASE2, {
             "claims": [{"index": c.index, "subject": c.subject.name, "subject_id": c.subject.entity_id,
                         "predicate": c.predicate, "object": c.obj.name, "object_id": c.obj.entity_id,
                         "previous_object": c.previous_object, "evidence_text": c.evidence_text,
                         "observed_at": c.event.timestamp} for c in slow],
-            "existing": existing,
+            "existing": list(existing.values()),
         })
         by_index = {c.index: c for c in slow}
         for i, label in enumerate(answer["labels"]):
@@ -342,12 +341,12 @@ class Projector:
                 raise LLMOutputInvalid(f"{PHASE2.name}: $.labels[{i}].claim_index {label['claim_index']} is not "
                                        "one of the claims asked about")
             ref = label.get("conflict_with")
-            if ref is not None and ref not in self._existing_by_ref:
+            if ref is not None and ref not in existing:
                 raise LLMOutputInvalid(f"{PHASE2.name}: $.labels[{i}].conflict_with {ref!r} is not an existing fact")
             claim.label, claim.conflict_with, claim.conflict_type = label["label"], ref, label.get("conflict_type")
+        return existing
 
-    def _arbitrate(self, conn, claims: list[_Claim], report: ProjectionReport) -> None:
-        existing = getattr(self, "_existing_by_ref", {})
+    def _arbitrate(self, conn, claims: list[_Claim], existing: dict[str, dict], report: ProjectionReport) -> None:
         for claim in claims:
             # Safety net: a single-valued fact with a different live value is a conflict even if unlabelled.
             spec = P.spec(claim.predicate)
