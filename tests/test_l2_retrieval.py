@@ -34,9 +34,11 @@ def test_the_current_home_leads_and_cites_its_event(memory):
 def test_history_is_there_when_asked_for(memory):
     moved(memory)
     pack = memory.query("Where did I live before?", now=T0 + 40 * DAY)
-    history = [f for f in l2(pack) if f.status == "history"]
-    assert history and "Shanghai" in history[0].text and "replaced by Jiaxing" in history[0].text
-    assert history[0].supporting_source_item_ids == ["e1"]
+    first = l2(pack)[0]                                         # asked about the past: history ranks first
+    assert first.status == "history" and "Shanghai" in first.text and "replaced by Jiaxing" in first.text
+    assert first.supporting_source_item_ids == ["e1"]
+    zh = memory.query("我以前住在哪里？", now=T0 + 40 * DAY)
+    assert l2(zh)[0].status == "history" and "Shanghai" in l2(zh)[0].text
 
 
 def test_as_of_a_past_now_the_old_home_was_current(memory):

@@ -77,14 +77,15 @@ class Grounding:
     subject_ids: list[int] = field(default_factory=list)
     predicates: set[str] = field(default_factory=set)
     traits: set[str] = field(default_factory=set)
-    history: bool = False
+    history: bool = False          # retired rows may answer
+    past: bool = False             # the question asks about the past ("used to", 以前): history ranks first
     current_only: bool = False
     about: bool = False            # "what do you know about X": the snapshot answers
     episodes: bool = False
 
     def to_dict(self) -> dict:
         return {"subject_ids": self.subject_ids, "predicates": sorted(self.predicates), "traits": sorted(self.traits),
-                "history": self.history, "current_only": self.current_only, "about": self.about,
+                "history": self.history, "past": self.past, "current_only": self.current_only, "about": self.about,
                 "episodes": self.episodes}
 
 
@@ -103,8 +104,8 @@ def ground(conn: Connection, text: str, mode: str, named: Sequence[tuple[int, st
             plan.predicates.update(predicates)
             plan.traits.update(traits)
     plan.current_only = mode == "current_state"
-    plan.history = not plan.current_only and (mode == "temporal_compare" or bool(_HISTORY.search(text))
-                                              or temporal.anchor is not None)
+    plan.past = not plan.current_only and bool(_HISTORY.search(text))
+    plan.history = not plan.current_only and (mode == "temporal_compare" or plan.past or temporal.anchor is not None)
     plan.about = not plan.predicates and bool(_ABOUT.search(text)) and bool(people)
     plan.episodes = mode in EPISODE_MODES
     return plan
@@ -141,6 +142,9 @@ class L2Recall:
             kept = [f for f in kept if f.status != "history"]
         elif not plan.history:
             kept = [f for f in kept if f.status != "history" or f.paths == ["l2_assertions"]]
+        if plan.past:
+            for f in kept:
+                f.score *= 1.0 / HISTORY_FACTOR if f.status == "history" else HISTORY_FACTOR
         kept.sort(key=lambda f: -f.score)
         return self._dedupe(kept)[:MAX_FINDINGS]
 
