@@ -476,3 +476,59 @@ def test_a_predicate_of_the_same_family_reuses_the_existing_edge(memory):
     memory.process_pending()
     assert sorted((r[1], r[2], r[5]) for r in edges(memory)) == [
         ("INTERESTED_IN", "astronomy", 1), ("LIKES", "jazz", 2)]
+
+
+def test_forgetting_the_newer_fact_makes_the_older_current_again(memory):
+    memory.ingest(chat("I live in Shanghai.", at=T0, item="e1"))
+    memory.ingest(chat("I moved from Shanghai to Jiaxing.", at=T0 + 30 * DAY, session="s2", item="e2"))
+    memory.ingest(chat("I'm stressed.", at=T0 + 30 * DAY + 60, session="s2", item="e3"))
+    memory.process_pending()
+    with memory.db.transaction() as w:
+        w.execute("DELETE FROM fact_events WHERE source_item_id = 'e2'")
+    assert [(r[2], r[3]) for r in edges(memory) if r[1] == "LIVES_IN"] == [("Shanghai", "active")]
+    assert [(r[2], r[3], r[7]) for r in assertions(memory, "lives_in")] == [("Shanghai", "tentative", None)]
+    memory.process_pending()                                   # the snapshot is rebuilt without Jiaxing
+    snapshot = memory.db.reader().execute("SELECT snapshot_json FROM tom_snapshots s JOIN entity_catalog e "
+                                          "ON e.entity_id = s.entity_id WHERE e.name_key = '@user'").fetchone()[0]
+    assert "Jiaxing" not in snapshot and "Shanghai" in snapshot
+    episode = memory.db.reader().execute("SELECT title, event_count FROM l2_episodes WHERE batch_key = 'session:s2'"
+                                         ).fetchone()
+    assert episode == ("I'm stressed.", 1)                     # the forgotten text is not kept as a title
+
+
+def test_a_provider_outage_postpones_without_charging_attempts(tmp_path):
+    from magi_desktop.core.llm import LLMError
+
+    llm = ScriptedLLM([("l2.phase1", None, LLMError("cannot reach http://127.0.0.1:9/v1: refused"))])
+    memory = Memory.open(tmp_path / "m", embedder="hashing", llm=llm)
+    memory.ingest(chat("I like tea.", at=T0))
+    report = memory.process_pending(now=T0 + 1)["l2"]
+    assert report["failed"] == 0 and "refused" in report["provider_unavailable"]
+    conn = memory.db.reader()
+    state, attempts, due = conn.execute("SELECT state, attempts, next_attempt_at FROM l2_projection_jobs").fetchone()
+    assert (state, attempts) == ("pending", 0) and due > T0 + 1
+    with memory.db.transaction() as w:
+        w.execute("UPDATE l2_projection_jobs SET state = 'dead', attempts = 5")
+    assert memory.retry_dead_jobs() == 1
+    assert conn.execute("SELECT state, attempts FROM l2_projection_jobs").fetchone() == ("pending", 0)
+    memory.close()
+
+
+def test_a_single_valued_fact_has_one_current_value_even_within_a_batch(memory):
+    memory.ingest_many([chat("I live in Paris.", at=T0, item="p"), chat("I live in Lyon now.", at=T0 + 60, item="l")])
+    memory.ingest_many([sensor("visit_page", {"url": f"https://s{i}.example/"}, item=f"v{i}", at=T0 + 100 + i)
+                        for i in range(80)])
+    memory.ingest(chat("I moved from Lyon to Nice.", at=T0 + DAY, session="s2", item="n"))
+    memory.process_pending()
+    assert [r[2] for r in edges(memory, "active") if r[1] == "LIVES_IN"] == ["Nice"]
+    assert [r[2] for r in assertions(memory, "lives_in") if r[3] == "tentative"] == ["Nice"]
+
+
+def test_rules_do_not_read_reported_speech_questions_or_suppositions(memory):
+    memory.ingest(chat("I had a long day. Do I like sushi?", at=T0))
+    memory.ingest(chat("I'm tired. Suppose I moved to Rome.", at=T0 + 1))
+    memory.ingest(chat("I'm home. My friend thinks I work at Google.", at=T0 + 2))
+    memory.ingest(chat("I don't think I like it.", at=T0 + 3))
+    memory.ingest(chat("他说我喜欢猫。", at=T0 + 4))
+    memory.process_pending()
+    assert {(r[1], r[2]) for r in assertions(memory)} == {("energy", "low")}

@@ -256,6 +256,10 @@ class Memory:
         """How many queued jobs are due now (and can run), over every queue."""
         return sum(self.pending_by_queue().values())
 
+    def retry_dead_jobs(self) -> int:
+        """Give dead-lettered L2 jobs another five attempts (e.g. after fixing the LLM endpoint)."""
+        return l2_jobs.revive_dead(self.db)
+
     def pending_by_queue(self) -> dict[str, int]:
         """Due jobs per queue: {"embedding": n, "l2": m}."""
         return {"embedding": pending_count(self.db) if self.vectors_ready else 0,
@@ -292,7 +296,10 @@ class Memory:
     def run_due(self, now: float | None = None) -> dict[str, Any]:
         """Run the periodic jobs due at ``now`` (L2 maintenance: TTL expiry, episodes, entity merges, orphans)."""
         with self._process_lock:
-            return {"l2_maintenance": l2.maintain(self.db, now)}
+            try:
+                return {"l2_maintenance": l2.maintain(self.db, now)}
+            finally:
+                self._entities.reset()   # maintenance may have merged or dropped entities it cached
 
     # ---------------------------------------------------------------- read
 

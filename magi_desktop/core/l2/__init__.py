@@ -10,7 +10,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from ..llm.base import LLMProvider, UnexpectedLLMCall
+from ..llm.base import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..store import Database
 from ..store.entities import EntityLinker
 from . import jobs, maintenance, snapshots
@@ -29,11 +29,13 @@ class L2Report:
     failed: int = 0
     dead: int = 0
     snapshots: int = 0
+    provider_unavailable: str | None = None
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {**self.projected.to_dict(), "batches": self.batches, "failed": self.failed, "dead": self.dead,
-                "snapshots": self.snapshots, "errors": self.errors[:10]}
+                "snapshots": self.snapshots, "provider_unavailable": self.provider_unavailable,
+                "errors": self.errors[:10]}
 
 
 def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | None = None,
@@ -57,6 +59,23 @@ def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | N
         except UnexpectedLLMCall:
             jobs.release(db, rowids)
             raise
+        except LLMError as exc:
+            if isinstance(exc, LLMOutputInvalid):
+                error = f"{type(exc).__name__}: {exc}"
+                linker.reset()
+                report.failed += len(rowids)
+                report.dead += jobs.mark_failed(db, rowids, error, at)
+                report.errors.append(error)
+                continue
+            # The endpoint is down or refuses us (a bad key): not these events' fault. The whole
+            # queue waits and tries again later; nothing is charged to the jobs.
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("L2 paused: the LLM provider failed (%s); retrying in %.0f s", error,
+                        jobs.PROVIDER_BACKOFF_SECONDS)
+            jobs.postpone(db, rowids, error, at)
+            report.provider_unavailable = error
+            report.errors.append(error)
+            break
         except Exception as exc:  # noqa: BLE001 - a failed batch is retried, never half-written
             error = f"{type(exc).__name__}: {exc}"
             log.warning("L2 projection of %d event(s) failed: %s", len(rowids), error)

@@ -70,6 +70,8 @@ def family_predicate(conn: Connection, subject_id: int, predicate: str, object_i
 
     "Likes jazz" then "interested in jazz" is one preference, not two relations.
     """
+    if P.family(predicate) not in P.REUSABLE_FAMILIES:
+        return predicate
     kin = [name for name, spec in P.CORE.items() if spec.family == P.family(predicate) and name != predicate]
     if not kin:
         return predicate
@@ -113,9 +115,10 @@ def retire_edge(conn: Connection, tid: str, *, replaced_by: str, reason: str, no
                  "WHERE triple_id = ? AND status = 'active'", (status, replaced_by, now, reason, tid))
 
 
-def live_assertions(conn: Connection, entity_id: int, trait: str) -> list[tuple[int, str]]:
-    return conn.execute(f"SELECT assertion_id, value_key FROM tom_trait_assertions WHERE entity_id = ? AND trait = ? "
-                        f"AND status IN {LIVE}", (entity_id, trait)).fetchall()
+def live_assertions(conn: Connection, entity_id: int, trait: str) -> list[tuple[int, str, float]]:
+    """(assertion_id, value_key, last_observed_at) of the live rows of a trait."""
+    return conn.execute(f"SELECT assertion_id, value_key, last_observed_at FROM tom_trait_assertions "
+                        f"WHERE entity_id = ? AND trait = ? AND status IN {LIVE}", (entity_id, trait)).fetchall()
 
 
 def write_assertion(conn: Connection, entity_id: int, trait_name: str, value: str, *, event_rowid: int,
@@ -126,8 +129,14 @@ def write_assertion(conn: Connection, entity_id: int, trait_name: str, value: st
     key = name_key(value)
     expires = observed_at + trait.ttl_seconds if trait.ttl_seconds else None
     row = conn.execute(
-        f"SELECT assertion_id, confidence, first_observed_at FROM tom_trait_assertions WHERE entity_id = ? "
+        f"SELECT assertion_id, confidence, first_observed_at, expires_at FROM tom_trait_assertions WHERE entity_id = ? "
         f"AND trait = ? AND value_key = ? AND status IN {LIVE}", (entity_id, trait_name, key)).fetchone()
+    if row is not None and row[3] is not None and row[3] < observed_at:
+        # The state had lapsed before this new observation (maintenance had not swept it yet):
+        # it stays as history and the state starts again, rather than stretching over the gap.
+        conn.execute("UPDATE tom_trait_assertions SET status = 'expired', retired_at = expires_at "
+                     "WHERE assertion_id = ?", (row[0],))
+        row = None
     if row is not None:
         assertion_id = row[0]
         if link_evidence(conn, "assertion", assertion_id, event_rowid):

@@ -15,6 +15,7 @@ from ..store import Database
 from ..store.connection import Connection
 
 BATCH_EVENTS = 24
+PROVIDER_BACKOFF_SECONDS = 60.0   # the LLM endpoint is down: the queue waits, no attempt is charged
 
 
 def recover_running(db: Database) -> int:
@@ -90,3 +91,19 @@ def release(db: Database, rowids: list[int]) -> None:
     with db.transaction() as conn:
         conn.execute(f"UPDATE l2_projection_jobs SET state = 'pending' WHERE event_rowid IN ({marks}) "
                      "AND state = 'running'", rowids)
+
+
+def postpone(db: Database, rowids: list[int], error: str, now: float) -> None:
+    """Put claimed jobs back for later without counting an attempt (the provider, not the event, failed)."""
+    marks = ", ".join("?" * len(rowids))
+    with db.transaction() as conn:
+        conn.execute(f"UPDATE l2_projection_jobs SET state = 'pending', next_attempt_at = ?, last_error = ? "
+                     f"WHERE event_rowid IN ({marks}) AND state = 'running'",
+                     [now + PROVIDER_BACKOFF_SECONDS, error[:2000], *rowids])
+
+
+def revive_dead(db: Database) -> int:
+    """Dead-lettered jobs get their attempts back; returns how many."""
+    with db.transaction() as conn:
+        return conn.execute("UPDATE l2_projection_jobs SET state = 'pending', attempts = 0, next_attempt_at = 0 "
+                            "WHERE state = 'dead'").rowcount

@@ -100,6 +100,9 @@ def rewrite_edge(conn: Connection, tid: str, subject_id: int, predicate: str, ob
     for (event_rowid,) in conn.execute("SELECT event_rowid FROM l2_evidence WHERE kind = 'edge' AND row_key = ?",
                                        (tid,)).fetchall():
         link_evidence(conn, "edge", new_tid, event_rowid)
+    # One event behind both halves is one observation, not two.
+    conn.execute("UPDATE kg_edges SET observations = (SELECT count(*) FROM l2_evidence WHERE kind = 'edge' "
+                 "AND row_key = ?) WHERE triple_id = ?", (new_tid, new_tid))
     conn.execute("UPDATE kg_edges SET superseded_by = ? WHERE superseded_by = ?", (new_tid, tid))
     conn.execute("UPDATE tom_trait_assertions SET triple_id = ? WHERE triple_id = ?", (new_tid, tid))
     conn.execute("DELETE FROM kg_edges WHERE triple_id = ?", (tid,))

@@ -34,7 +34,7 @@ _CORE = (
     Predicate("PREFERS", "preference", "thing", trait="prefers"),
     Predicate("OWNS", "possession", "product", trait="owns"),
     Predicate("BOUGHT", "acquisition", "product"),
-    Predicate("SOLD", "acquisition", "product"),
+    Predicate("SOLD", "disposal", "product"),
     Predicate("USES", "usage", "software"),
     Predicate("LIVES_IN", "residence", "place", single_valued=True, trait="lives_in"),
     Predicate("FROM", "origin", "place", single_valued=True, trait="from"),
@@ -44,15 +44,15 @@ _CORE = (
     Predicate("STUDIES_AT", "education", "organization", single_valued=True, trait="studies_at"),
     Predicate("STUDIES", "education_subject", "topic"),
     Predicate("KNOWS", "social", "person"),
-    Predicate("FRIEND_OF", "social", "person"),
+    Predicate("FRIEND_OF", "friendship", "person"),
     Predicate("FAMILY_OF", "family", "person"),
-    Predicate("MARRIED_TO", "family", "person", single_valued=True, trait="married_to"),
+    Predicate("MARRIED_TO", "marriage", "person", single_valued=True, trait="married_to"),
     Predicate("HAS_PET", "possession", "animal", trait="has_pet"),
     Predicate("PLAYS", "activity", "activity"),
-    Predicate("PRACTICES", "activity", "activity"),
+    Predicate("PRACTICES", "practice", "activity"),
     Predicate("MEMBER_OF", "membership", "organization"),
     Predicate("ATTENDED", "participation", "event"),
-    Predicate("PLANS", "intention", "activity"),
+    Predicate("PLANS", "plan", "activity"),
     Predicate("GOAL", "intention", "activity", trait="goal"),
     Predicate("TRAVELED_TO", "travel", "place"),
     Predicate("NAMED", "identity", "name", single_valued=True, trait="name"),
@@ -63,7 +63,7 @@ _CORE = (
     # Observed activity (sensor events only).
     Predicate("VISITED", "visit", "website", behavioural=True),
     Predicate("LISTENED_TO", "media", "media", behavioural=True),
-    Predicate("WATCHED", "media", "media", behavioural=True),
+    Predicate("WATCHED", "video", "media", behavioural=True),
     Predicate("USED_APP", "app_usage", "software", behavioural=True),
     Predicate("COMMITTED_TO", "code", "project", behavioural=True),
     Predicate("RAN_COMMAND", "shell", "software", behavioural=True),
@@ -122,6 +122,11 @@ def canonical(raw: str) -> str:
 
 def spec(name: str) -> Predicate | None:
     return CORE.get(name)
+
+
+# Families whose members say the same thing in other words, so a pair keeps one edge
+# ("likes jazz", then "interested in jazz"). Other families group related but distinct relations.
+REUSABLE_FAMILIES = frozenset({"preference"})
 
 
 def family(name: str) -> str:

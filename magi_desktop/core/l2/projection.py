@@ -201,9 +201,11 @@ class Projector:
         return [f"[{'ASSISTANT' if author == 'assistant' else 'USER'}] {text[:500]}" for author, text in reversed(rows)]
 
     def _known_entities(self, conn, events: list[_Event]) -> list[tuple[int, str, str, list]]:
-        ids: list[int] = []
-        for e in events:
-            ids.extend(entity_id for entity_id, _, _ in self.linker.find(conn, e.content))
+        """Entities the batch names: by substring (INSTR over names, no regex to rebuild), and its links."""
+        text = " ".join(e.content for e in events).casefold()
+        ids: list[int] = [r[0] for r in conn.execute(
+            "SELECT entity_id FROM entity_catalog WHERE status = 'active' AND length(name_key) >= 3 "
+            "AND instr(?, name_key) > 0 ORDER BY length(name_key) DESC LIMIT ?", (text, KNOWN_ENTITIES))]
         ids.extend(r[0] for r in conn.execute(
             f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({', '.join('?' * len(events))})",
             [e.rowid for e in events]))
@@ -218,16 +220,15 @@ class Projector:
     def _related_events(self, conn, events: list[_Event], known) -> list[str]:
         if not known:
             return []
-        sessions = {e.session_id for e in events}
-        rowids = {e.rowid for e in events}
+        sessions = sorted({e.session_id for e in events if e.session_id is not None})
         ids = [k[0] for k in known]
         rows = conn.execute(
-            "SELECT DISTINCT e.id, e.session_id, e.content FROM l1_event_entities l JOIN fact_events e "
-            f"ON e.id = l.event_rowid WHERE l.entity_id IN ({', '.join('?' * len(ids))}) "
-            "AND e.l1_retrieval_scope = 'fact_authoritative' AND e.timestamp <= ? ORDER BY e.timestamp DESC LIMIT 50",
-            [*ids, events[-1].timestamp]).fetchall()
-        related = [text[:500] for rowid, session, text in rows if rowid not in rowids and session not in sessions]
-        return related[:RELATED_EVENTS]
+            "SELECT e.content FROM fact_events e WHERE e.id IN (SELECT l.event_rowid FROM l1_event_entities l "
+            f"WHERE l.entity_id IN ({', '.join('?' * len(ids))})) AND e.l1_retrieval_scope = 'fact_authoritative' "
+            f"AND e.timestamp < ? AND (e.session_id IS NULL OR e.session_id NOT IN "
+            f"({', '.join('?' * (len(sessions) + 1))})) ORDER BY e.timestamp DESC LIMIT ?",
+            [*ids, events[0].timestamp, *sessions, "", RELATED_EVENTS]).fetchall()
+        return [text[:500] for (text,) in rows]
 
     # ----------------------------------------------------------- resolution
 
@@ -304,22 +305,32 @@ class Projector:
     # ------------------------------------------------------------- phase 2
 
     def _existing(self, conn, claims: list[_Claim]) -> list[dict[str, Any]]:
+        """Active edges of the claims' subjects in the claims' predicate families (and their antonyms)."""
         subjects = sorted({c.subject.entity_id for c in claims if c.subject.entity_id is not None})
         if not subjects:
             return []
+        related: set[str] = set()
+        for c in claims:
+            family = P.family(c.predicate)
+            related |= {name for name, spec in P.CORE.items() if spec.family == family} | {c.predicate}
+            spec = P.spec(c.predicate)
+            if spec and spec.antonym:
+                related.add(spec.antonym)
         rows = conn.execute(
             "SELECT k.triple_id, k.subject_id, s.name, k.predicate, k.object_id, o.name, k.status, k.last_observed_at "
             "FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
             "JOIN entity_catalog o ON o.entity_id = k.object_id "
             f"WHERE k.subject_id IN ({', '.join('?' * len(subjects))}) AND k.status = 'active' "
-            "ORDER BY k.last_observed_at DESC LIMIT ?", [*subjects, EXISTING_FACTS]).fetchall()
+            f"AND k.predicate IN ({', '.join('?' * len(related))}) ORDER BY k.last_observed_at DESC LIMIT ?",
+            [*subjects, *sorted(related), EXISTING_FACTS]).fetchall()
         return [{"ref": f"edge:{r[0]}", "subject_id": r[1], "subject": r[2], "predicate": r[3], "object_id": r[4],
                  "object": r[5], "status": r[6], "last_observed_at": r[7]} for r in rows]
 
     def _label(self, conn, claims: list[_Claim], report: ProjectionReport) -> dict[str, dict]:
         """Fast-track what needs no judgement; ask Phase 2 about the rest. Returns the existing facts by ref."""
         slow = [c for c in claims if not (c.subject.entity_id is not None and c.obj.entity_id is not None
-                                          and P.spec(c.predicate) is not None and c.trait is None)]
+                                          and P.spec(c.predicate) is not None and not P.spec(c.predicate).single_valued
+                                          and c.trait is None)]
         report.fast_tracked += len(claims) - len(slow)
         if not slow:
             return {}
@@ -435,6 +446,20 @@ class Projector:
                 graph.link_event_entity(conn, claim.event.rowid, subject_id, claim.subject.entity_type, 1.0)
             graph.link_event_entity(conn, claim.event.rowid, object_id, claim.obj.entity_type, 0.8)
             predicate = graph.family_predicate(conn, subject_id, claim.predicate, object_id)
+            spec = P.spec(predicate)
+            if spec and spec.single_valued and claim.decision is None:
+                # Checked again inside the transaction: an earlier claim of this batch (or a fact
+                # Phase 2 was not shown) may hold another value. The newer statement wins.
+                rival = conn.execute(
+                    "SELECT triple_id, last_observed_at FROM kg_edges WHERE subject_id = ? AND predicate = ? "
+                    "AND object_id != ? AND status = 'active' ORDER BY last_observed_at DESC LIMIT 1",
+                    (subject_id, predicate, object_id)).fetchone()
+                if rival is not None:
+                    if rival[1] > claim.event.timestamp:
+                        report.dropped["older_than_current_fact"] += 1
+                        continue
+                    claim.decision, claim.conflict_with = "evolve", f"edge:{rival[0]}"
+                    claim.conflict_type = "state_reversal"
             tid = graph.write_edge(conn, (subject_id, claim.subject.name), predicate, (object_id, claim.obj.name),
                                    event_rowid=claim.event.rowid, observed_at=claim.event.timestamp,
                                    confidence=claim.confidence, strength=claim.strength)
@@ -453,8 +478,12 @@ class Projector:
                 trait_name, value = claim.trait
                 trait = TRAITS[trait_name]
                 if trait.term == "short" and trait.single_valued:
-                    replaced += [aid for aid, key in graph.live_assertions(conn, subject_id, trait_name)
-                                 if key != name_key(value)]
+                    live = graph.live_assertions(conn, subject_id, trait_name)
+                    if any(key != name_key(value) and seen > claim.event.timestamp for _, key, seen in live):
+                        report.dropped["older_than_current_state"] += 1   # a late batch: the newer state stands
+                        touched.add(subject_id)
+                        continue
+                    replaced += [aid for aid, key, _ in live if key != name_key(value)]
                 retire = "overwritten" if trait.term == "short" else "superseded"
                 graph.write_assertion(conn, subject_id, trait_name, value, event_rowid=claim.event.rowid,
                                       observed_at=claim.event.timestamp, confidence=claim.confidence,

@@ -47,6 +47,9 @@ COMPATIBLE = {("person", "creator"), ("creator", "person"), ("product", "device"
               ("thing", "product"), ("product", "thing"), ("software", "product"), ("product", "software")}
 
 
+PEOPLE = frozenset({"person", "creator"})
+
+
 def controlled_type(raw: str | None) -> str | None:
     if not raw:
         return None
@@ -142,7 +145,8 @@ class Resolver:
             "(name_key = ? OR aliases_json LIKE ?) ORDER BY entity_id", (key, f"%{json.dumps(key)[1:-1]}%")).fetchall()
         for entity_id, name, entity_type, aliases in rows:
             keys = {name_key(name), *(name_key(a) for a in json.loads(aliases))}
-            if key in keys and (any_type or compatible(entity_type, kind)):
+            loose = any_type and (entity_type in PEOPLE) == (kind in PEOPLE)   # "Jordan" the place is no person
+            if key in keys and (loose or compatible(entity_type, kind)):
                 return Resolved(entity_id, name, entity_type)
         return None
 

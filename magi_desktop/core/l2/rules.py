@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..store.entities import name_key
+from ..utterance import DIRECTIVE, HYPOTHETICAL, QUESTION, sentence_kind
 from . import predicates as P
 from .tasks import ARBITRATE, DISAMBIGUATE, PHASE1, PHASE2, SELF
 from .traits import STATE_WORDS
@@ -30,8 +31,7 @@ _STOP = (r"(?=\s+(?:and|but|because|since|yesterday|today|tonight|last|this|next
 _OBJ = r"(?P<obj>[^,.;:!?()\"“”\n]{1,80}?)" + _STOP
 _PREV = r"(?P<prev>[^,.;:!?\n]{1,60}?)"
 _ADV = r"(?:just |recently |finally |actually |already |now |also |really |absolutely |totally |do |still )*"
-_DETERMINERS = re.compile(r"^(?:a|an|the|my|our|some|this|that|these|those|new|brand new|a new|another)\s+",
-                          re.IGNORECASE)
+_DETERMINERS = re.compile(r"^(?:(?i:a|an|the|my|our|some|this|that|these|those|another)|new|brand new)\s+")
 _I = r"(?:^|(?<=[\s,;(\"“]))I"
 _STATES_EN = sorted((w for w in STATE_WORDS if w.isascii()), key=len, reverse=True)
 
@@ -52,7 +52,8 @@ _ENGLISH: list[tuple[str, re.Pattern, str | None]] = [
     ("OWNS", re.compile(_I + r" " + _ADV + r"own " + _OBJ, re.IGNORECASE), None),
     ("HAS_PET", re.compile(_I + r" " + _ADV + r"(?:have|adopted|got) (?P<obj>(?:a|an|two|three|\d+) (?:\w+ )?"
                            r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|turtle|horse|guinea pig)s?)"
-                           r"(?: named (?P<name>[A-Z]\w+))?", re.IGNORECASE), None),
+                           r"(?: (?:named|called) (?P<name>[A-Z]\w+))?(?=\s*(?:[,.;:!?]|$)|\s+(?:and|who|that|which|"
+                           r"at|in|from|last|this|yesterday|today|recently|named|called|too)\b)", re.IGNORECASE), None),
     ("DISLIKES", re.compile(_I + r" (?:really |just |still )?(?:don't|do not|dont|no longer) (?:really )?"
                             r"(?:like|enjoy|love) " + _OBJ, re.IGNORECASE), None),
     ("DISLIKES", re.compile(_I + r" " + _ADV + r"(?:hate|dislike|can't stand|cannot stand|detest) " + _OBJ,
@@ -65,15 +66,28 @@ _ENGLISH: list[tuple[str, re.Pattern, str | None]] = [
     ("USES", re.compile(_I + r"(?: " + _ADV + r"use|'m using| am using|'ve switched to| switched to) " + _OBJ,
                         re.IGNORECASE), None),
     ("WORKS_ON", re.compile(_I + r"(?:'m| am) " + _ADV + r"working on " + _OBJ, re.IGNORECASE), None),
-    ("NAMED", re.compile(r"\bmy name is (?P<obj>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)"), None),
-    ("GOAL", re.compile(_I + r" (?:want|plan|hope|intend) to " + _OBJ, re.IGNORECASE), None),
+    ("NAMED", re.compile(r"\b(?i:my name is) (?P<obj>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)"), None),
 ]
 _STATE_EN = re.compile(
     _I + r"(?:'m| am| feel| felt| was|'ve been| have been)(?: feeling)? (?:so |really |very |quite |a bit |"
     r"a little |super |pretty |kind of |kinda |totally |extremely )*(?P<state>" + "|".join(map(re.escape, _STATES_EN))
     + r")\b(?: (?:today|tonight|this week|right now|lately))?(?:,? because (?:of )?" + _OBJ[:-len(_STOP)].replace(
         "obj", "cause") + r"(?=[,.;!?]|$))?", re.IGNORECASE)
-_NEGATED = re.compile(r"\b(?:not|n't|never|no)\s*$", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno longer|\bno)\b", re.IGNORECASE)
+# Someone else's words or a belief, not a statement: "she said I like sushi", "I don't think I like it".
+_REPORTED = re.compile(r"\b(?:said|says|say|told|tells|think|thinks|thought|believes?|claims?|claimed|heard|reckons?|"
+                       r"assumes?|assumed|guess|guessed|wonder|doubt|pretend(?:ed)?|joke[sd]?|joking)\b|"
+                       r"说|认为|觉得|以为|听说|假装", re.IGNORECASE)
+# Objects that name nothing: "I like it", "I live in the moment".
+_EMPTY_OBJECTS = frozenset({
+    "it", "that", "this", "them", "you", "him", "her", "those", "these", "one", "something", "anything",
+    "everything", "nothing", "stuff", "things", "moment", "present", "past", "future", "fear", "hope", "denial",
+    "peace", "the moment", "a dream", "what", "which", "too", "so", "lot", "a lot",
+    "什么", "吗", "它", "这个", "那个", "这", "那", "啥", "什么的",
+    "家", "家里", "这里", "那里", "外面", "公司", "单位",
+})
+# Where an English object must be a proper name (a place, a company): "I work at night" is not an employer.
+_PROPER_OBJECT = frozenset({"LIVES_IN", "FROM", "WORKS_AT", "STUDIES_AT"})
 _HEDGED = re.compile(r"\b(?:if|would|might|maybe|perhaps|wish|whether|should|could)\b[^.!?]*$", re.IGNORECASE)
 
 # ------------------------------------------------------------------ Chinese
@@ -95,13 +109,13 @@ _CHINESE: list[tuple[str, re.Pattern, str | None]] = [
     ("INTERESTED_IN", re.compile(r"我对(?P<obj>[^，。！？；,.!?\s]{1,20}?)(?:很|非常|特别|挺)?感兴趣"), None),
     ("HAS_PET", re.compile(r"我" + _ZH_TIME + r"养了" + _ZH_OBJ + _ZH_END), None),
     ("USES", re.compile(r"我" + _ZH_TIME + r"(?:在用|一直用|改用|换成了|换用)" + _ZH_OBJ + _ZH_END), None),
-    ("NAMED", re.compile(r"我(?:叫|的名字是)(?P<obj>[^，。！？；,.!?\s]{1,10}?)" + _ZH_END), None),
+    ("NAMED", re.compile(r"(?:我的名字是|我叫)(?P<obj>[^，。！？；,.!?\s了]{1,6}?)(?=[，。！？；,.!?\s]|$)"), None),
 ]
 _STATES_ZH = sorted((w for w in STATE_WORDS if not w.isascii()), key=len, reverse=True)
 _STATE_ZH = re.compile(r"(?:因为(?P<cause>[^，。！？；,.!?]{1,30}?)[，,]?)?我" + _ZH_TIME
                        + r"(?:有点|有些|很|非常|特别|好|太|真的|感觉|觉得)*(?P<state>"
                        + "|".join(map(re.escape, _STATES_ZH)) + ")")
-_ZH_NEGATED = re.compile(r"(?:不|没|没有|别)$")
+_ZH_NEGATED = re.compile(r"不|没|没有|别")
 _ZH_HEDGED = re.compile(r"(?:如果|要是|假如|也许|可能|想不想|会不会|是不是)")
 
 
@@ -123,11 +137,14 @@ def _add(claims: list, taken: list, sentence: str, predicate: str, match: re.Mat
     if any(start < b and a < end for a, b in taken):
         return  # an earlier, more specific pattern already read this span
     head = sentence[:start]
-    if _HEDGED.search(head) or _ZH_HEDGED.search(head) or (predicate != "DISLIKES" and (
-            _NEGATED.search(head) or _ZH_NEGATED.search(head))):
+    if _HEDGED.search(head) or _ZH_HEDGED.search(head) or _REPORTED.search(head) or (
+            predicate != "DISLIKES" and (_NEGATED.search(head) or _ZH_NEGATED.search(head))):
         return
     obj = _clean_object(obj)
-    if not obj or len(obj.split()) > 8:
+    if (not obj or len(obj.split()) > 8 or obj.casefold() in _EMPTY_OBJECTS or obj[0] in "的了得着"
+            or obj.casefold().startswith("to ")):
+        return
+    if predicate in _PROPER_OBJECT and obj.isascii() and not obj[0].isupper():
         return
     taken.append((start, end))
     claims.append({"subject": SELF, "predicate": predicate, "object": obj, "evidence_text": sentence.strip()[:2000],
@@ -138,6 +155,8 @@ def _text_claims(text: str) -> list[dict[str, Any]]:
     """Claims an utterance states plainly, with their evidence sentence."""
     claims: list[dict[str, Any]] = []
     for sentence in _sentences(text):
+        if sentence_kind(sentence) in (QUESTION, HYPOTHETICAL, DIRECTIVE):
+            continue  # a question, a supposition or a request in the same message states nothing
         taken: list[tuple[int, int]] = []
 
         for predicate, pattern, also in [*_ENGLISH, *_CHINESE]:

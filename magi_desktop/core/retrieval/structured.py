@@ -134,7 +134,7 @@ class L2Recall:
             found += self._edges(plan, ctx)
             found += self._assertions(plan, ctx)
             if plan.about:
-                found += self._snapshots(plan)
+                found += self._snapshots(plan, ctx.now)
         if plan.episodes:
             found += self._episodes(ctx)
         kept = [f for f in found if self._in_time(f, temporal, anchor_at)]
@@ -249,12 +249,13 @@ class L2Recall:
                                      "current" if current else "history", "l2_assertions", ctx.now))
         return out
 
-    def _snapshots(self, plan: Grounding) -> list[Finding]:
+    def _snapshots(self, plan: Grounding, now: float) -> list[Finding]:
+        """The current picture, only when nothing it is built from lies after ``now`` (it knows no past)."""
         out = []
         for entity_id in plan.subject_ids:
             row = self.conn.execute("SELECT snapshot_json, refreshed_at FROM tom_snapshots WHERE entity_id = ?",
                                     (entity_id,)).fetchone()
-            if row is None:
+            if row is None or self._evidence_after(entity_id, now):
                 continue
             snap = json.loads(row[0])
             parts = [f"{t.replace('_', ' ')}: {', '.join(v['value'] for v in values)}"
@@ -270,6 +271,12 @@ class L2Recall:
                                supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=["l2_snapshot"],
                                status="current"))
         return out
+
+    def _evidence_after(self, entity_id: int, now: float) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM tom_trait_assertions a JOIN l2_evidence v ON v.kind = 'assertion' "
+            "AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e ON e.id = v.event_rowid "
+            "WHERE a.entity_id = ? AND e.timestamp > ? LIMIT 1", (entity_id, now)).fetchone() is not None
 
     def _evidence_of_entity(self, entity_id: int) -> list[tuple[str, str | None]]:
         return self.conn.execute(

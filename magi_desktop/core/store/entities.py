@@ -79,9 +79,10 @@ class EntityLinker:
                 [(name, key, kind, now) for key, kind, name in missing],
             )
             for key, kind, _ in missing:
-                row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = ?",
-                                   (key, kind)).fetchone()
-                self._id_cache[(key, kind)] = row[0]
+                row = conn.execute("SELECT entity_id, status, merged_into FROM entity_catalog WHERE name_key = ? "
+                                   "AND entity_type = ?", (key, kind)).fetchone()
+                # A name merged into another entity links to the one that absorbed it.
+                self._id_cache[(key, kind)] = row[2] if row[1] == "merged" and row[2] is not None else row[0]
         return self._id_cache
 
     def find(self, conn: Connection, text: str) -> list[tuple[int, str, str]]:
@@ -108,8 +109,8 @@ class EntityLinker:
     def _rebuild(self, conn: Connection) -> None:
         by_key: dict[str, list[tuple[int, str]]] = {}
         for entity_id, key, kind in conn.execute(
-                "SELECT entity_id, name_key, entity_type FROM entity_catalog "
-                "WHERE length(name_key) >= ? ORDER BY entity_id LIMIT ?", (MIN_LOOKUP_NAME_CHARS, MAX_LOOKUP_NAMES)):
+                "SELECT entity_id, name_key, entity_type FROM entity_catalog WHERE status = 'active' "
+                "AND length(name_key) >= ? ORDER BY entity_id LIMIT ?", (MIN_LOOKUP_NAME_CHARS, MAX_LOOKUP_NAMES)):
             by_key.setdefault(key, []).append((entity_id, kind))
         self._ids_by_key = by_key
         if not by_key:

@@ -85,8 +85,8 @@ CREATE TABLE tom_trait_assertions (
     first_observed_at  REAL    NOT NULL,
     last_observed_at   REAL    NOT NULL,
     expires_at         REAL,                                -- short-term states
-    replaces           INTEGER REFERENCES tom_trait_assertions (assertion_id) ON DELETE SET NULL,
-    superseded_by      INTEGER REFERENCES tom_trait_assertions (assertion_id) ON DELETE SET NULL,
+    replaces           INTEGER,                             -- the row it replaced (kept in step by triggers)
+    superseded_by      INTEGER,                             -- the row that replaced it
     retired_at         REAL,
     triple_id          TEXT                                 -- the edge that stated it, if any
 );
@@ -129,12 +129,40 @@ CREATE TABLE l2_evidence (
 ) WITHOUT ROWID;
 CREATE INDEX l2_evidence_event ON l2_evidence (event_rowid);
 
--- Forgetting the last supporting event forgets the derived row.
+-- Forgetting the last supporting event forgets the derived row; what it had replaced is
+-- current again; the entity's snapshot is rebuilt; an episode is recounted and retitled from
+-- what remains; a causal hypothesis (weak LED_TO, citing two events) goes with either event.
 CREATE TRIGGER l2_evidence_orphans AFTER DELETE ON l2_evidence BEGIN
+    INSERT OR IGNORE INTO snapshot_refresh_queue (entity_id, enqueued_at)
+        SELECT subject_id, 0 FROM kg_edges WHERE old.kind = 'edge' AND triple_id = old.row_key
+        UNION SELECT entity_id, 0 FROM tom_trait_assertions
+              WHERE old.kind = 'assertion' AND assertion_id = CAST(old.row_key AS INTEGER);
+    DELETE FROM kg_edges WHERE old.kind = 'edge' AND triple_id = old.row_key AND predicate = 'LED_TO'
+        AND strength IS NOT NULL AND strength < 0.3;
+    UPDATE l2_episodes SET
+        event_count = (SELECT count(*) FROM l2_evidence WHERE kind = 'episode' AND row_key = old.row_key),
+        title = coalesce((SELECT substr(e.content, 1, 80) FROM l2_evidence v JOIN fact_events e ON e.id = v.event_rowid
+                          WHERE v.kind = 'episode' AND v.row_key = old.row_key
+                          ORDER BY e.author_type != 'user', e.timestamp LIMIT 1), title)
+    WHERE old.kind = 'episode' AND episode_id = CAST(old.row_key AS INTEGER);
     DELETE FROM kg_edges WHERE old.kind = 'edge' AND triple_id = old.row_key
         AND NOT EXISTS (SELECT 1 FROM l2_evidence WHERE kind = 'edge' AND row_key = old.row_key);
     DELETE FROM tom_trait_assertions WHERE old.kind = 'assertion' AND assertion_id = CAST(old.row_key AS INTEGER)
         AND NOT EXISTS (SELECT 1 FROM l2_evidence WHERE kind = 'assertion' AND row_key = old.row_key);
     DELETE FROM l2_episodes WHERE old.kind = 'episode' AND episode_id = CAST(old.row_key AS INTEGER)
         AND NOT EXISTS (SELECT 1 FROM l2_evidence WHERE kind = 'episode' AND row_key = old.row_key);
+END;
+
+-- A row that replaced another is gone (its evidence was forgotten): the one it replaced is current again.
+CREATE TRIGGER kg_edges_reinstate AFTER DELETE ON kg_edges BEGIN
+    UPDATE kg_edges SET status = 'active', superseded_by = NULL, retired_at = NULL, retired_reason = NULL
+    WHERE superseded_by = old.triple_id;
+    DELETE FROM l2_evidence WHERE kind = 'edge' AND row_key = old.triple_id;
+END;
+CREATE TRIGGER tom_trait_assertions_reinstate AFTER DELETE ON tom_trait_assertions BEGIN
+    UPDATE tom_trait_assertions SET status = CASE WHEN observations > 1 THEN 'corroborated' ELSE 'tentative' END,
+        superseded_by = NULL, retired_at = NULL
+    WHERE superseded_by = old.assertion_id AND status IN ('superseded', 'overwritten');
+    UPDATE tom_trait_assertions SET replaces = NULL WHERE replaces = old.assertion_id;
+    DELETE FROM l2_evidence WHERE kind = 'assertion' AND row_key = CAST(old.assertion_id AS TEXT);
 END;
