@@ -532,3 +532,31 @@ def test_rules_do_not_read_reported_speech_questions_or_suppositions(memory):
     memory.ingest(chat("他说我喜欢猫。", at=T0 + 4))
     memory.process_pending()
     assert {(r[1], r[2]) for r in assertions(memory)} == {("energy", "low")}
+
+
+def test_maintenance_merges_one_name_split_over_compatible_types(memory):
+    memory.ingest(sensor("listen_music", {"track_name": "Clair de Lune", "artist_name": "Debussy"}, source="music",
+                         entities=[{"mention_text": "Debussy", "entity_type": "person"}], at=T0, item="m1"))
+    memory.process_pending()
+    conn = memory.db.reader()
+    (event,) = conn.execute("SELECT id FROM fact_events").fetchone()
+    with memory.db.transaction() as w:             # the same name arrived once more as a "creator"
+        w.execute("INSERT INTO entity_catalog (name, name_key, entity_type, created_at) "
+                  "VALUES ('Debussy', 'debussy', 'creator', 0)")
+        creator = w.execute("SELECT entity_id FROM entity_catalog WHERE entity_type = 'creator'").fetchone()[0]
+        me = w.execute("SELECT entity_id FROM entity_catalog WHERE name_key = '@user'").fetchone()[0]
+        w.execute("INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, confidence, first_observed_at, "
+                  "last_observed_at, edge_text) VALUES (?, ?, 'LISTENED_TO', ?, 0.5, ?, ?, 'x')",
+                  (triple_id(me, "LISTENED_TO", creator), me, creator, T0, T0))
+        w.execute("INSERT INTO l2_evidence VALUES ('edge', ?, ?)", (triple_id(me, "LISTENED_TO", creator), event))
+        w.execute("INSERT INTO l1_event_entities VALUES (?, ?, 'creator', 1.0)", (event, creator))
+    result = memory.run_due(now=T0 + 1)["l2_maintenance"]
+    assert result["entities_merged"] == 1 and result["edges_repaired"] == 1
+    person = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = 'debussy' AND status = 'active'"
+                          ).fetchall()
+    assert len(person) == 1 and person[0][0] != creator
+    # One event behind both halves: still one observation.
+    assert [(r[1], r[2], r[5]) for r in edges(memory)] == [("LISTENED_TO", "Debussy", 1)]
+    memory.ingest(sensor("listen_music", {"track_name": "Arabesque", "artist_name": "Debussy"}, source="music",
+                         entities=[{"mention_text": "Debussy", "entity_type": "creator"}], at=T0 + 60, item="m2"))
+    assert memory.process_pending()["l2"]["failed"] == 0      # ids cached before the merge are not reused

@@ -73,8 +73,7 @@ def _absorb(conn: Connection, keep: int, drop: int, now: float) -> None:
     conn.execute(f"UPDATE tom_trait_assertions SET entity_id = ? WHERE entity_id = ? AND status IN {LIVE}",
                  (keep, drop))
     conn.execute("UPDATE tom_trait_assertions SET entity_id = ? WHERE entity_id = ?", (keep, drop))
-    repair_edges(conn, now)
-    queue_snapshot(conn, keep, now)
+    queue_snapshot(conn, keep, now)   # its edges move in repair_edges, once for all merges
 
 
 def rewrite_edge(conn: Connection, tid: str, subject_id: int, predicate: str, object_id: int) -> str:
@@ -125,10 +124,10 @@ def repair_edges(conn: Connection, now: float) -> int:
 def rewrite_open_predicates(conn: Connection) -> int:
     """An open predicate that the registry now knows as a synonym is rewritten to the core name."""
     rewritten = 0
+    core = sorted(P.CORE)
     for tid, subject, predicate, obj in conn.execute(
-            "SELECT triple_id, subject_id, predicate, object_id FROM kg_edges").fetchall():
-        if predicate in P.CORE:
-            continue
+            f"SELECT triple_id, subject_id, predicate, object_id FROM kg_edges "
+            f"WHERE predicate NOT IN ({', '.join('?' * len(core))})", core).fetchall():
         try:
             core = P.canonical(predicate)
         except P.PredicateRejected:
