@@ -285,7 +285,7 @@ class Memory:
             if "l2" in queues:
                 embed = self.embedder.embed if self.vectors_ready else None
                 cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now, embed=embed)
-                if self.vectors_ready and "embedding" in queues:
+                if self.vectors_ready:   # L2's own vectors are part of the L2 work
                     while embed_edges(self.db, self.embedder):      # edge texts, for the edge-semantic path
                         pass
                     while embed_entities(self.db, self.embedder):   # names, for entity resolution's pool

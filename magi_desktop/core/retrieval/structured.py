@@ -191,11 +191,12 @@ class L2Recall:
             objects = sorted({row[11] for row, _ in rows.values()})
             if objects:
                 marks = ", ".join("?" * len(objects))
-                for row in self.conn.execute(
-                        f"SELECT {columns} {joins} WHERE (k.object_id IN ({marks}) OR k.subject_id IN ({marks})) "
-                        f"AND k.subject_id NOT IN ({subjects}) AND k.first_observed_at <= ? LIMIT ?",
-                        [*objects, *objects, *plan.subject_ids, ctx.now, MAX_EDGES]):
-                    rows.setdefault(row[0], (row, HOP_FACTOR))
+                for side in ("object_id", "subject_id"):   # two indexed lookups; an OR would scan every edge
+                    for row in self.conn.execute(
+                            f"SELECT {columns} {joins} WHERE k.{side} IN ({marks}) "
+                            f"AND k.subject_id NOT IN ({subjects}) AND k.first_observed_at <= ? LIMIT ?",
+                            [*objects, *plan.subject_ids, ctx.now, MAX_EDGES]):
+                        rows.setdefault(row[0], (row, HOP_FACTOR))
         out = []
         for (tid, subject, predicate, obj, status, confidence, observations, first, last, retired, by, _), fit in \
                 rows.values():

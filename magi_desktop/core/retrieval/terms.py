@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..text import query_terms
@@ -65,8 +66,10 @@ def content_terms(text: str) -> list[str]:
             and not (t.isascii() and len(t) == 1)]
 
 
-def stems(text: str) -> set[str]:
-    return {stem(t) for t in content_terms(text)}
+@functools.lru_cache(maxsize=8192)
+def stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words. Cached: the same stored events are read by query after query."""
+    return frozenset(stem(t) for t in content_terms(text))
 
 
 _QUOTED = re.compile(r"[\"“”「『]([^\"“”」』]{2,80})[\"“”」』]")
