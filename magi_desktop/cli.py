@@ -53,7 +53,35 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check SQLite, FTS5, sqlite-vec, the model and the data folder")
     _add_data_dir(doctor)
     doctor.add_argument("--json", action="store_true", help="print JSON")
+
+    plugins = commands.add_parser("plugins", help="list plugins (name, version, hooks), their collectors and errors")
+    plugins.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from .collectors import load_plugins
+
+    plugins = load_plugins()
+    collectors = plugins.collectors()
+    data = {
+        "plugins": [{"name": p.name, "version": p.version, "hooks": p.hooks, "source": p.source} for p in plugins.info],
+        "collectors": [{"name": c.name, "source_type": c.source_type, "interval_seconds": c.interval_seconds,
+                        "privacy_note": c.privacy_note} for c in collectors],
+        "errors": plugins.errors,
+    }
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    if not plugins.info:
+        print("no plugins loaded" + (" (MAGI_LOAD_PLUGINS is set)" if os.environ.get("MAGI_LOAD_PLUGINS") else ""))
+    for p in data["plugins"]:
+        print(f"{p['name']} {p['version'] or ''} · {p['source']} · hooks: {', '.join(p['hooks']) or '-'}")
+    for c in data["collectors"]:
+        print(f"  collector {c['name']} (every {c['interval_seconds']:g} s): {c['privacy_note']}")
+    for name, error in data["errors"].items():
+        print(f"! {name}: {error}")
+    return 0
 
 
 def _data_dir(args: argparse.Namespace) -> Path | None:
@@ -271,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
-                "app": _cmd_app, None: _cmd_app}
+                "plugins": _cmd_plugins, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

@@ -1,0 +1,113 @@
+"""The plugin API: the one module a Magi Desktop plugin imports.
+
+A plugin is a module (or package) with hook implementations::
+
+    from magi_desktop.plugin_api import hookimpl, activity
+
+    class Bookmarks:
+        name = "bookmarks"
+        source_type = "bookmarks"
+        interval_seconds = 3600
+        settings_schema = {"file": {"type": "string", "description": "bookmarks.html to read"}}
+        privacy_note = "Reads the titles and addresses of your bookmarks; nothing leaves this machine."
+
+        def collect(self, since, ctx):
+            for mark in read_bookmarks(ctx.settings["file"]):
+                if mark.added > (since or 0):
+                    yield activity("bookmarks", "add_bookmark", mark.added,
+                                   {"url": mark.url, "title": mark.title}, item_id=mark.id)
+
+    @hookimpl
+    def register_collectors(register):
+        register(Bookmarks())
+
+and is installed with an entry point in the ``magi_desktop.plugins`` group
+(see docs/plugins.md). Hooks receive a ``register`` callback rather than
+returning values, and a hook implementation may take only the arguments it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import pluggy
+
+__all__ = ["Collector", "CollectContext", "activity", "entity", "hookimpl"]
+
+hookimpl = pluggy.HookimplMarker("magi_desktop")
+
+
+def entity(mention_text: str, entity_type: str) -> dict[str, str]:
+    """An entity hint for a payload: a name the event mentions and its type ("person", "project"…)."""
+    return {"mention_text": mention_text, "entity_type": entity_type}
+
+
+def activity(source_type: str, action_code: str, occurred_at: float | str, provenance: Mapping[str, Any], *,
+             item_id: str | None = None, entities: Iterable[Mapping[str, str]] = (), object_code: str | None = None,
+             session_id: str | None = None, tags: Iterable[str] = ()) -> dict[str, Any]:
+    """A sensor payload (DESIGN §3.1): what happened (``action_code``), when, and its raw fields.
+
+    ``item_id`` is the source's own id for the item (a visit id, a commit hash): it makes
+    re-collection idempotent. The core validates the payload, redacts secrets, classifies and
+    renders it; a plugin never writes memory fields itself.
+    """
+    payload: dict[str, Any] = {
+        "source_type": source_type,
+        "occurred_at": occurred_at,
+        "activity": {"source_code": source_type, "action_code": action_code},
+        "provenance": dict(provenance),
+    }
+    if object_code is not None:
+        payload["activity"]["object_code"] = object_code
+    if item_id is not None:
+        payload["source_item_id"] = item_id
+    hints = [dict(e) for e in entities]
+    if hints:
+        payload["entities"] = hints
+    if session_id is not None:
+        payload["session_id"] = session_id
+    tags = list(tags)
+    if tags:
+        payload["tags"] = tags
+    return payload
+
+
+@runtime_checkable
+class CollectContext(Protocol):
+    """What the host hands a collector on each run."""
+
+    settings: Mapping[str, Any]          # this collector's settings (validated against its schema)
+
+    def excluded(self, kind: str, value: str) -> bool:
+        """Whether the user excluded this domain / app / repository / path ("kind" names the list)."""
+        ...
+
+    def save_cursor(self, value: Any) -> None:
+        """Where the next run starts (a visit time, a commit hash). Kept once the payloads yielded
+        before this call are stored; without it the newest ``occurred_at`` seen is the cursor."""
+        ...
+
+    def progress(self, done: int, total: int | None = None) -> None:
+        """Report progress of a long run (a history back-fill)."""
+        ...
+
+    @property
+    def stopping(self) -> bool:
+        """True when the host wants the collector to stop: check it in long loops."""
+        ...
+
+
+@runtime_checkable
+class Collector(Protocol):
+    """A source of activity. ``collect`` yields payloads newer than ``since`` (the last cursor)."""
+
+    name: str                    # unique code, e.g. "browser"
+    source_type: str             # the payloads' source_type
+    interval_seconds: float      # how often the host runs it by default
+    settings_schema: Mapping[str, Any]
+    privacy_note: str            # what it reads, in one or two sentences the user sees
+
+    def collect(self, since: Any, ctx: CollectContext) -> Iterable[dict[str, Any]]:
+        """Payloads since the cursor ``since`` (None on the first run)."""
+        ...

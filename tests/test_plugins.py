@@ -1,0 +1,203 @@
+"""Plugin discovery: the plugin API, entry points of a real (test) distribution, allow/deny, broken plugins."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from magi_desktop.collectors import load_plugins
+from magi_desktop.core.contracts import validate_payload
+from magi_desktop.plugin_api import Collector, activity, entity
+
+GOOD = '''
+    from magi_desktop.plugin_api import activity, hookimpl
+
+    __version__ = "0.1"
+
+    class Notes:
+        name = "notes"
+        source_type = "notes"
+        interval_seconds = 60
+        settings_schema = {}
+        privacy_note = "Reads note titles."
+
+        def collect(self, since, ctx):
+            for i in range(3):
+                if since is None or i > since:
+                    yield activity("notes", "write_note", 1_700_000_000 + i, {"title": f"note {i}"},
+                                   item_id=f"n{i}")
+
+    @hookimpl
+    def register_collectors(register):
+        register(Notes())
+
+    @hookimpl
+    def register_templates(register):
+        register("notes", "write_note", "Wrote the note {title}")
+'''
+
+
+def distribution(site, dist, version, entry_points, modules):
+    """A real installed distribution on a path: module files plus dist-info with entry_points.txt."""
+    info = site / f"{dist}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    lines = "\n".join(f"{name} = {target}" for name, target in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[magi_desktop.plugins]\n{lines}\n")
+    for module, source in modules.items():
+        (site / f"{module}.py").write_text(textwrap.dedent(source))
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    path = tmp_path / "site"
+    path.mkdir()
+    monkeypatch.syspath_prepend(str(path))
+    yield path
+    for name in [m for m in sys.modules if m.startswith("magi_test_")]:
+        del sys.modules[name]
+
+
+def test_activity_builds_a_payload_the_core_accepts():
+    payload = activity("chrome", "visit_page", 1_700_000_000, {"url": "https://a.example", "title": "A"},
+                       item_id="v1", entities=[entity("A Corp", "organization")], tags=["work"])
+    parsed = validate_payload(payload)
+    assert parsed.source_type == "chrome" and parsed.source_item_id == "v1"
+    assert payload["entities"] == [{"mention_text": "A Corp", "entity_type": "organization"}]
+
+
+def test_a_third_party_plugin_is_discovered_through_its_entry_point_and_runs(site, memory):
+    distribution(site, "magi-test-notes", "1.2.3", {"notes": "magi_test_notes"}, {"magi_test_notes": GOOD})
+    plugins = load_plugins({})
+    info = {p.name: p for p in plugins.info}
+    assert info["notes"].version == "1.2.3" and info["notes"].source == "entry point magi-test-notes"
+    assert info["notes"].hooks == ["register_collectors", "register_templates"]
+    (collector,) = plugins.collectors()
+    assert isinstance(collector, Collector) and collector.name == "notes"
+    assert plugins.templates() == [("notes", "write_note", ("Wrote the note {title}",))]
+    payloads = list(collector.collect(None, ctx=None))
+    results = memory.ingest_many(payloads)
+    assert [r.duplicate for r in results] == [False, False, False]
+    assert [r.duplicate for r in memory.ingest_many(list(collector.collect(None, ctx=None)))] == [True] * 3
+
+
+def test_broken_plugins_are_reported_and_the_others_load(site):
+    distribution(site, "magi-test-mixed", "1.0", {
+        "notes": "magi_test_notes", "crashes": "magi_test_crashes", "typo": "magi_test_typo",
+        "raises": "magi_test_raises"}, {
+        "magi_test_notes": GOOD,
+        "magi_test_crashes": "raise RuntimeError('boom at import')\n",
+        "magi_test_typo": '''
+            from magi_desktop.plugin_api import hookimpl
+
+            @hookimpl
+            def register_colectors(register):
+                pass
+        ''',
+        "magi_test_raises": '''
+            from magi_desktop.plugin_api import hookimpl
+
+            @hookimpl
+            def register_collectors(register):
+                raise ValueError("bad settings")
+        ''',
+    })
+    plugins = load_plugins({})
+    assert {p.name for p in plugins.info} == {"notes", "raises"}
+    assert "boom at import" in plugins.errors["crashes"]
+    assert "rejected" in plugins.errors["typo"] and "register_colectors" in plugins.errors["typo"]
+    assert [c.name for c in plugins.collectors()] == ["notes"]
+    assert "bad settings" in plugins.errors["raises"]
+
+
+def test_collectors_missing_parts_or_registered_twice_are_refused(site):
+    distribution(site, "magi-test-dupe", "1.0", {"dupe": "magi_test_dupe"}, {"magi_test_dupe": '''
+        from magi_desktop.plugin_api import hookimpl
+
+        class Half:
+            name = "half"
+
+        class One:
+            name = "one"; source_type = "one"; interval_seconds = 1; settings_schema = {}; privacy_note = ""
+            def collect(self, since, ctx):
+                return []
+
+        @hookimpl
+        def register_collectors(register):
+            register(Half())
+            register(One())
+            register(One())
+    '''})
+    plugins = load_plugins({})
+    assert [c.name for c in plugins.collectors()] == ["one"]
+    assert "has no source_type" in plugins.errors["collector half"]
+    assert "registered twice" in plugins.errors["collector one"]
+
+
+@pytest.mark.parametrize("rule, loaded", [
+    (None, {"notes", "other"}), ("notes", {"notes"}), ("-notes", {"other"}), ("none", set()), ("", {"notes", "other"}),
+])
+def test_magi_load_plugins_allows_and_denies(site, rule, loaded):
+    distribution(site, "magi-test-two", "1.0", {"notes": "magi_test_notes", "other": "magi_test_other"},
+                 {"magi_test_notes": GOOD, "magi_test_other": "x = 1\n"})
+    env = {} if rule is None else {"MAGI_LOAD_PLUGINS": rule}
+    assert {p.name for p in load_plugins(env).info} == loaded
+
+
+def test_magi_plugins_lists_them(site, tmp_path):
+    distribution(site, "magi-test-cli", "2.0", {"notes": "magi_test_notes"}, {"magi_test_notes": GOOD})
+    env = {**os.environ, "PYTHONPATH": str(site), "MAGI_DATA_DIR": str(tmp_path / "d")}
+    out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "plugins", "--json"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["plugins"][0]["name"] == "notes" and data["plugins"][0]["version"] == "2.0"
+    assert data["collectors"][0]["name"] == "notes" and data["collectors"][0]["privacy_note"] == "Reads note titles."
+    text = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "plugins"], capture_output=True, text=True,
+                          env=env, timeout=120).stdout
+    assert "notes 2.0" in text and "register_collectors" in text
+
+
+def test_the_documented_example_plugin_works(site, tmp_path, memory):
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "plugins.md").read_text("utf-8")
+    source = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    distribution(site, "magi-bookmarks", "0.1.0", {"bookmarks": "magi_test_bookmarks"},
+                 {"magi_test_bookmarks": source})
+    export = tmp_path / "bookmarks.html"
+    export.write_text('<DT><A HREF="https://a.example/" ADD_DATE="1700000000">A</A>\n'
+                      '<DT><A HREF="https://b.example/" ADD_DATE="1700000100">B</A>\n')
+
+    class Ctx:
+        settings = {"file": str(export)}
+        stopping = False
+        cursor = None
+
+        def excluded(self, kind, value):
+            return kind == "domains" and "b.example" in value
+
+        def save_cursor(self, value):
+            self.cursor = value
+
+        def progress(self, done, total=None):
+            pass
+
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "bookmarks"})
+    (collector,) = plugins.collectors()
+    ctx = Ctx()
+    payloads = list(collector.collect(None, ctx))
+    assert [p["provenance"]["url"] for p in payloads] == ["https://a.example/"]   # b.example is excluded
+    assert ctx.cursor == 1700000000
+    assert list(collector.collect(ctx.cursor, ctx)) == []
+    from magi_desktop.core.render import TemplateRegistry
+
+    templates = TemplateRegistry()
+    for source, action, forms in plugins.templates():
+        templates.register(source, action, *forms)
+    stored = memory.ingest(payloads[0])
+    assert not stored.duplicate and memory.get_event(stored.event_id)["source"] == "bookmarks"
+    assert templates.render(validate_payload(payloads[0])) == "Bookmarks: Bookmarked A (https://a.example/)"
