@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -319,6 +320,18 @@ class Memory:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the question is empty")
         return self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz)
+
+    def plugin_cursor(self, name: str) -> Any:
+        """Where a collector's next run starts (None before its first stored run)."""
+        row = self.db.reader().execute("SELECT cursor_json FROM plugin_state WHERE name = ?", (name,)).fetchone()
+        return json.loads(row[0]) if row and row[0] is not None else None
+
+    def save_plugin_cursor(self, name: str, cursor: Any) -> None:
+        """Keep a collector's cursor (JSON-serialisable)."""
+        with self.db.transaction() as conn:
+            conn.execute("INSERT INTO plugin_state (name, cursor_json, updated_at) VALUES (?, ?, ?) "
+                         "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
+                         "updated_at = excluded.updated_at", (name, json.dumps(cursor), time.time()))
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""

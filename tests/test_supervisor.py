@@ -1,0 +1,223 @@
+"""The collector supervisor: bounded queue, cursors stored after their payloads, isolation of
+collectors that raise, hang or flood, malformed payloads rejected and counted."""
+
+import itertools
+import threading
+import time
+
+import pytest
+
+from magi_desktop.collectors import Supervisor
+from magi_desktop.plugin_api import activity
+
+T0 = 1_700_000_000
+
+
+class Steady:
+    source_type = "notes"
+    interval_seconds = 60
+    settings_schema = {}
+    privacy_note = "test"
+
+    def __init__(self, name="steady", n=20):
+        self.name, self.n, self.seen = name, n, []
+
+    def collect(self, since, ctx):
+        self.seen.append(since)
+        for i in range(self.n):
+            at = T0 + i
+            if since is None or at > since:
+                yield activity(self.source_type, "write_note", at, {"title": f"{self.name} {i}"},
+                               item_id=f"{self.name}-{i}")
+
+
+class Raises(Steady):
+    def collect(self, since, ctx):
+        yield activity("notes", "write_note", T0, {"title": "before the crash"}, item_id="r0")
+        raise RuntimeError("disk on fire")
+
+
+class Hangs(Steady):
+    def __init__(self):
+        super().__init__("hangs")
+        self.release = threading.Event()
+
+    def collect(self, since, ctx):
+        self.release.wait(30)
+        yield activity("notes", "write_note", T0, {"title": "too late"}, item_id="late")
+
+
+class Floods(Steady):
+    def collect(self, since, ctx):
+        for i in itertools.count():
+            yield activity("flood", "ping_page", T0 + i * 0.001, {"title": f"flood {i}"}, item_id=f"f{i}")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def stored(memory, source="notes"):
+    return memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source = ?", (source,)).fetchone()[0]
+
+
+def test_payloads_are_stored_and_the_cursor_follows_them(memory):
+    clock = Clock()
+    steady = Steady(n=20)
+    sup = Supervisor(memory, [steady], clock=clock)
+    assert sup.tick() == ["steady"]
+    assert sup.wait_idle()
+    assert stored(memory) == 20 and memory.plugin_cursor("steady") == T0 + 19
+    assert sup.tick() == []                           # not due yet
+    clock.now += 61
+    steady.n = 25
+    sup.tick()
+    assert sup.wait_idle()
+    assert steady.seen == [None, T0 + 19] and stored(memory) == 25
+    assert sup.status["steady"].counts["stored"] == 25 and sup.status["steady"].counts["duplicates"] == 0
+    sup.stop()
+
+
+def test_an_explicit_cursor_is_kept_only_after_what_came_before_it(memory):
+    class Explicit(Steady):
+        def collect(self, since, ctx):
+            for i in range(3):
+                yield activity("notes", "write_note", T0 + i, {"title": str(i)}, item_id=f"e{i}")
+            ctx.save_cursor({"page": 7})
+            raise RuntimeError("after the cursor")
+
+    sup = Supervisor(memory, [Explicit("explicit")])
+    sup.tick()
+    assert sup.wait_idle()
+    assert stored(memory) == 3 and memory.plugin_cursor("explicit") == {"page": 7}
+    assert sup.status["explicit"].failures == 1
+    sup.stop()
+
+
+def test_a_crashing_collector_backs_off_then_is_quarantined_and_the_others_go_on(memory):
+    clock = Clock()
+    steady, crash = Steady(n=5), Raises("crash")
+    sup = Supervisor(memory, [steady, crash], clock=clock, quarantine_after=3)
+    for _ in range(3):
+        sup.tick()
+        assert sup.wait_idle()
+        clock.now += 10_000
+    status = sup.status["crash"]
+    assert status.quarantined and status.failures == 3 and "disk on fire" in status.last_error
+    assert sup.status["steady"].runs == 3 and stored(memory) == 6        # 5 notes + the crasher's first payload
+    assert "crash" not in sup.tick()
+    sup.release("crash")
+    assert "crash" in sup.tick()
+    sup.wait_idle()
+    sup.stop()
+
+
+def test_backoff_grows_with_failures(memory):
+    clock = Clock()
+    sup = Supervisor(memory, [Raises("crash")], clock=clock, quarantine_after=10)
+    sup.tick()
+    sup.wait_idle()
+    first = sup.status["crash"].next_run_at - clock.now
+    clock.now += first + 1
+    sup.tick()
+    sup.wait_idle()
+    second = sup.status["crash"].next_run_at - clock.now
+    assert first == pytest.approx(120) and second == pytest.approx(240)
+    sup.stop()
+
+
+def test_a_hanging_collector_is_abandoned_and_quarantined(memory):
+    hangs, steady = Hangs(), Steady(n=3)
+    sup = Supervisor(memory, [hangs, steady], run_timeout=0.3)
+    sup.tick()
+    time.sleep(0.5)
+    sup.tick()                                         # past its timeout
+    assert sup.status["hangs"].quarantined and "hung" in sup.status["hangs"].last_error
+    hangs.release.set()                                # it wakes up late: what it yields is dropped
+    time.sleep(0.3)
+    assert sup.wait_idle()
+    assert stored(memory) == 3
+    assert memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source_item_id = 'late'"
+                                      ).fetchone()[0] == 0
+    sup.stop()
+
+
+def test_a_flood_is_throttled_with_bounded_memory_and_nothing_acknowledged_is_lost(memory):
+    steady = Steady(n=50)
+    sup = Supervisor(memory, [Floods("flood"), steady], queue_size=100, max_per_run=5000)
+    high_water = []
+    sup.tick()
+    deadline = time.monotonic() + 60
+    while not sup.wait_idle(timeout=0.05) and time.monotonic() < deadline:
+        high_water.append(sup._queue.qsize())
+    assert sup.wait_idle()
+    flood = sup.status["flood"].counts
+    assert flood["throttled"] == 1 and flood["yielded"] == 5000
+    assert stored(memory, "flood") == flood["stored"] == 5000          # every payload it handed over is stored
+    assert stored(memory) == 50                                         # the steady one was not starved
+    assert max(high_water, default=0) <= 100
+    sup.stop()
+
+
+def test_malformed_payloads_are_rejected_by_field_and_counted(memory):
+    class Sloppy(Steady):
+        def collect(self, since, ctx):
+            yield activity("notes", "write_note", T0, {"title": "fine"}, item_id="ok")
+            bad = activity("notes", "write note!", T0 + 1, {"title": "bad action code"}, item_id="bad")
+            yield bad
+
+    sup = Supervisor(memory, [Sloppy("sloppy")])
+    sup.tick()
+    assert sup.wait_idle()
+    status = sup.status["sloppy"]
+    assert status.counts["stored"] == 1 and status.counts["rejected"] == 1
+    assert "activity.action_code" in status.last_rejection
+    assert memory.stats()["sources"]["notes"]["rejected"] == 1
+    sup.stop()
+
+
+def test_a_failed_write_does_not_move_the_cursor(memory, monkeypatch):
+    original = memory.ingest_many
+    calls = {"n": 0}
+
+    def flaky(payloads, on_error="raise"):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("disk full")
+        return original(payloads, on_error=on_error)
+
+    monkeypatch.setattr(memory, "ingest_many", flaky)
+    clock = Clock()
+    steady = Steady(n=10)
+    sup = Supervisor(memory, [steady], clock=clock)
+    sup.tick()
+    assert sup.wait_idle()
+    assert stored(memory) == 0 and memory.plugin_cursor("steady") is None
+    assert sup.status["steady"].counts["write_failed"] == 10
+    clock.now += 61
+    sup.tick()                                         # the next run starts over and stores everything
+    assert sup.wait_idle()
+    assert stored(memory) == 10 and memory.plugin_cursor("steady") == T0 + 9
+    sup.stop()
+
+
+def test_pause_and_exclusions(memory):
+    class Sites(Steady):
+        def collect(self, since, ctx):
+            for site in ("a.example", "bank.example", "c.example"):
+                if not ctx.excluded("domains", f"https://{site}/"):
+                    yield activity("notes", "write_note", T0, {"title": site}, item_id=site)
+
+    sup = Supervisor(memory, [Sites("sites")], exclusions={"domains": ["BANK.example"]})
+    sup.paused = True
+    assert sup.tick() == []
+    sup.paused = False
+    sup.tick()
+    assert sup.wait_idle()
+    titles = {r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")}
+    assert titles == {"a.example", "c.example"}
+    sup.stop()
