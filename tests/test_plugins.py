@@ -71,7 +71,7 @@ def test_activity_builds_a_payload_the_core_accepts():
 
 def test_a_third_party_plugin_is_discovered_through_its_entry_point_and_runs(site, memory):
     distribution(site, "magi-test-notes", "1.2.3", {"notes": "magi_test_notes"}, {"magi_test_notes": GOOD})
-    plugins = load_plugins({})
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "-browser"}, defaults=())
     info = {p.name: p for p in plugins.info}
     assert info["notes"].version == "1.2.3" and info["notes"].source == "entry point magi-test-notes"
     assert info["notes"].hooks == ["register_collectors", "register_templates"]
@@ -105,7 +105,7 @@ def test_broken_plugins_are_reported_and_the_others_load(site):
                 raise ValueError("bad settings")
         ''',
     })
-    plugins = load_plugins({})
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "-browser"}, defaults=())
     assert {p.name for p in plugins.info} == {"notes", "raises"}
     assert "boom at import" in plugins.errors["crashes"]
     assert "rejected" in plugins.errors["typo"] and "register_colectors" in plugins.errors["typo"]
@@ -131,7 +131,7 @@ def test_collectors_missing_parts_or_registered_twice_are_refused(site):
             register(One())
             register(One())
     '''})
-    plugins = load_plugins({})
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "-browser"}, defaults=())
     assert [c.name for c in plugins.collectors()] == ["one"]
     assert "has no source_type" in plugins.errors["collector half"]
     assert "registered twice" in plugins.errors["collector one"]
@@ -144,12 +144,14 @@ def test_magi_load_plugins_allows_and_denies(site, rule, loaded):
     distribution(site, "magi-test-two", "1.0", {"notes": "magi_test_notes", "other": "magi_test_other"},
                  {"magi_test_notes": GOOD, "magi_test_other": "x = 1\n"})
     env = {} if rule is None else {"MAGI_LOAD_PLUGINS": rule}
-    assert {p.name for p in load_plugins(env).info} == loaded
+    first_party = {"browser"} if rule in (None, "", "-notes") else set()   # installed with Magi Desktop itself
+    assert {p.name for p in load_plugins(env, defaults=()).info} == loaded | first_party
 
 
 def test_magi_plugins_lists_them(site, tmp_path):
     distribution(site, "magi-test-cli", "2.0", {"notes": "magi_test_notes"}, {"magi_test_notes": GOOD})
-    env = {**os.environ, "PYTHONPATH": str(site), "MAGI_DATA_DIR": str(tmp_path / "d")}
+    env = {**os.environ, "PYTHONPATH": str(site), "MAGI_DATA_DIR": str(tmp_path / "d"),
+           "MAGI_LOAD_PLUGINS": "notes"}
     out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "plugins", "--json"], capture_output=True,
                          text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr

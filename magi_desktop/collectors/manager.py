@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "magi_desktop.plugins"
 # First-party plugins, registered by import path so a frozen build without entry-point metadata
 # still has them. The collectors of the plugin issue add themselves here.
-DEFAULT_PLUGINS: tuple[str, ...] = ()
+DEFAULT_PLUGINS: tuple[str, ...] = ("magi_plugins.browser",)
 
 
 @dataclass
@@ -116,10 +116,14 @@ def load_plugins(env: Mapping[str, str] | None = None, *, entry_points: bool = T
     pm = pluggy.PluginManager("magi_desktop")
     pm.add_hookspecs(hookspecs)
     plugins = Plugins(pm)
+    try:
+        own_version = metadata.version("magi-desktop")
+    except metadata.PackageNotFoundError:   # a frozen build without metadata
+        own_version = None
     for path in defaults:
         short = path.rsplit(".", 1)[-1]
         if _allowed(short, rule):
-            _register(plugins, short, lambda p=path: importlib.import_module(p), "built-in", None)
+            _register(plugins, short, lambda p=path: importlib.import_module(p), "built-in", own_version)
     if entry_points:
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if _allowed(ep.name, rule) and pm.get_plugin(ep.name) is None:

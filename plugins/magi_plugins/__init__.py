@@ -1,0 +1,1 @@
+"""First-party collectors of Magi Desktop. Each module is a plugin (see docs/plugins.md)."""

@@ -1,0 +1,176 @@
+"""Browser history: Chromium-family (Chrome, Chromium, Edge, Brave) and Firefox.
+
+Reads each profile's history database from a copy (the browser keeps the live
+file locked), only visits newer than the profile's cursor, and yields one
+``visit_page`` payload per visit with its url, title and domain. The first run
+back-fills ``backfill_days`` of history and reports progress. Private and
+incognito windows are never written to these files, so they are never read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from magi_desktop.plugin_api import activity, hookimpl
+
+# Chromium counts microseconds since 1601-01-01; Firefox microseconds since 1970.
+_CHROMIUM_EPOCH_OFFSET = 11_644_473_600
+_SCHEMES = ("http", "https")
+BATCH = 1000
+
+_HOME = Path.home()
+_CHROMIUM_ROOTS = {
+    "linux": [("chrome", ".config/google-chrome"), ("chromium", ".config/chromium"),
+              ("brave", ".config/BraveSoftware/Brave-Browser"), ("edge", ".config/microsoft-edge")],
+    "darwin": [("chrome", "Library/Application Support/Google/Chrome"),
+               ("chromium", "Library/Application Support/Chromium"),
+               ("brave", "Library/Application Support/BraveSoftware/Brave-Browser"),
+               ("edge", "Library/Application Support/Microsoft Edge")],
+    "win32": [("chrome", "Google/Chrome/User Data"), ("edge", "Microsoft/Edge/User Data"),
+              ("brave", "BraveSoftware/Brave-Browser/User Data")],
+}
+_FIREFOX_ROOTS = {
+    "linux": [".mozilla/firefox", "snap/firefox/common/.mozilla/firefox"],
+    "darwin": ["Library/Application Support/Firefox/Profiles"],
+    "win32": ["Mozilla/Firefox/Profiles"],
+}
+
+
+def discover_profiles() -> list[tuple[str, Path]]:
+    """(browser, history file) for every profile found in this user's standard locations."""
+    platform = "win32" if sys.platform.startswith("win") else "darwin" if sys.platform == "darwin" else "linux"
+    local = Path(os.environ.get("LOCALAPPDATA", _HOME)) if platform == "win32" else _HOME
+    roaming = Path(os.environ.get("APPDATA", _HOME)) if platform == "win32" else _HOME
+    found = []
+    for browser, root in _CHROMIUM_ROOTS[platform]:
+        found += [(browser, p) for p in sorted((local / root).glob("*/History")) if p.is_file()]
+    for root in _FIREFOX_ROOTS[platform]:
+        found += [("firefox", p) for p in sorted((roaming / root).glob("*/places.sqlite")) if p.is_file()]
+    return found
+
+
+def kind_of(path: Path) -> str:
+    return "firefox" if path.name == "places.sqlite" else "chromium"
+
+
+def _copy(path: Path, folder: Path) -> Path:
+    """Copy the database with its write-ahead log, so recent visits are included and the browser is untouched."""
+    target = folder / path.name
+    shutil.copy2(path, target)
+    for suffix in ("-wal", "-journal"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            shutil.copy2(side, folder / side.name)
+    return target
+
+
+def _visits(db: Path, kind: str, after: int) -> Iterator[tuple[int, int, str, str | None]]:
+    """(visit id, raw visit time, url, title) after the raw time ``after``, oldest first."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        if kind == "firefox":
+            sql = ("SELECT v.id, v.visit_date, p.url, p.title FROM moz_historyvisits v "
+                   "JOIN moz_places p ON p.id = v.place_id WHERE v.visit_date > ? ORDER BY v.visit_date, v.id")
+        else:
+            sql = ("SELECT v.id, v.visit_time, u.url, u.title FROM visits v JOIN urls u ON u.id = v.url "
+                   "WHERE v.visit_time > ? ORDER BY v.visit_time, v.id")
+        cursor = conn.execute(sql, (after,))
+        while rows := cursor.fetchmany(BATCH):
+            yield from rows
+    finally:
+        conn.close()
+
+
+def to_unix(raw: int, kind: str) -> float:
+    return raw / 1e6 if kind == "firefox" else raw / 1e6 - _CHROMIUM_EPOCH_OFFSET
+
+
+def from_unix(seconds: float, kind: str) -> int:
+    return int(seconds * 1e6) if kind == "firefox" else int((seconds + _CHROMIUM_EPOCH_OFFSET) * 1e6)
+
+
+class BrowserHistory:
+    name = "browser"
+    source_type = "browser"
+    interval_seconds = 300
+    settings_schema = {
+        "profiles": {"type": "array", "items": {"type": "string"},
+                     "description": "History / places.sqlite files to read; empty: every profile found"},
+        "backfill_days": {"type": "number", "default": 90, "description": "How far back the first run reads"},
+    }
+    privacy_note = ("Reads the addresses, titles and times of pages you visited in Chrome, Chromium, Edge, Brave "
+                    "and Firefox, from a copy of their history. Private/incognito windows are never stored by the "
+                    "browser, so never read. Excluded domains are skipped. Nothing leaves this machine.")
+
+    def __init__(self, now=None):
+        import time
+
+        self._now = now or time.time
+
+    def profiles(self, settings) -> list[tuple[str, Path]]:
+        explicit = settings.get("profiles") or []
+        if explicit:
+            out = []
+            for item in explicit:
+                path = Path(item).expanduser()
+                out.append(("firefox" if kind_of(path) == "firefox" else _browser_of(path), path))
+            return out
+        return discover_profiles()
+
+    def collect(self, since, ctx):
+        cursors = dict(since or {})
+        backfill = float(ctx.settings.get("backfill_days", 90)) * 86400
+        profiles = [(b, p) for b, p in self.profiles(ctx.settings) if p.is_file()]
+        for number, (browser, path) in enumerate(profiles):
+            kind = kind_of(path)
+            key = str(path)
+            after = cursors.get(key, from_unix(self._now() - backfill, kind))
+            with tempfile.TemporaryDirectory(prefix="magi-browser-") as tmp:
+                copy = _copy(path, Path(tmp))
+                newest = after
+                for count, (visit_id, raw, url, title) in enumerate(_visits(copy, kind, after), start=1):
+                    if ctx.stopping:
+                        return
+                    newest = max(newest, raw)
+                    parts = urlsplit(url)
+                    if parts.scheme not in _SCHEMES or ctx.excluded("domains", url):
+                        continue
+                    domain = (parts.hostname or "").removeprefix("www.")
+                    provenance = {"url": url, "domain": domain, "browser": browser}
+                    if title:
+                        provenance["title"] = title
+                    yield activity(browser, "visit_page", to_unix(raw, kind), provenance,
+                                   item_id=f"{browser}:{_profile_id(path)}:{visit_id}")
+                    if count % BATCH == 0:
+                        ctx.progress(count)
+            cursors[key] = newest
+            ctx.save_cursor(dict(cursors))   # kept once this profile's visits are stored
+            ctx.progress(number + 1, len(profiles))
+
+
+def _browser_of(path: Path) -> str:
+    """Which Chromium-family browser owns a History file, from the folders just above it."""
+    folders = " ".join(part.casefold() for part in path.parts[-4:-1])
+    for browser, marks in (("brave", ("brave",)), ("edge", ("edge",)), ("chromium", ("chromium",))):
+        if any(mark in folders for mark in marks):
+            return browser
+    return "chrome"
+
+
+def _profile_id(path: Path) -> str:
+    """A short stable id of a profile file, so two profiles' visit ids never collide."""
+    import hashlib
+
+    return hashlib.sha1(str(path).encode("utf-8")).hexdigest()[:8]
+
+
+@hookimpl
+def register_collectors(register):
+    register(BrowserHistory())
