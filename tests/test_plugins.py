@@ -12,6 +12,8 @@ from magi_desktop.collectors import load_plugins
 from magi_desktop.core.contracts import validate_payload
 from magi_desktop.plugin_api import Collector, activity, entity
 
+FIRST_PARTY_OFF = "-browser,-git"   # the first-party plugins are installed entry points too
+
 GOOD = '''
     from magi_desktop.plugin_api import activity, hookimpl
 
@@ -71,7 +73,7 @@ def test_activity_builds_a_payload_the_core_accepts():
 
 def test_a_third_party_plugin_is_discovered_through_its_entry_point_and_runs(site, memory):
     distribution(site, "magi-test-notes", "1.2.3", {"notes": "magi_test_notes"}, {"magi_test_notes": GOOD})
-    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "-browser"}, defaults=())
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": FIRST_PARTY_OFF}, defaults=())
     info = {p.name: p for p in plugins.info}
     assert info["notes"].version == "1.2.3" and info["notes"].source == "entry point magi-test-notes"
     assert info["notes"].hooks == ["register_collectors", "register_templates"]
@@ -105,7 +107,7 @@ def test_broken_plugins_are_reported_and_the_others_load(site):
                 raise ValueError("bad settings")
         ''',
     })
-    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "-browser"}, defaults=())
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": FIRST_PARTY_OFF}, defaults=())
     assert {p.name for p in plugins.info} == {"notes", "raises"}
     assert "boom at import" in plugins.errors["crashes"]
     assert "rejected" in plugins.errors["typo"] and "register_colectors" in plugins.errors["typo"]
@@ -131,7 +133,7 @@ def test_collectors_missing_parts_or_registered_twice_are_refused(site):
             register(One())
             register(One())
     '''})
-    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "-browser"}, defaults=())
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": FIRST_PARTY_OFF}, defaults=())
     assert [c.name for c in plugins.collectors()] == ["one"]
     assert "has no source_type" in plugins.errors["collector half"]
     assert "registered twice" in plugins.errors["collector one"]
@@ -144,7 +146,7 @@ def test_magi_load_plugins_allows_and_denies(site, rule, loaded):
     distribution(site, "magi-test-two", "1.0", {"notes": "magi_test_notes", "other": "magi_test_other"},
                  {"magi_test_notes": GOOD, "magi_test_other": "x = 1\n"})
     env = {} if rule is None else {"MAGI_LOAD_PLUGINS": rule}
-    first_party = {"browser"} if rule in (None, "", "-notes") else set()   # installed with Magi Desktop itself
+    first_party = {"browser", "git"} if rule in (None, "", "-notes") else set()   # installed with Magi Desktop
     assert {p.name for p in load_plugins(env, defaults=()).info} == loaded | first_party
 
 
