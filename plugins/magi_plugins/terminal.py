@@ -1,0 +1,142 @@
+"""Terminal: commands from bash, zsh (extended history) and fish history files.
+
+Each run reads only what was appended since the file's stored offset (a file
+that shrank or was replaced is read again from the start; the item id — a hash
+of shell, time and command — makes the re-read a no-op). Secrets in commands
+(`--password=…`, tokens, `mysql -p…`) are redacted by the core before anything
+is stored. zsh and fish record when a command ran; bash does only with
+``HISTTIMEFORMAT`` (``#<epoch>`` lines), otherwise the file's modification time
+stands in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from magi_desktop.plugin_api import activity, hookimpl
+
+_ZSH_EXTENDED = re.compile(r"^: (\d+):\d+;(.*)$")
+_BASH_TIME = re.compile(r"^#(\d{9,11})$")
+
+
+def default_files() -> list[tuple[str, Path]]:
+    home = Path.home()
+    candidates = [("bash", home / ".bash_history"), ("zsh", Path(os.environ.get("HISTFILE", home / ".zsh_history"))),
+                  ("zsh", home / ".zhistory"), ("fish", home / ".local/share/fish/fish_history")]
+    seen, out = set(), []
+    for shell, path in candidates:
+        if path.is_file() and path not in seen:
+            seen.add(path)
+            out.append((shell, path))
+    return out
+
+
+def shell_of(path: Path) -> str:
+    name = path.name
+    return "fish" if "fish" in name else "zsh" if "zsh" in name or name == ".zhistory" else "bash"
+
+
+def parse_zsh(text: str, fallback: float) -> Iterator[tuple[float, str]]:
+    entry: list[str] | None = None
+    when = fallback
+    for line in text.splitlines():
+        match = _ZSH_EXTENDED.match(line)
+        if match:
+            if entry is not None:
+                yield when, "\n".join(entry)
+            when, entry = float(match.group(1)), [match.group(2)]
+        elif entry is not None and entry[-1].endswith("\\"):
+            entry[-1] = entry[-1][:-1]
+            entry.append(line)                     # a multi-line command continues
+        elif line.strip():
+            if entry is not None:
+                yield when, "\n".join(entry)
+            when, entry = fallback, [line]         # plain (non-extended) history
+    if entry is not None:
+        yield when, "\n".join(entry)
+
+
+def parse_bash(text: str, fallback: float) -> Iterator[tuple[float, str]]:
+    when = fallback
+    for line in text.splitlines():
+        match = _BASH_TIME.match(line)
+        if match:
+            when = float(match.group(1))
+        elif line.strip():
+            yield when, line
+
+
+def parse_fish(text: str, fallback: float) -> Iterator[tuple[float, str]]:
+    command, when = None, fallback
+    for line in text.splitlines():
+        if line.startswith("- cmd: "):
+            if command is not None:
+                yield when, command
+            command, when = _fish_unescape(line[len("- cmd: "):]), fallback
+        elif line.startswith("  when: ") and command is not None:
+            try:
+                when = float(line[len("  when: "):])
+            except ValueError:
+                pass
+    if command is not None:
+        yield when, command
+
+
+def _fish_unescape(text: str) -> str:
+    return text.replace("\\n", "\n").replace("\\\\", "\\")
+
+
+PARSERS = {"zsh": parse_zsh, "bash": parse_bash, "fish": parse_fish}
+
+
+class TerminalHistory:
+    name = "terminal"
+    source_type = "terminal"
+    interval_seconds = 60
+    settings_schema = {
+        "files": {"type": "array", "items": {"type": "string"},
+                  "description": "History files to read; empty: ~/.bash_history, ~/.zsh_history, fish_history"},
+        "ignore": {"type": "array", "items": {"type": "string"},
+                   "description": "Commands starting with these words are skipped (e.g. ls, cd)"},
+    }
+    privacy_note = ("Reads the commands in your bash, zsh and fish history. Passwords and tokens in commands are "
+                    "redacted before anything is stored; excluded paths are skipped. Nothing leaves this machine.")
+
+    def collect(self, since, ctx):
+        cursors = dict(since or {})
+        ignore = tuple(ctx.settings.get("ignore") or ())
+        explicit = ctx.settings.get("files") or []
+        files = [(shell_of(Path(f).expanduser()), Path(f).expanduser()) for f in explicit] or default_files()
+        for shell, path in files:
+            if ctx.stopping:
+                return
+            if not path.is_file() or ctx.excluded("paths", str(path)):
+                continue
+            key = str(path)
+            stat = path.stat()
+            state = cursors.get(key, {"offset": 0, "inode": stat.st_ino})
+            offset = state["offset"] if state.get("inode") == stat.st_ino and state["offset"] <= stat.st_size else 0
+            with path.open("rb") as f:
+                f.seek(offset)
+                data = f.read()
+            # Only complete lines: a command being written now is read next time.
+            end = data.rfind(b"\n") + 1
+            text = data[:end].decode("utf-8", "replace")
+            for when, command in PARSERS[shell](text, stat.st_mtime):
+                command = command.strip()
+                if not command or (ignore and command.split()[0] in ignore):
+                    continue
+                digest = hashlib.sha1(f"{shell}\0{when}\0{command}".encode()).hexdigest()[:16]
+                yield activity("terminal", "run_command", when, {"command": command, "shell": shell},
+                               item_id=f"{shell}:{digest}")
+            cursors[key] = {"offset": offset + end, "inode": stat.st_ino}
+            ctx.save_cursor(dict(cursors))
+
+
+@hookimpl
+def register_collectors(register):
+    register(TerminalHistory())

@@ -1,0 +1,83 @@
+"""The terminal collector against bash, zsh (extended) and fish history files."""
+
+import os
+
+from magi_plugins.terminal import TerminalHistory
+
+from magi_desktop.collectors import Supervisor
+
+
+class Ctx:
+    def __init__(self, settings, excluded=()):
+        self.settings, self._excluded, self.cursor, self.stopping = settings, excluded, None, False
+
+    def excluded(self, kind, value):
+        return kind == "paths" and any(x in value for x in self._excluded)
+
+    def save_cursor(self, value):
+        self.cursor = value
+
+    def progress(self, done, total=None):
+        pass
+
+
+def commands(payloads):
+    return [(p["provenance"]["shell"], p["occurred_at"], p["provenance"]["command"]) for p in payloads]
+
+
+def test_zsh_extended_history_incrementally(tmp_path):
+    history = tmp_path / ".zsh_history"
+    history.write_text(": 1700000000:0;git status\n: 1700000060:2;make test \\\n  && make lint\n")
+    collector, ctx = TerminalHistory(), Ctx({"files": [str(history)]})
+    assert commands(collector.collect(None, ctx)) == [
+        ("zsh", 1700000000.0, "git status"), ("zsh", 1700000060.0, "make test \n  && make lint")]
+    assert list(collector.collect(ctx.cursor, ctx)) == []
+    with history.open("a") as f:
+        f.write(": 1700000120:0;ls -la\n: 1700000130:0;half-writ")      # the last line is not complete yet
+    assert commands(collector.collect(ctx.cursor, ctx)) == [("zsh", 1700000120.0, "ls -la")]
+    with history.open("a") as f:
+        f.write("ten\n")
+    assert commands(collector.collect(ctx.cursor, ctx)) == [("zsh", 1700000130.0, "half-written")]
+
+
+def test_bash_with_and_without_timestamps_and_ignore(tmp_path):
+    history = tmp_path / ".bash_history"
+    history.write_text("#1700000000\ncd /srv\n#1700000010\ndocker ps\nls\n")
+    os.utime(history, (1700009999, 1700009999))
+    ctx = Ctx({"files": [str(history)], "ignore": ["cd"]})
+    assert commands(TerminalHistory().collect(None, ctx)) == [
+        ("bash", 1700000010.0, "docker ps"), ("bash", 1700000010.0, "ls")]
+
+
+def test_fish_history(tmp_path):
+    history = tmp_path / "fish_history"
+    history.write_text("- cmd: echo hi\\nthere\n  when: 1700000000\n- cmd: pip install x\n  when: 1700000050\n"
+                       "  paths:\n    - x\n")
+    ctx = Ctx({"files": [str(history)]})
+    assert commands(TerminalHistory().collect(None, ctx)) == [
+        ("fish", 1700000000.0, "echo hi\nthere"), ("fish", 1700000050.0, "pip install x")]
+
+
+def test_a_rewritten_file_is_read_again_and_stored_once(tmp_path, memory):
+    history = tmp_path / ".zsh_history"
+    history.write_text(": 1700000000:0;git status\n: 1700000060:0;mysql -u root -pS3cretPass db\n")
+    clock = [1_800_000_000.0]
+    sup = Supervisor(memory, [TerminalHistory()], settings={"terminal": {"files": [str(history)]}},
+                     clock=lambda: clock[0])
+    sup.tick()
+    assert sup.wait_idle()
+    texts = sorted(r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events"))
+    assert len(texts) == 2 and "S3cretPass" not in " ".join(texts)           # the core redacted the password
+    history.write_text(": 1700000000:0;git status\n")                          # zsh rewrote (shrank) its file
+    clock[0] += 61
+    sup.tick()
+    assert sup.wait_idle()
+    assert sup.status["terminal"].counts["duplicates"] == 1 and sup.status["terminal"].counts["stored"] == 2
+    sup.stop()
+
+
+def test_excluded_paths_are_not_read(tmp_path):
+    history = tmp_path / "secret" / ".bash_history"
+    history.parent.mkdir()
+    history.write_text("ls\n")
+    assert list(TerminalHistory().collect(None, Ctx({"files": [str(history)]}, excluded=["secret"]))) == []
