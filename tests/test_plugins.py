@@ -146,7 +146,8 @@ def test_magi_load_plugins_allows_and_denies(site, rule, loaded):
     distribution(site, "magi-test-two", "1.0", {"notes": "magi_test_notes", "other": "magi_test_other"},
                  {"magi_test_notes": GOOD, "magi_test_other": "x = 1\n"})
     env = {} if rule is None else {"MAGI_LOAD_PLUGINS": rule}
-    first_party = {"browser", "git", "terminal"} if rule in (None, "", "-notes") else set()   # installed with Magi Desktop
+    # The first-party plugins are installed entry points of Magi Desktop itself.
+    first_party = {"browser", "git", "terminal"} if rule in (None, "", "-notes") else set()
     assert {p.name for p in load_plugins(env, defaults=()).info} == loaded | first_party
 
 
