@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "magi_desktop.plugins"
 # First-party plugins, registered by import path so a frozen build without entry-point metadata
 # still has them. The collectors of the plugin issue add themselves here.
-DEFAULT_PLUGINS: tuple[str, ...] = ("magi_plugins.browser", "magi_plugins.git", "magi_plugins.terminal")
+DEFAULT_PLUGINS: tuple[str, ...] = ("magi_plugins.browser", "magi_plugins.git", "magi_plugins.terminal",
+                                    "magi_plugins.music")
 
 
 @dataclass
