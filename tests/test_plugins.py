@@ -12,7 +12,7 @@ from magi_desktop.collectors import load_plugins
 from magi_desktop.core.contracts import validate_payload
 from magi_desktop.plugin_api import Collector, activity, entity
 
-FIRST_PARTY_OFF = "-browser,-git,-terminal,-music"   # the first-party plugins are installed entry points too
+FIRST_PARTY_OFF = "-browser,-git,-terminal,-music,-app_usage"   # the first-party plugins are installed entry points too
 
 GOOD = '''
     from magi_desktop.plugin_api import activity, hookimpl
@@ -147,7 +147,7 @@ def test_magi_load_plugins_allows_and_denies(site, rule, loaded):
                  {"magi_test_notes": GOOD, "magi_test_other": "x = 1\n"})
     env = {} if rule is None else {"MAGI_LOAD_PLUGINS": rule}
     # The first-party plugins are installed entry points of Magi Desktop itself.
-    first_party = {"browser", "git", "terminal", "music"} if rule in (None, "", "-notes") else set()
+    first_party = {"browser", "git", "terminal", "music", "app_usage"} if rule in (None, "", "-notes") else set()
     assert {p.name for p in load_plugins(env, defaults=()).info} == loaded | first_party
 
 
