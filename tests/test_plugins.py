@@ -8,11 +8,13 @@ import textwrap
 
 import pytest
 
-from magi_desktop.collectors import load_plugins
+from magi_desktop.collectors import DEFAULT_PLUGINS, load_plugins
 from magi_desktop.core.contracts import validate_payload
 from magi_desktop.plugin_api import Collector, activity, entity
 
-FIRST_PARTY_OFF = "-browser,-git,-terminal,-music,-app_usage"   # the first-party plugins are installed entry points too
+# The first-party plugins are installed entry points of Magi Desktop itself.
+FIRST_PARTY = {path.rsplit(".", 1)[-1] for path in DEFAULT_PLUGINS}
+FIRST_PARTY_OFF = ",".join(f"-{name}" for name in sorted(FIRST_PARTY))
 
 GOOD = '''
     from magi_desktop.plugin_api import activity, hookimpl
@@ -146,8 +148,7 @@ def test_magi_load_plugins_allows_and_denies(site, rule, loaded):
     distribution(site, "magi-test-two", "1.0", {"notes": "magi_test_notes", "other": "magi_test_other"},
                  {"magi_test_notes": GOOD, "magi_test_other": "x = 1\n"})
     env = {} if rule is None else {"MAGI_LOAD_PLUGINS": rule}
-    # The first-party plugins are installed entry points of Magi Desktop itself.
-    first_party = {"browser", "git", "terminal", "music", "app_usage"} if rule in (None, "", "-notes") else set()
+    first_party = FIRST_PARTY if rule in (None, "", "-notes") else set()
     assert {p.name for p in load_plugins(env, defaults=()).info} == loaded | first_party
 
 

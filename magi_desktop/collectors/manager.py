@@ -28,7 +28,7 @@ ENTRY_POINT_GROUP = "magi_desktop.plugins"
 # First-party plugins, registered by import path so a frozen build without entry-point metadata
 # still has them. The collectors of the plugin issue add themselves here.
 DEFAULT_PLUGINS: tuple[str, ...] = ("magi_plugins.browser", "magi_plugins.git", "magi_plugins.terminal",
-                                    "magi_plugins.music", "magi_plugins.app_usage")
+                                    "magi_plugins.music", "magi_plugins.app_usage", "magi_plugins.calendar")
 
 
 @dataclass
