@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     plugins = commands.add_parser("plugins", help="list plugins (name, version, hooks), their collectors and errors")
     plugins.add_argument("--json", action="store_true", help="print JSON")
+
+    collect = commands.add_parser("collect", help="run the collectors enabled in collectors.json once, now")
+    _add_data_dir(collect)
+    collect.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -67,7 +71,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     data = {
         "plugins": [{"name": p.name, "version": p.version, "hooks": p.hooks, "source": p.source} for p in plugins.info],
         "collectors": [{"name": c.name, "source_type": c.source_type, "interval_seconds": c.interval_seconds,
-                        "privacy_note": c.privacy_note} for c in collectors],
+                        "settings": dict(c.settings_schema), "privacy_note": c.privacy_note} for c in collectors],
         "errors": plugins.errors,
     }
     if args.json:
@@ -79,9 +83,42 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
         print(f"{p['name']} {p['version'] or ''} · {p['source']} · hooks: {', '.join(p['hooks']) or '-'}")
     for c in data["collectors"]:
         print(f"  collector {c['name']} (every {c['interval_seconds']:g} s): {c['privacy_note']}")
+        if c["settings"]:
+            print(f"    settings: {', '.join(c['settings'])}")
     for name, error in data["errors"].items():
         print(f"! {name}: {error}")
     return 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from .collectors import SettingsError, build_supervisor
+    from .core import Memory
+
+    with Memory.open(_data_dir(args)) as memory:
+        try:
+            supervisor, errors = build_supervisor(memory, memory.path.parent)
+        except SettingsError as exc:
+            print(f"magi collect: {exc}", file=sys.stderr)
+            return 2
+        if supervisor is None:
+            print(f"no collector is enabled: enable them in {memory.path.parent / 'collectors.json'} "
+                  "(see docs/plugins.md); `magi plugins` lists them", file=sys.stderr)
+            return 1
+        supervisor.paused = False
+        supervisor.tick()
+        supervisor.wait_idle(timeout=3600)
+        supervisor.stop()
+        report = {name: status.to_dict() for name, status in supervisor.status.items()}
+        memory.process_pending()
+    if args.json:
+        print(json.dumps({"collectors": report, "errors": errors}, indent=2, ensure_ascii=False))
+    else:
+        for name, status in report.items():
+            counts = status["counts"]
+            line = (f"{name}: stored {counts.get('stored', 0)}, duplicates {counts.get('duplicates', 0)}, "
+                    f"rejected {counts.get('rejected', 0)}")
+            print(line + (f" — failed: {status['last_error']}" if status["last_error"] else ""))
+    return 1 if any(s["last_error"] for s in report.values()) else 0
 
 
 def _data_dir(args: argparse.Namespace) -> Path | None:
@@ -299,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
-                "plugins": _cmd_plugins, "app": _cmd_app, None: _cmd_app}
+                "plugins": _cmd_plugins, "collect": _cmd_collect, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

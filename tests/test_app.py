@@ -40,3 +40,28 @@ def test_window_shows_what_the_memory_holds(desktop, qtbot):
     assert "assistant_response 1" in fields["classes"].text()
     assert fields["queue"].text().startswith("0 to embed")
     assert "3 chunks" in fields["embedding"].text()
+
+
+def test_collectors_are_off_by_default_and_run_when_enabled(qtbot, tmp_path, monkeypatch):
+    import json
+
+    import git
+
+    repo = git.Repo.init(tmp_path / "proj", initial_branch="main")
+    (tmp_path / "proj" / "a.txt").write_text("a\n")
+    repo.index.add([str(tmp_path / "proj" / "a.txt")])
+    repo.index.commit("Initial import", author=git.Actor("Ana", "a@x"), committer=git.Actor("Ana", "a@x"))
+    memory = Memory.open(tmp_path / "off", embedder="hashing")
+    off = DesktopApp(QApplication.instance(), memory)
+    assert off.supervisor is None
+    off.shutdown()
+    data = tmp_path / "on"
+    data.mkdir()
+    (data / "collectors.json").write_text(json.dumps({"collectors": {"git": {
+        "enabled": True, "settings": {"repositories": [str(tmp_path / "proj")]}}}}))
+    monkeypatch.setenv("MAGI_LOAD_PLUGINS", "git")
+    on = DesktopApp(QApplication.instance(), Memory.open(data, embedder="hashing"))
+    qtbot.addWidget(on.window)
+    on.start()
+    qtbot.waitUntil(lambda: on.supervisor.status["git"].counts["stored"] == 1, timeout=20_000)
+    on.shutdown()

@@ -1,7 +1,26 @@
 """The host side of plugins: hookspecs, discovery (built-ins and entry points) and the collector supervisor."""
 
 from .manager import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, PluginInfo, Plugins, load_plugins
+from .settings import CollectorSettings, SettingsError, load_settings
 from .supervisor import CollectorStatus, Supervisor
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorStatus", "PluginInfo", "Plugins", "Supervisor",
-           "load_plugins"]
+__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorSettings", "CollectorStatus", "PluginInfo", "Plugins",
+           "SettingsError", "Supervisor", "build_supervisor", "load_plugins", "load_settings"]
+
+
+def build_supervisor(memory, data_folder, env=None):
+    """A supervisor over the enabled collectors (None when none is enabled), and what went wrong loading them."""
+    import logging
+
+    settings = load_settings(data_folder)
+    plugins = load_plugins(env)
+    collectors = [c for c in plugins.collectors() if c.name in settings.enabled]
+    for name in sorted(set(settings.enabled) - {c.name for c in collectors}):
+        plugins.errors[f"collector {name}"] = "enabled in collectors.json but no plugin registers it"
+    for name, error in plugins.errors.items():
+        logging.getLogger(__name__).warning("plugin %s: %s", name, error)
+    if not collectors:
+        return None, plugins.errors
+    supervisor = Supervisor(memory, collectors, settings=settings.enabled, exclusions=settings.exclusions)
+    supervisor.paused = settings.paused
+    return supervisor, plugins.errors

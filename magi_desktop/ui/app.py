@@ -39,7 +39,8 @@ class DesktopApp:
     def __init__(self, qapp: QApplication, memory: Memory):
         self.qapp = qapp
         self.memory = memory
-        self.worker = BackgroundWorker(memory)
+        self.supervisor = _supervisor(memory)
+        self.worker = BackgroundWorker(memory, tick=self.supervisor.tick if self.supervisor else None)
         self.tray: QSystemTrayIcon | None = None
         tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         # Without a tray the window is the only way back into the app, so closing it quits.
@@ -78,10 +79,24 @@ class DesktopApp:
         self.window.timer.stop()
         if self.tray is not None:
             self.tray.hide()
+        if self.supervisor is not None:
+            self.supervisor.stop()
         if not self.worker.stop():
             # Closing under a running batch makes it roll back: nothing is lost, it runs again next start.
             log.warning("closing the memory while a background batch is still running")
         self.memory.close()
+
+
+def _supervisor(memory: Memory):
+    """The collectors enabled in collectors.json, supervised; None when none is (or the file is malformed)."""
+    from ..collectors import SettingsError, build_supervisor
+
+    try:
+        supervisor, _errors = build_supervisor(memory, memory.path.parent)
+    except SettingsError as exc:
+        log.error("collectors are off: %s", exc)
+        return None
+    return supervisor
 
 
 def _quit_on_signals(qapp: QApplication) -> QTimer:

@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 
 class BackgroundWorker:
     def __init__(self, memory: Memory, *, batch: int = 64, idle_poll_seconds: float = 30.0,
-                 maintenance_seconds: float = 600.0):
+                 maintenance_seconds: float = 600.0, tick=None):
         self.memory = memory
+        self.tick = tick              # called every loop: e.g. a collector supervisor's tick
         self.batch = batch
         self.idle_poll_seconds = idle_poll_seconds
         self.maintenance_seconds = maintenance_seconds   # how often the periodic jobs (run_due) run
@@ -65,6 +66,12 @@ class BackgroundWorker:
     def _run(self) -> None:
         while not self._stop.is_set():
             self._maintain_if_due()
+            if self.tick is not None:
+                try:
+                    self.tick()
+                except Exception as exc:  # noqa: BLE001 - collectors must not stop the queues
+                    log.exception("collector tick failed")
+                    self.last_error = f"{type(exc).__name__}: {exc}"
             try:
                 report = self.memory.process_pending(limit=self.batch)
                 cognition = report["l2"]

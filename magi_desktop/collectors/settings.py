@@ -1,0 +1,83 @@
+"""Which collectors run, with what settings: ``collectors.json`` in the data folder.
+
+    {
+      "paused": false,
+      "exclusions": {"domains": ["bank.example"], "apps": ["keepassxc"], "repositories": [], "paths": []},
+      "collectors": {
+        "browser": {"enabled": true, "settings": {"backfill_days": 30}},
+        "git": {"enabled": true, "settings": {"repositories": ["~/src/magi"]}}
+      }
+    }
+
+Collectors are off until enabled here (reading a browser history or a shell
+history is the user's call, not a default). A malformed file is an error that
+names the bad field; the app then runs no collector rather than guessing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FILE_NAME = "collectors.json"
+EXCLUSION_KINDS = ("domains", "apps", "repositories", "paths")
+
+
+class SettingsError(ValueError):
+    def __init__(self, path: Path, where: str, message: str):
+        super().__init__(f"{path}: {where}: {message}")
+        self.where = where
+
+
+@dataclass
+class CollectorSettings:
+    paused: bool = False
+    exclusions: dict[str, list[str]] = field(default_factory=dict)
+    enabled: dict[str, dict[str, Any]] = field(default_factory=dict)   # name -> its settings
+
+
+def settings_path(data_folder: Path) -> Path:
+    return Path(data_folder) / FILE_NAME
+
+
+def load_settings(data_folder: Path) -> CollectorSettings:
+    path = settings_path(data_folder)
+    if not path.exists():
+        return CollectorSettings()
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SettingsError(path, "file", f"not readable JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise SettingsError(path, "file", "must be a JSON object")
+    unknown = set(raw) - {"paused", "exclusions", "collectors"}
+    if unknown:
+        raise SettingsError(path, sorted(unknown)[0], "unknown setting")
+    paused = raw.get("paused", False)
+    if not isinstance(paused, bool):
+        raise SettingsError(path, "paused", "must be true or false")
+    exclusions = raw.get("exclusions", {})
+    if not isinstance(exclusions, dict):
+        raise SettingsError(path, "exclusions", "must be an object")
+    for kind, values in exclusions.items():
+        if kind not in EXCLUSION_KINDS:
+            raise SettingsError(path, f"exclusions.{kind}", f"unknown list; one of {', '.join(EXCLUSION_KINDS)}")
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise SettingsError(path, f"exclusions.{kind}", "must be a list of strings")
+    collectors = raw.get("collectors", {})
+    if not isinstance(collectors, dict):
+        raise SettingsError(path, "collectors", "must be an object")
+    enabled = {}
+    for name, entry in collectors.items():
+        if not isinstance(entry, dict):
+            raise SettingsError(path, f"collectors.{name}", "must be an object")
+        if not isinstance(entry.get("enabled", False), bool):
+            raise SettingsError(path, f"collectors.{name}.enabled", "must be true or false")
+        settings = entry.get("settings", {})
+        if not isinstance(settings, dict):
+            raise SettingsError(path, f"collectors.{name}.settings", "must be an object")
+        if entry.get("enabled", False):
+            enabled[name] = settings
+    return CollectorSettings(paused=paused, exclusions=exclusions, enabled=enabled)
