@@ -106,7 +106,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             return 1
         supervisor.paused = False
         supervisor.tick()
-        supervisor.wait_idle(timeout=3600)
+        while not supervisor.wait_idle(timeout=1.0):
+            supervisor.tick()        # abandons a run past its timeout (it is reported as hung)
         supervisor.stop()
         report = {name: status.to_dict() for name, status in supervisor.status.items()}
         memory.process_pending()

@@ -85,3 +85,16 @@ def test_the_background_worker_ticks_the_supervisor(tmp_path, memory):
     worker.stop()
     supervisor.stop()
     assert supervisor.status["git"].counts["stored"] == 1 and worker.last_error is None
+
+
+@pytest.mark.parametrize("settings, where", [
+    ({"paths": "~/cal"}, "collectors.calendar.settings.paths"),
+    ({"paths": [1]}, "collectors.calendar.settings.paths"),
+    ({"days_back": "30d"}, "collectors.calendar.settings.days_back"),
+    ({"folder": "x"}, "collectors.calendar.settings.folder"),
+])
+def test_settings_are_checked_against_the_collectors_schema(tmp_path, memory, settings, where):
+    write(memory.path.parent, {"collectors": {"calendar": {"enabled": True, "settings": settings}}})
+    with pytest.raises(SettingsError) as caught:
+        build_supervisor(memory, memory.path.parent, env={"MAGI_LOAD_PLUGINS": "calendar"})
+    assert caught.value.where == where

@@ -81,3 +81,17 @@ def test_excluded_paths_are_not_read(tmp_path):
     history.parent.mkdir()
     history.write_text("ls\n")
     assert list(TerminalHistory().collect(None, Ctx({"files": [str(history)]}, excluded=["secret"]))) == []
+
+
+def test_a_history_rewritten_through_a_new_file_is_not_stored_again(tmp_path):
+    history = tmp_path / ".bash_history"
+    history.write_text("ls\nmake\n")
+    collector, ctx = TerminalHistory(), Ctx({"files": [str(history)]})
+    first = {p["source_item_id"] for p in collector.collect(None, ctx)}
+    replacement = tmp_path / ".bash_history.new"
+    replacement.write_text("ls\nmake\ngit push\n")
+    os.replace(replacement, history)                       # readline/zsh rewrite through a temporary file
+    os.utime(history, (1_800_000_000, 1_800_000_000))
+    again = list(collector.collect(ctx.cursor, ctx))
+    assert {p["source_item_id"] for p in again} - first == {again[-1]["source_item_id"]}
+    assert again[-1]["provenance"]["command"] == "git push"

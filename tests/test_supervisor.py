@@ -221,3 +221,18 @@ def test_pause_and_exclusions(memory):
     titles = {r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")}
     assert titles == {"a.example", "c.example"}
     sup.stop()
+
+
+def test_no_fallback_cursor_after_a_failed_or_cut_run_and_systemexit_is_contained(memory):
+    class Dies(Steady):
+        def collect(self, since, ctx):
+            yield activity("notes", "write_note", T0, {"title": "one"}, item_id="d1")
+            raise SystemExit("plugin called exit()")
+
+    sup = Supervisor(memory, [Dies("dies"), Floods("flood")], max_per_run=100)
+    sup.tick()
+    assert sup.wait_idle()
+    assert memory.plugin_cursor("dies") is None and memory.plugin_cursor("flood") is None
+    assert "SystemExit" in sup.status["dies"].last_error and not sup.status["dies"].running
+    assert stored(memory) == 1 and stored(memory, "flood") == 100
+    sup.stop()

@@ -1,7 +1,7 @@
 """The host side of plugins: hookspecs, discovery (built-ins and entry points) and the collector supervisor."""
 
 from .manager import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, PluginInfo, Plugins, load_plugins
-from .settings import CollectorSettings, SettingsError, load_settings
+from .settings import CollectorSettings, SettingsError, check_settings, load_settings
 from .supervisor import CollectorStatus, Supervisor
 
 __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorSettings", "CollectorStatus", "PluginInfo", "Plugins",
@@ -15,6 +15,8 @@ def build_supervisor(memory, data_folder, env=None):
     settings = load_settings(data_folder)
     plugins = load_plugins(env)
     collectors = [c for c in plugins.collectors() if c.name in settings.enabled]
+    for collector in collectors:
+        check_settings(data_folder, collector, settings.enabled[collector.name])
     for name in sorted(set(settings.enabled) - {c.name for c in collectors}):
         plugins.errors[f"collector {name}"] = "enabled in collectors.json but no plugin registers it"
     for name, error in plugins.errors.items():

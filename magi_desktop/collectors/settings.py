@@ -81,3 +81,25 @@ def load_settings(data_folder: Path) -> CollectorSettings:
         if entry.get("enabled", False):
             enabled[name] = settings
     return CollectorSettings(paused=paused, exclusions=exclusions, enabled=enabled)
+
+
+_TYPES = {"string": str, "array": list, "number": (int, float), "integer": int, "boolean": bool, "object": dict}
+
+
+def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) -> None:
+    """A collector's settings must be ones it declares, of the declared type ("paths": "~/cal" is not a list)."""
+    path = settings_path(data_folder)
+    schema = dict(getattr(collector, "settings_schema", {}) or {})
+    for key, value in values.items():
+        where = f"collectors.{collector.name}.settings.{key}"
+        if key not in schema:
+            raise SettingsError(path, where, f"unknown setting; {collector.name} takes {', '.join(schema) or 'none'}")
+        kind = schema[key].get("type") if isinstance(schema[key], dict) else None
+        expected = _TYPES.get(kind)
+        if expected is None:
+            continue
+        if isinstance(value, bool) and kind in ("number", "integer") or not isinstance(value, expected):
+            raise SettingsError(path, where, f"must be {'an' if kind[0] in 'aeio' else 'a'} {kind}")
+        items = schema[key].get("items", {}).get("type") if kind == "array" else None
+        if items in _TYPES and not all(isinstance(v, _TYPES[items]) for v in value):
+            raise SettingsError(path, where, f"must be a list of {items}s")

@@ -109,6 +109,8 @@ class Supervisor:
         self._runs: dict[str, tuple[threading.Thread, threading.Event, float]] = {}
         self._newest: dict[str, float] = {}
         self._unsafe: set[str] = set()   # collectors with a failed write in the current run
+        self._explicit: set[str] = set()      # saved a cursor in the current run
+        self._keeps_cursor: set[str] = set()  # have ever saved their own cursor (never get the fallback)
         self._writer = threading.Thread(target=self._write_loop, name="magi-collect-writer", daemon=True)
         self._writer.start()
 
@@ -165,8 +167,14 @@ class Supervisor:
         for thread, cancelled, _ in list(self._runs.values()):
             cancelled.set()
             thread.join(timeout / max(1, len(self._runs)))
-        self._queue.put(None)
-        self._writer.join(timeout)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self._queue.put(None, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        self._writer.join(max(0.0, deadline - time.monotonic()))
 
     # ------------------------------------------------------------------ runs
 
@@ -174,22 +182,28 @@ class Supervisor:
         status = self.status[name]
         ctx = _Context(self, name, self.settings[name], cancelled)
         error = None
+        cut = False
         try:
             since = self.memory.plugin_cursor(name)
             yielded = 0
             for payload in collector.collect(since, ctx):
                 if cancelled.is_set() or self._stop.is_set():
+                    cut = True
                     break
                 if yielded >= self.max_per_run:
                     status.counts["throttled"] += 1
                     log.warning("collector %s yielded more than %d payloads in one run; cut", name, self.max_per_run)
+                    cut = True
                     break
                 yielded += 1
                 status.counts["yielded"] += 1
                 self._put(name, payload, None, cancelled)
-        except Exception as exc:  # noqa: BLE001 - a collector's bug is its own
+        except BaseException as exc:  # noqa: BLE001 - a collector's bug (even SystemExit) is its own
             error = f"{type(exc).__name__}: {exc}"
             log.warning("collector %s failed: %s", name, error)
+        # Queued while the run still counts as running, so neither wait_idle nor the next run
+        # can slip in before it. Only a clean, complete run may fall back to the newest time seen.
+        self._put(name, _CURSOR, None, cancelled, final=True, clean=error is None and not cut)
         with self._lock:
             if self._runs.get(name, (None,))[0] is not threading.current_thread():
                 return  # abandoned as hung; its outcome no longer counts
@@ -202,7 +216,6 @@ class Supervisor:
             else:
                 status.failures, status.last_error = 0, None
                 status.next_run_at = now + float(collector.interval_seconds)
-        self._put(name, _CURSOR, None, cancelled, final=True)
 
     def _failed(self, name: str, error: str, now: float, hung: bool = False) -> None:
         status = self.status[name]
@@ -215,9 +228,10 @@ class Supervisor:
         interval = float(self.collectors[name].interval_seconds)
         status.next_run_at = now + min(MAX_BACKOFF_SECONDS, interval * 2 ** status.failures)
 
-    def _put(self, name: str, payload: Any, cursor: Any, cancelled: threading.Event, final: bool = False) -> None:
+    def _put(self, name: str, payload: Any, cursor: Any, cancelled: threading.Event, final: bool = False,
+             clean: bool = False) -> None:
         """Hand over to the writer, waiting while the queue is full (backpressure)."""
-        item = (name, _CURSOR, cursor, final) if payload is _CURSOR else (name, payload, None, False)
+        item = (name, _CURSOR, cursor, (final, clean)) if payload is _CURSOR else (name, payload, None, None)
         while not self._stop.is_set():
             if cancelled.is_set() and not final:
                 self.status[name].counts["dropped"] += 1
@@ -242,10 +256,10 @@ class Supervisor:
                 self._flush(pending)
                 self._queue.task_done()
                 return
-            name, payload, cursor, final = item
+            name, payload, cursor, flags = item
             if payload is _CURSOR:
                 self._flush(pending)          # everything yielded before the cursor is stored first
-                self._store_cursor(name, cursor, final)
+                self._store_cursor(name, cursor, *flags)
                 self._queue.task_done()
             else:
                 pending.append((name, payload))
@@ -284,20 +298,25 @@ class Supervisor:
                     continue
                 self._newest[name] = max(self._newest.get(name, at), at)
 
-    def _store_cursor(self, name: str, cursor: Any, final: bool) -> None:
+    def _store_cursor(self, name: str, cursor: Any, final: bool, clean: bool = False) -> None:
         if name in self._unsafe:
             if final:
                 self._unsafe.discard(name)   # the next run starts from the old cursor and repeats the rest
             return
-        if cursor is None and final:
-            if name not in self._newest:
+        if final:
+            explicit = name in self._explicit
+            self._explicit.discard(name)
+            # A collector that keeps its own cursor never gets the fallback; nor does a run
+            # that failed or was cut (it would skip what was never yielded).
+            if explicit or name in self._keeps_cursor or not clean or name not in self._newest:
                 return
-            if self.status[name].counts.get("cursor_saved"):
-                return      # the collector keeps its own cursor
+            stored = self.memory.plugin_cursor(name)
+            if stored is not None and not isinstance(stored, (int, float)):
+                return      # a cursor of the collector's own making is never replaced by a time
             cursor = self._newest[name]
-        elif cursor is None:
-            return
         else:
+            self._explicit.add(name)
+            self._keeps_cursor.add(name)
             self.status[name].counts["cursor_saved"] += 1
         try:
             self.memory.save_plugin_cursor(name, cursor)

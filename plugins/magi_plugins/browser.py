@@ -139,10 +139,14 @@ class BrowserHistory:
                     if ctx.stopping:
                         return
                     newest = max(newest, raw)
-                    parts = urlsplit(url)
+                    try:
+                        parts = urlsplit(url or "")
+                        hostname = parts.hostname
+                    except ValueError:
+                        continue          # a malformed address in the history: skip it, keep reading
                     if parts.scheme not in _SCHEMES or ctx.excluded("domains", url):
                         continue
-                    domain = (parts.hostname or "").removeprefix("www.")
+                    domain = (hostname or "").removeprefix("www.")
                     provenance = {"url": url, "domain": domain, "browser": browser}
                     if title:
                         provenance["title"] = title
@@ -150,6 +154,8 @@ class BrowserHistory:
                                    item_id=f"{browser}:{_profile_id(path)}:{visit_id}")
                     if count % BATCH == 0:
                         ctx.progress(count)
+                        cursors[key] = newest
+                        ctx.save_cursor(dict(cursors))   # a long back-fill resumes where it stopped
             cursors[key] = newest
             ctx.save_cursor(dict(cursors))   # kept once this profile's visits are stored
             ctx.progress(number + 1, len(profiles))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
@@ -128,12 +129,16 @@ class Music:
             for line in data[:end].decode("utf-8", "replace").splitlines():
                 try:
                     row = json.loads(line)
+                    played_at = float(row["played_at"])
+                    if not math.isfinite(played_at):
+                        raise ValueError("played_at is not a time")
                     play = Play(str(row.get("player", "log")), str(row.get("artist", "")), str(row["track"]),
-                                str(row.get("album", "")), float(row["played_at"]), float(row["played_at"]))
-                except (ValueError, KeyError, TypeError):
-                    continue                       # a damaged line is skipped, the rest is read
+                                str(row.get("album", "")), played_at, played_at)
+                    payload = play_payload(play, float(row.get("duration_sec") or 0))
+                except Exception:  # noqa: BLE001 - a damaged line is skipped, whatever is wrong with it
+                    continue
                 if not ctx.excluded("apps", play.player):
-                    yield play_payload(play, float(row.get("duration_sec", 0)))
+                    yield payload
             state["log_offset"] = offset + end
         ctx.save_cursor(state)
 

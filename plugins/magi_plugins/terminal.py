@@ -126,11 +126,17 @@ class TerminalHistory:
             # Only complete lines: a command being written now is read next time.
             end = data.rfind(b"\n") + 1
             text = data[:end].decode("utf-8", "replace")
-            for when, command in PARSERS[shell](text, stat.st_mtime):
+            fallback = -1.0           # entries without a recorded time get the file's time, but not in their id
+            for when, command in PARSERS[shell](text, fallback):
                 command = command.strip()
                 if not command or (ignore and command.split()[0] in ignore):
                     continue
-                digest = hashlib.sha1(f"{shell}\0{when}\0{command}".encode()).hexdigest()[:16]
+                # A timed entry is identified by its time; an untimed one by its text, so a history the
+                # shell rewrote (a new file, a new mtime) is not stored again. Repeats of an untimed
+                # command are one event — the file cannot tell them apart.
+                digest = hashlib.sha1(f"{shell}\0{when if when != fallback else ''}\0{command}".encode()
+                                      ).hexdigest()[:16]
+                when = stat.st_mtime if when == fallback else when
                 yield activity("terminal", "run_command", when, {"command": command, "shell": shell},
                                item_id=f"{shell}:{digest}")
             cursors[key] = {"offset": offset + end, "inode": stat.st_ino}
