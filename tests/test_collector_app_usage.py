@@ -23,19 +23,6 @@ def test_samples_merge_into_hour_blocks():
     assert list(blocks) == [f"{H + 3600}|code"]
 
 
-class Ctx:
-    def __init__(self):
-        self.settings, self.cursor, self.stopping = {}, None, False
-
-    def excluded(self, kind, value):
-        return kind == "apps" and value == "keepassxc"
-
-    def save_cursor(self, value):
-        self.cursor = value
-
-    def progress(self, done, total=None):
-        pass
-
 
 def test_one_event_per_app_per_hour_once_the_hour_is_over(memory):
     now = [H + 30]

@@ -2,29 +2,13 @@
 
 import sqlite3
 
+from collecting import Ctx
 from magi_plugins import browser as B
 
 from magi_desktop.collectors import Supervisor
 
 NOW = 1_764_000_000.0        # 2025-11-24
 
-
-class Ctx:
-    def __init__(self, settings, excluded=()):
-        self.settings = settings
-        self._excluded = excluded
-        self.cursor = None
-        self.progressed = []
-        self.stopping = False
-
-    def excluded(self, kind, value):
-        return kind == "domains" and any(d in value for d in self._excluded)
-
-    def save_cursor(self, value):
-        self.cursor = value
-
-    def progress(self, done, total=None):
-        self.progressed.append((done, total))
 
 
 def chromium_history(path, visits):
@@ -81,7 +65,7 @@ def test_chromium_history_is_read_from_a_copy_incrementally(tmp_path):
     ])
     live.execute("BEGIN EXCLUSIVE")              # the browser holds its database: we read a copy
     collector = B.BrowserHistory(now=lambda: NOW)
-    ctx = Ctx({"profiles": [str(history)], "backfill_days": 90}, excluded=["bank.example.org"])
+    ctx = Ctx({"profiles": [str(history)], "backfill_days": 90}, {"domains": ["bank.example.org"]})
     payloads = list(collector.collect(None, ctx))
     assert [p["provenance"]["url"] for p in payloads] == ["https://www.example.com/a", "https://docs.python.org/3/"]
     first = payloads[0]

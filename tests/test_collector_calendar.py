@@ -3,6 +3,7 @@
 import os
 from datetime import datetime, timezone
 
+from collecting import Ctx
 from magi_plugins.calendar import CalendarFiles
 
 from magi_desktop.collectors import Supervisor
@@ -43,19 +44,6 @@ END:VEVENT
 END:VCALENDAR
 """
 
-
-class Ctx:
-    def __init__(self, settings, excluded=()):
-        self.settings, self._excluded, self.cursor, self.stopping = settings, excluded, None, False
-
-    def excluded(self, kind, value):
-        return kind == "paths" and any(x in value for x in self._excluded)
-
-    def save_cursor(self, value):
-        self.cursor = value
-
-    def progress(self, done, total=None):
-        pass
 
 
 def when(payload):
@@ -107,6 +95,6 @@ def test_a_broken_file_does_not_stop_the_others_and_excluded_paths_are_skipped(t
     (tmp_path / "private").mkdir()
     (tmp_path / "private" / "x.ics").write_text(ICS)
     (tmp_path / "ok.ics").write_text(ICS)
-    ctx = Ctx({"paths": [str(tmp_path)]}, excluded=["private"])
+    ctx = Ctx({"paths": [str(tmp_path)]}, {"paths": ["private"]})
     payloads = list(CalendarFiles(clock=lambda: NOW).collect(None, ctx))
     assert len(payloads) == 5

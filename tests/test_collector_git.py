@@ -3,28 +3,13 @@
 import os
 
 import git
+from collecting import Ctx
 from magi_plugins.git import GitActivity
 
 from magi_desktop.collectors import Supervisor
 
 T0 = 1_764_000_000
 
-
-class Ctx:
-    def __init__(self, settings, excluded=()):
-        self.settings = settings
-        self._excluded = excluded
-        self.cursor = None
-        self.stopping = False
-
-    def excluded(self, kind, value):
-        return kind == "repositories" and any(x in value for x in self._excluded)
-
-    def save_cursor(self, value):
-        self.cursor = value
-
-    def progress(self, done, total=None):
-        pass
 
 
 def commit(repo, name, text, message, at, author="Ana <ana@example.com>"):
@@ -71,7 +56,7 @@ def test_authors_and_exclusions(tmp_path):
     commit(repo, "d.txt", "d\n", "Someone else's fix", T0 + 90, author="Bo <bo@example.com>")
     make_repo(tmp_path / "secret")
     ctx = Ctx({"repositories": [str(tmp_path / "mine"), str(tmp_path / "secret"), str(tmp_path / "missing")],
-               "authors": ["ana@example.com"]}, excluded=["secret"])
+               "authors": ["ana@example.com"]}, {"repositories": ["secret"]})
     payloads = list(GitActivity().collect(None, ctx))
     assert {p["provenance"]["repo"] for p in payloads} == {"mine"}
     assert all(p["provenance"]["author"] == "Ana" for p in payloads) and len(payloads) == 2

@@ -5,6 +5,7 @@ import os
 import stat
 
 import pytest
+from collecting import Ctx
 from magi_plugins.music import Music, Play, merge_heartbeat, sample_players
 
 from magi_desktop.collectors import Supervisor
@@ -28,25 +29,12 @@ def test_merge_heartbeat(current, sample, going_on, ended):
     assert (done and done.track) == ended
 
 
-class Ctx:
-    def __init__(self, settings):
-        self.settings, self.cursor, self.stopping = settings, None, False
-
-    def excluded(self, kind, value):
-        return kind == "apps" and value == "secret-player"
-
-    def save_cursor(self, value):
-        self.cursor = value
-
-    def progress(self, done, total=None):
-        pass
-
 
 def test_samples_become_one_play_when_it_ends(tmp_path):
     samples = iter([[beat("Clair", 0)], [beat("Clair", 40), beat("X", 40, player="secret-player")],
                     [beat("Clair", 80)], [beat("Reverie", 120)], [], []])
     music = Music(sampler=lambda: next(samples))
-    ctx, out = Ctx({}), []
+    ctx, out = Ctx({}, {"apps": ["secret-player"]}), []
     for _ in range(6):
         out += list(music.collect(ctx.cursor, ctx))
         ctx.cursor = json.loads(json.dumps(ctx.cursor))       # the cursor survives a restart as JSON

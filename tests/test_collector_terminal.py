@@ -2,23 +2,10 @@
 
 import os
 
+from collecting import Ctx
 from magi_plugins.terminal import TerminalHistory
 
 from magi_desktop.collectors import Supervisor
-
-
-class Ctx:
-    def __init__(self, settings, excluded=()):
-        self.settings, self._excluded, self.cursor, self.stopping = settings, excluded, None, False
-
-    def excluded(self, kind, value):
-        return kind == "paths" and any(x in value for x in self._excluded)
-
-    def save_cursor(self, value):
-        self.cursor = value
-
-    def progress(self, done, total=None):
-        pass
 
 
 def commands(payloads):
@@ -80,7 +67,7 @@ def test_excluded_paths_are_not_read(tmp_path):
     history = tmp_path / "secret" / ".bash_history"
     history.parent.mkdir()
     history.write_text("ls\n")
-    assert list(TerminalHistory().collect(None, Ctx({"files": [str(history)]}, excluded=["secret"]))) == []
+    assert list(TerminalHistory().collect(None, Ctx({"files": [str(history)]}, {"paths": ["secret"]}))) == []
 
 
 def test_a_history_rewritten_through_a_new_file_is_not_stored_again(tmp_path):
