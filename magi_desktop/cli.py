@@ -105,11 +105,16 @@ def _cmd_collect(args: argparse.Namespace) -> int:
                   "(see docs/plugins.md); `magi plugins` lists them", file=sys.stderr)
             return 1
         supervisor.paused = False
+        before = {name: dict(status.counts) for name, status in supervisor.status.items()}
         supervisor.tick()
         while not supervisor.wait_idle(timeout=1.0):
             supervisor.tick()        # abandons a run past its timeout (it is reported as hung)
         supervisor.stop()
-        report = {name: status.to_dict() for name, status in supervisor.status.items()}
+        report = {}
+        for name, status in supervisor.status.items():
+            # This run's counts; the running totals are in `magi status`.
+            report[name] = status.to_dict() | {"counts": {k: v - before[name].get(k, 0) for k, v in
+                                                          status.counts.items() if v - before[name].get(k, 0)}}
         memory.process_pending()
     if args.json:
         print(json.dumps({"collectors": report, "errors": errors}, indent=2, ensure_ascii=False))
@@ -297,6 +302,19 @@ def _print_status(stats: dict) -> None:
         for source, c in stats["sources"].items():
             print(f"  {source:<20}{c['accepted']:>9}  {c['duplicates']:>10}  {c['rejected']:>8}")
             if c["last_rejection"]:
+                print(f"    last rejection: {c['last_rejection']}")
+    if stats["collectors"]:
+        print("collectors    runs  stored  duplicates  rejected  dropped  state")
+        for name, c in stats["collectors"].items():
+            counts = c.get("counts", {})
+            state = ("quarantined" if c.get("quarantined") else f"failing ({c['failures']})" if c.get("failures")
+                     else "ok")
+            dropped = sum(counts.get(k, 0) for k in ("throttled", "dropped", "write_failed"))
+            print(f"  {name:<12}{c.get('runs', 0):>4}{counts.get('stored', 0):>8}{counts.get('duplicates', 0):>12}"
+                  f"{counts.get('rejected', 0):>10}{dropped:>9}  {state}")
+            if c.get("last_error"):
+                print(f"    last error: {c['last_error']}")
+            if c.get("last_rejection"):
                 print(f"    last rejection: {c['last_rejection']}")
 
 

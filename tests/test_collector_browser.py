@@ -143,3 +143,27 @@ def test_the_browser_collector_runs_under_the_supervisor_into_memory(tmp_path, m
     assert sup.wait_idle()
     assert sup.status["browser"].counts["stored"] == 2 and sup.status["browser"].counts["duplicates"] == 0
     sup.stop()
+
+
+def test_a_visit_synced_from_another_device_with_an_old_time_is_still_read(tmp_path):
+    history = tmp_path / "History"
+    live = chromium_history(history, [("https://a.example/", "A", NOW - 600)])
+    collector, ctx = B.BrowserHistory(now=lambda: NOW), Ctx({"profiles": [str(history)]})
+    assert len(list(collector.collect(None, ctx))) == 1
+    chromium_history_add(live, "https://phone.example/", "Read on the phone", NOW - 3 * 86400)   # new id, old time
+    assert [p["provenance"]["title"] for p in collector.collect(ctx.cursor, ctx)] == ["Read on the phone"]
+    assert list(collector.collect(ctx.cursor, ctx)) == []
+    live.close()
+
+
+def test_a_live_database_in_wal_mode_is_snapshotted_with_its_recent_visits(tmp_path):
+    """The browser's newest visits sit in the write-ahead log until a checkpoint: they are read too."""
+    history = tmp_path / "History"
+    live = chromium_history(history, [("https://a.example/", "A", NOW - 600)])
+    live.execute("PRAGMA journal_mode=WAL")
+    live.execute("PRAGMA wal_autocheckpoint=0")
+    chromium_history_add(live, "https://b.example/", "B only in the log", NOW - 60)
+    assert (tmp_path / "History-wal").stat().st_size > 0
+    payloads = list(B.BrowserHistory(now=lambda: NOW).collect(None, Ctx({"profiles": [str(history)]})))
+    assert [p["provenance"]["title"] for p in payloads] == ["A", "B only in the log"]
+    live.close()

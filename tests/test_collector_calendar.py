@@ -65,6 +65,10 @@ def test_recurrences_exceptions_and_moved_occurrences_in_the_window(tmp_path):
     ]
     assert payloads[0]["provenance"]["location"] == "Room 4" and payloads[2]["provenance"]["all_day"] is True
     assert list(CalendarFiles(clock=lambda: NOW).collect(ctx.cursor, ctx)) == []     # unchanged file: skipped
+    # A week on, the file unchanged: the window has moved and reaches the last occurrence, only it is new.
+    later = list(CalendarFiles(clock=lambda: NOW + 7 * 86400).collect(ctx.cursor, ctx))
+    assert [(when(p), p["provenance"]["summary"]) for p in later] == [("04-06 09:00", "Team standup")]
+    assert list(CalendarFiles(clock=lambda: NOW + 7 * 86400 + 3600).collect(ctx.cursor, ctx)) == []
 
 
 def test_an_edited_event_is_stored_as_what_it_became(tmp_path, memory):

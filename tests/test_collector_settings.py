@@ -50,7 +50,7 @@ def repo_at(path):
 
 
 def test_magi_collect_runs_the_enabled_collectors_once(tmp_path):
-    repo_at(tmp_path / "proj")
+    repo = repo_at(tmp_path / "proj")
     data = tmp_path / "data"
     write(data, {"collectors": {"git": {"enabled": True, "settings": {"repositories": [str(tmp_path / "proj")]}},
                                 "nosuch": {"enabled": True}}})
@@ -63,7 +63,20 @@ def test_magi_collect_runs_the_enabled_collectors_once(tmp_path):
     assert "no plugin registers it" in report["errors"]["collector nosuch"]
     again = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "collect"], capture_output=True, text=True,
                            env=env, timeout=300)
-    assert "git: stored 0, duplicates 1, rejected 0" in again.stdout
+    assert "git: stored 0, duplicates 0, rejected 0" in again.stdout     # this run's counts: nothing new
+    (tmp_path / "proj" / "b.txt").write_text("b\n")
+    repo.index.add([str(tmp_path / "proj" / "b.txt")])
+    repo.index.commit("Second")
+    third = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "collect"], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert "git: stored 1, duplicates 0, rejected 0" in third.stdout
+    status = json.loads(subprocess.run([sys.executable, "-m", "magi_desktop.cli", "status", "--json"],
+                                       capture_output=True, text=True, env=env, timeout=300).stdout)
+    git_status = status["collectors"]["git"]
+    assert git_status["runs"] == 3 and git_status["counts"]["stored"] == 2 and not git_status["quarantined"]
+    human = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "status"], capture_output=True, text=True,
+                           env=env, timeout=300).stdout
+    assert "collectors" in human and "git" in human
 
 
 def test_magi_collect_without_enabled_collectors_says_how(tmp_path):
@@ -98,3 +111,28 @@ def test_settings_are_checked_against_the_collectors_schema(tmp_path, memory, se
     with pytest.raises(SettingsError) as caught:
         build_supervisor(memory, memory.path.parent, env={"MAGI_LOAD_PLUGINS": "calendar"})
     assert caught.value.where == where
+
+
+def test_a_watched_file_wakes_an_idle_worker(tmp_path, memory):
+    """The app's path: build_supervisor(watch=True), the worker idling for a minute, a command typed."""
+    history = tmp_path / ".zsh_history"
+    history.write_text(": 1764000000:0;make test\n")
+    write(memory.path.parent, {"collectors": {"terminal": {"enabled": True, "settings": {"files": [str(history)]}}}})
+    supervisor, errors = build_supervisor(memory, memory.path.parent, env={"MAGI_LOAD_PLUGINS": "terminal"},
+                                          watch=True)
+    assert errors == {}
+    worker = BackgroundWorker(memory, idle_poll_seconds=60, tick=supervisor.tick)
+    supervisor.on_due = worker.wake
+    worker.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and supervisor.status["terminal"].counts["stored"] < 1:
+            time.sleep(0.05)
+        with history.open("a") as f:
+            f.write(": 1764000060:0;git push\n")
+        while time.monotonic() < deadline and supervisor.status["terminal"].counts["stored"] < 2:
+            time.sleep(0.05)
+    finally:
+        worker.stop()
+        supervisor.stop()
+    assert supervisor.status["terminal"].counts["stored"] == 2

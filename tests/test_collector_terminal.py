@@ -1,6 +1,7 @@
 """The terminal collector against bash, zsh (extended) and fish history files."""
 
 import os
+import time
 
 from collecting import Ctx
 from magi_plugins.terminal import TerminalHistory
@@ -82,3 +83,24 @@ def test_a_history_rewritten_through_a_new_file_is_not_stored_again(tmp_path):
     again = list(collector.collect(ctx.cursor, ctx))
     assert {p["source_item_id"] for p in again} - first == {again[-1]["source_item_id"]}
     assert again[-1]["provenance"]["command"] == "git push"
+
+
+def test_a_watched_history_file_makes_the_collector_due_at_once(tmp_path, memory):
+    """watchdog sees the shell append a command: the collector runs at the next tick, not a minute later."""
+    history = tmp_path / ".zsh_history"
+    history.write_text(": 1764000000:0;make test\n")
+    sup = Supervisor(memory, [TerminalHistory()], settings={"terminal": {"files": [str(history)]}})
+    assert sup.watch() == [str(history)]
+    sup.tick()
+    assert sup.wait_idle()
+    assert sup.status["terminal"].next_run_at > time.time() + 30          # not due for a minute
+    with history.open("a") as f:
+        f.write(": 1764000060:0;git push\n")
+    deadline = time.monotonic() + 20
+    while sup.status["terminal"].next_run_at > time.time() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sup.tick() == ["terminal"]
+    assert sup.wait_idle()
+    sup.stop()
+    commands = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events ORDER BY timestamp")]
+    assert len(commands) == 2 and "git push" in commands[-1]

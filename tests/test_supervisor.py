@@ -133,8 +133,12 @@ def test_backoff_grows_with_failures(memory):
 def test_a_hanging_collector_is_abandoned_and_quarantined(memory):
     hangs, steady = Hangs(), Steady(n=3)
     sup = Supervisor(memory, [hangs, steady], run_timeout=0.3)
+    began = time.monotonic()
     sup.tick()
-    time.sleep(0.5)
+    deadline = began + 30
+    while sup.status["steady"].runs == 0 and time.monotonic() < deadline:    # a slow machine is not a hang
+        time.sleep(0.01)
+    time.sleep(max(0.0, began + 0.5 - time.monotonic()))
     sup.tick()                                         # past its timeout
     assert sup.status["hangs"].quarantined and "hung" in sup.status["hangs"].last_error
     hangs.release.set()                                # it wakes up late: what it yields is dropped
@@ -236,3 +240,47 @@ def test_no_fallback_cursor_after_a_failed_or_cut_run_and_systemexit_is_containe
     assert "SystemExit" in sup.status["dies"].last_error and not sup.status["dies"].running
     assert stored(memory) == 1 and stored(memory, "flood") == 100
     sup.stop()
+
+
+def test_counters_are_saved_and_a_new_supervisor_continues_them(memory):
+    first = Supervisor(memory, [Steady(n=3), Raises("crash")])
+    first.tick()
+    assert first.wait_idle()
+    first.stop()
+    saved = memory.stats()["collectors"]
+    assert saved["steady"]["runs"] == 1 and saved["steady"]["counts"]["stored"] == 3
+    assert saved["crash"]["failures"] == 1 and "disk on fire" in saved["crash"]["last_error"]
+    steady = Steady(n=5)
+    second = Supervisor(memory, [steady])
+    assert second.status["steady"].counts["stored"] == 3 and second.status["steady"].runs == 1
+    second.tick()
+    assert second.wait_idle()
+    second.stop()
+    assert memory.collector_statuses()["steady"]["counts"]["stored"] == 5
+    assert memory.collector_statuses()["steady"]["runs"] == 2
+
+
+class Mentions(Steady):
+    """Payloads that name an excluded domain or path somewhere other than a url field."""
+
+    def collect(self, since, ctx):
+        yield activity("app_usage", "use_app", T0, {"app": "firefox", "title": "Online banking — Bank.Example"},
+                       item_id="m1")
+        yield activity("terminal", "run_command", T0 + 1, {"command": "curl -s https://bank.example/api"},
+                       item_id="m2")
+        yield activity("terminal", "run_command", T0 + 2, {"command": "ls", "cwd": "/home/ana/private/tax"},
+                       item_id="m3")
+        yield activity("browser", "visit_page", T0 + 3, {"url": "https://xn--bcher-kva.example/x"}, item_id="m4")
+        yield activity("terminal", "run_command", T0 + 4, {"command": "make test", "cwd": "/home/ana/code"},
+                       item_id="kept")
+
+
+def test_excluded_domains_and_paths_are_dropped_wherever_a_payload_names_them(memory):
+    sup = Supervisor(memory, [Mentions("mentions")],
+                     exclusions={"domains": ["bank.example", "bücher.example"], "paths": ["/home/ana/private"]})
+    sup.tick()
+    assert sup.wait_idle()
+    sup.stop()
+    ids = [r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")]
+    assert ids == ["kept"]
+    assert sup.status["mentions"].counts["excluded"] == 4

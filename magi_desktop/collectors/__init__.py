@@ -8,8 +8,9 @@ __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorSettings", "Collect
            "SettingsError", "Supervisor", "build_supervisor", "load_plugins", "load_settings"]
 
 
-def build_supervisor(memory, data_folder, env=None):
-    """A supervisor over the enabled collectors (None when none is enabled), and what went wrong loading them."""
+def build_supervisor(memory, data_folder, env=None, watch=False):
+    """A supervisor over the enabled collectors (None when none is enabled), and what went wrong loading them.
+    ``watch`` starts watching the files collectors name (the app; not a one-off ``magi collect``)."""
     import logging
 
     settings = load_settings(data_folder)
@@ -25,4 +26,9 @@ def build_supervisor(memory, data_folder, env=None):
         return None, plugins.errors
     supervisor = Supervisor(memory, collectors, settings=settings.enabled, exclusions=settings.exclusions)
     supervisor.paused = settings.paused
+    if watch:
+        try:
+            supervisor.watch()
+        except Exception as exc:  # noqa: BLE001 - no inotify left, say: the intervals still collect
+            plugins.errors["watching"] = f"{type(exc).__name__}: {exc}"
     return supervisor, plugins.errors

@@ -16,11 +16,19 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
   yielded before it has been written, so nothing acknowledged is lost and
   nothing is skipped after a crash. Without it, the newest ``occurred_at``
   written becomes the cursor.
+* **Watching.** A collector may name files to watch (``watch_paths(settings)``);
+  after ``watch()`` a change to one of them makes the collector due at once,
+  so a new shell command is read seconds after it is written, not at the next
+  interval. The run itself is the same incremental ``collect``.
+* **Status.** Each collector's runs, failures and counters are saved in the
+  memory after every run (``Memory.collector_statuses``), so ``magi status``
+  shows them from another process and a restart continues the counts.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -41,6 +49,7 @@ MAX_PER_RUN = 50_000
 RUN_TIMEOUT_SECONDS = 300.0
 QUARANTINE_AFTER = 5
 MAX_BACKOFF_SECONDS = 6 * 3600.0
+_WRITES = {"modified", "created", "moved", "closed"}   # watchdog events that mean a file changed
 _CURSOR = object()             # queue marker: (collector name, _CURSOR, value)
 
 
@@ -55,11 +64,24 @@ class CollectorStatus:
     running: bool = False
     counts: Counter = field(default_factory=Counter)   # yielded, stored, duplicates, rejected, throttled, dropped
     last_rejection: str | None = None
+    last_run_at: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "runs": self.runs, "failures": self.failures, "last_error": self.last_error,
                 "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
-                "counts": dict(self.counts), "last_rejection": self.last_rejection}
+                "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at}
+
+    @classmethod
+    def resumed(cls, name: str, saved: Mapping[str, Any] | None) -> CollectorStatus:
+        """Continue the counts a previous process saved. A quarantine is not carried over: a restart
+        is the user's way to give a collector another chance."""
+        status = cls(name)
+        if saved:
+            status.runs = int(saved.get("runs") or 0)
+            status.counts.update({k: int(v) for k, v in (saved.get("counts") or {}).items()})
+            status.last_error, status.last_rejection = saved.get("last_error"), saved.get("last_rejection")
+            status.last_run_at = saved.get("last_run_at")
+        return status
 
 
 class _Context:
@@ -96,12 +118,20 @@ class Supervisor:
         self.memory = memory
         self.collectors = {c.name: c for c in collectors}
         self.settings = {name: dict((settings or {}).get(name, {})) for name in self.collectors}
-        self.exclusions = {kind: [v.casefold() for v in values] for kind, values in (exclusions or {}).items()}
+        self.exclusions = {kind: _forms(kind, values) for kind, values in (exclusions or {}).items()}
+        # Domains and paths are also looked for in everything a payload says (a window title naming
+        # the bank, a `curl` of it, a command run in an excluded folder), whichever plugin made it.
+        self._mentions = [v for kind in ("domains", "paths") for v in self.exclusions.get(kind, ())]
         self.max_per_run = max_per_run
         self.run_timeout = run_timeout
         self.quarantine_after = quarantine_after
         self.clock = clock
-        self.status = {name: CollectorStatus(name) for name in self.collectors}
+        try:
+            saved = memory.collector_statuses()
+        except Exception:  # noqa: BLE001 - counters are a convenience; collecting must still start
+            log.exception("could not read the saved collector status")
+            saved = {}
+        self.status = {name: CollectorStatus.resumed(name, saved.get(name)) for name in self.collectors}
         self.paused = False
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._stop = threading.Event()
@@ -113,6 +143,8 @@ class Supervisor:
         self._keeps_cursor: set[str] = set()  # have ever saved their own cursor (never get the fallback)
         self._writer = threading.Thread(target=self._write_loop, name="magi-collect-writer", daemon=True)
         self._writer.start()
+        self._observer = None
+        self.on_due: Callable[[], None] | None = None    # told when a watched file makes a collector due
 
     # ------------------------------------------------------------ scheduling
 
@@ -123,13 +155,18 @@ class Supervisor:
     def tick(self) -> list[str]:
         """Start every collector that is due; abandon runs past their timeout. Returns the started names."""
         now = self.clock()
-        started = []
+        started, hung = [], []
         with self._lock:
+            # Measured on the monotonic clock: a laptop that slept through a run has not seen it hang.
             for name, (thread, cancelled, began) in list(self._runs.items()):
-                if thread.is_alive() and now - began > self.run_timeout:
+                if thread.is_alive() and time.monotonic() - began > self.run_timeout:
                     cancelled.set()
                     del self._runs[name]
                     self._failed(name, f"hung: no end after {self.run_timeout:.0f} s", now, hung=True)
+                    hung.append(name)
+        for name in hung:
+            self._persist(name)
+        with self._lock:
             if self.paused or self._stop.is_set():
                 return started
             for name, collector in self.collectors.items():
@@ -139,11 +176,63 @@ class Supervisor:
                 cancelled = threading.Event()
                 thread = threading.Thread(target=self._run, args=(name, collector, cancelled),
                                           name=f"magi-collect-{name}", daemon=True)
-                self._runs[name] = (thread, cancelled, now)
+                self._runs[name] = (thread, cancelled, time.monotonic())
                 status.running = True
                 thread.start()
                 started.append(name)
         return started
+
+    def wake(self, name: str) -> None:
+        """Make a collector due now (its watched file changed); a quarantine still holds."""
+        with self._lock:
+            status = self.status.get(name)
+            if status is None or status.quarantined:
+                return
+            status.next_run_at = min(status.next_run_at, self.clock())
+        if self.on_due is not None:
+            self.on_due()
+
+    def watch(self) -> list[str]:
+        """Start watching the files collectors name (watchdog). Returns the watched files."""
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        supervisor = self
+
+        class Changed(FileSystemEventHandler):
+            def __init__(self, targets: dict[str, set[str]]):
+                self.targets = targets       # file path -> collectors watching it
+
+            def on_any_event(self, event):
+                if event.event_type not in _WRITES:    # our own reading opens and closes the file too
+                    return
+                for path in (getattr(event, "src_path", ""), getattr(event, "dest_path", "")):
+                    for name in self.targets.get(str(path), ()):
+                        supervisor.wake(name)
+
+        by_folder: dict[str, dict[str, set[str]]] = {}
+        for name, collector in self.collectors.items():
+            watch_paths = getattr(collector, "watch_paths", None)
+            if watch_paths is None:
+                continue
+            try:
+                paths = [str(p) for p in watch_paths(self.settings[name])]
+            except Exception:  # noqa: BLE001 - a plugin's bug only costs it the watching
+                log.exception("collector %s could not name its files to watch", name)
+                continue
+            for path in paths:
+                folder = os.path.dirname(os.path.abspath(path))
+                if os.path.isdir(folder):
+                    by_folder.setdefault(folder, {}).setdefault(os.path.abspath(path), set()).add(name)
+        if not by_folder:
+            return []
+        observer = Observer()
+        for folder, targets in by_folder.items():
+            observer.schedule(Changed(targets), folder, recursive=False)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        return sorted(path for targets in by_folder.values() for path in targets)
 
     def release(self, name: str) -> None:
         """Lift a quarantine (the user re-enabled the collector)."""
@@ -164,6 +253,9 @@ class Supervisor:
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout)
         for thread, cancelled, _ in list(self._runs.values()):
             cancelled.set()
             thread.join(timeout / max(1, len(self._runs)))
@@ -197,6 +289,9 @@ class Supervisor:
                     break
                 yielded += 1
                 status.counts["yielded"] += 1
+                if self._mentions and _mentions_any(payload, self._mentions):
+                    status.counts["excluded"] += 1
+                    continue
                 self._put(name, payload, None, cancelled)
         except BaseException as exc:  # noqa: BLE001 - a collector's bug (even SystemExit) is its own
             error = f"{type(exc).__name__}: {exc}"
@@ -211,11 +306,19 @@ class Supervisor:
             status.running = False
             status.runs += 1
             now = self.clock()
+            status.last_run_at = now
             if error:
                 self._failed(name, error, now)
             else:
                 status.failures, status.last_error = 0, None
                 status.next_run_at = now + float(collector.interval_seconds)
+        self._persist(name)
+
+    def _persist(self, name: str) -> None:
+        try:
+            self.memory.save_collector_status(name, self.status[name].to_dict())
+        except Exception:  # noqa: BLE001 - the database is unavailable; the counters stay in memory
+            log.warning("could not save the status of collector %s", name)
 
     def _failed(self, name: str, error: str, now: float, hung: bool = False) -> None:
         status = self.status[name]
@@ -260,6 +363,8 @@ class Supervisor:
             if payload is _CURSOR:
                 self._flush(pending)          # everything yielded before the cursor is stored first
                 self._store_cursor(name, cursor, *flags)
+                if flags[0]:
+                    self._persist(name)       # the run's payloads are all counted now
                 self._queue.task_done()
             else:
                 pending.append((name, payload))
@@ -322,3 +427,32 @@ class Supervisor:
             self.memory.save_plugin_cursor(name, cursor)
         except Exception:  # noqa: BLE001
             log.exception("could not store the cursor of %s", name)
+
+
+def _forms(kind: str, values: list[str]) -> list[str]:
+    """Casefolded exclusions; a domain also in its punycode form, as browsers store it."""
+    forms = []
+    for value in values:
+        value = value.strip().casefold()
+        if not value:
+            continue
+        forms.append(value)
+        if kind == "domains" and not value.isascii():
+            try:
+                forms.append(value.encode("idna").decode("ascii"))
+            except UnicodeError:
+                pass
+    return forms
+
+
+def _mentions_any(payload: Any, needles: list[str], depth: int = 0) -> bool:
+    if isinstance(payload, str):
+        text = payload.casefold()
+        return any(needle in text for needle in needles)
+    if depth > 4:
+        return False
+    if isinstance(payload, Mapping):
+        return any(_mentions_any(v, needles, depth + 1) for v in payload.values())
+    if isinstance(payload, (list, tuple)):
+        return any(_mentions_any(v, needles, depth + 1) for v in payload)
+    return False

@@ -333,6 +333,19 @@ class Memory:
                          "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
                          "updated_at = excluded.updated_at", (name, json.dumps(cursor), time.time()))
 
+    def save_collector_status(self, name: str, status: dict[str, Any]) -> None:
+        """Keep what the supervisor knows of a collector (runs, failures, counters) for ``stats``."""
+        with self.db.transaction() as conn:
+            conn.execute("INSERT INTO plugin_state (name, status_json, updated_at) VALUES (?, ?, ?) "
+                         "ON CONFLICT (name) DO UPDATE SET status_json = excluded.status_json, "
+                         "updated_at = excluded.updated_at", (name, json.dumps(status), time.time()))
+
+    def collector_statuses(self) -> dict[str, dict[str, Any]]:
+        """The last saved status of every collector that has run, by name."""
+        rows = self.db.reader().execute(
+            "SELECT name, status_json FROM plugin_state WHERE status_json IS NOT NULL ORDER BY name")
+        return {name: json.loads(text) for name, text in rows}
+
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""
         return event_row(self.db.reader(), event_id)
@@ -390,6 +403,7 @@ class Memory:
                                            "('tentative', 'corroborated', 'stable')").fetchone()[0],
                 "episodes": conn.execute("SELECT count(*) FROM l2_episodes WHERE status = 'promoted'").fetchone()[0],
             },
+            "collectors": self.collector_statuses(),
             "working_memory_sessions": len(self._l0),
         }
 

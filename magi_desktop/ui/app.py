@@ -41,6 +41,8 @@ class DesktopApp:
         self.memory = memory
         self.supervisor = _supervisor(memory)
         self.worker = BackgroundWorker(memory, tick=self.supervisor.tick if self.supervisor else None)
+        if self.supervisor is not None:
+            self.supervisor.on_due = self.worker.wake
         self.tray: QSystemTrayIcon | None = None
         tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         # Without a tray the window is the only way back into the app, so closing it quits.
@@ -92,7 +94,7 @@ def _supervisor(memory: Memory):
     from ..collectors import SettingsError, build_supervisor
 
     try:
-        supervisor, _errors = build_supervisor(memory, memory.path.parent)
+        supervisor, _errors = build_supervisor(memory, memory.path.parent, watch=True)
     except SettingsError as exc:
         log.error("collectors are off: %s", exc)
         return None

@@ -51,6 +51,10 @@ class BackgroundWorker:
             log.exception("periodic maintenance failed")
             self.last_error = f"{type(exc).__name__}: {exc}"
 
+    def wake(self) -> None:
+        """Loop now instead of at the next poll (a watched file changed, work arrived)."""
+        self._wake.set()
+
     def stop(self, timeout: float = 30.0) -> bool:
         """Finish the current batch (it commits or rolls back whole) and stop; False if still running."""
         self._stop.set()

@@ -1,10 +1,13 @@
 """Browser history: Chromium-family (Chrome, Chromium, Edge, Brave) and Firefox.
 
-Reads each profile's history database from a copy (the browser keeps the live
-file locked), only visits newer than the profile's cursor, and yields one
+Reads each profile's history database from a snapshot (the browser keeps the
+live file locked), only visits added since the profile's cursor, and yields one
 ``visit_page`` payload per visit with its url, title and domain. The first run
 back-fills ``backfill_days`` of history and reports progress. Private and
 incognito windows are never written to these files, so they are never read.
+
+The cursor is the highest visit id and visit time read: a visit synced from
+another device arrives with a new id but an old time, and is still found.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from magi_desktop.plugin_api import activity, hookimpl
 _CHROMIUM_EPOCH_OFFSET = 11_644_473_600
 _SCHEMES = ("http", "https")
 BATCH = 1000
+LOCK_WAIT_SECONDS = 1.0
+_NO_ID = 2**62          # "no id bound yet": only the time bounds the first run
 
 _HOME = Path.home()
 _CHROMIUM_ROOTS = {
@@ -61,8 +66,33 @@ def kind_of(path: Path) -> str:
 
 
 def _copy(path: Path, folder: Path) -> Path:
-    """Copy the database with its write-ahead log, so recent visits are included and the browser is untouched."""
+    """A consistent snapshot of the database, the browser untouched.
+
+    SQLite's online backup reads the live file as one transaction, write-ahead log included. When
+    the browser holds a lock that forbids even that (Windows), the files are copied instead, with
+    their log or journal, which SQLite replays or rolls back when the copy is opened.
+    """
+    import time
+
     target = folder / path.name
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+
+    def give_up_when_locked(status, remaining, total):
+        # sqlite3's backup retries a busy database for ever; this bounds the wait.
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) and time.monotonic() > deadline:
+            raise TimeoutError("the browser holds its history locked")
+
+    try:
+        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=LOCK_WAIT_SECONDS)
+        snapshot = sqlite3.connect(target)
+        try:
+            source.backup(snapshot, pages=1024, progress=give_up_when_locked)
+            return target
+        finally:
+            snapshot.close()
+            source.close()
+    except (sqlite3.Error, TimeoutError):
+        target.unlink(missing_ok=True)
     shutil.copy2(path, target)
     for suffix in ("-wal", "-journal"):
         side = path.with_name(path.name + suffix)
@@ -71,17 +101,18 @@ def _copy(path: Path, folder: Path) -> Path:
     return target
 
 
-def _visits(db: Path, kind: str, after: int) -> Iterator[tuple[int, int, str, str | None]]:
-    """(visit id, raw visit time, url, title) after the raw time ``after``, oldest first."""
+def _visits(db: Path, kind: str, after_id: int | None, after: int) -> Iterator[tuple[int, int, str, str | None]]:
+    """(visit id, raw visit time, url, title) of visits with an id above ``after_id`` or a time above
+    ``after`` (raw). The first run (no id yet) goes in time order, later ones in id order, so that
+    a cursor saved part-way is exact either way."""
+    table, time_column = ("moz_historyvisits", "visit_date") if kind == "firefox" else ("visits", "visit_time")
+    order = f"v.{time_column}, v.id" if after_id is None else "v.id"
+    join = "moz_places p ON p.id = v.place_id" if kind == "firefox" else "urls p ON p.id = v.url"
+    sql = (f"SELECT v.id, v.{time_column}, p.url, p.title FROM {table} v JOIN {join} "
+           f"WHERE v.id > ? OR v.{time_column} > ? ORDER BY {order}")
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        if kind == "firefox":
-            sql = ("SELECT v.id, v.visit_date, p.url, p.title FROM moz_historyvisits v "
-                   "JOIN moz_places p ON p.id = v.place_id WHERE v.visit_date > ? ORDER BY v.visit_date, v.id")
-        else:
-            sql = ("SELECT v.id, v.visit_time, u.url, u.title FROM visits v JOIN urls u ON u.id = v.url "
-                   "WHERE v.visit_time > ? ORDER BY v.visit_time, v.id")
-        cursor = conn.execute(sql, (after,))
+        cursor = conn.execute(sql, (_NO_ID if after_id is None else after_id, after))
         while rows := cursor.fetchmany(BATCH):
             yield from rows
     finally:
@@ -131,14 +162,19 @@ class BrowserHistory:
         for number, (browser, path) in enumerate(profiles):
             kind = kind_of(path)
             key = str(path)
-            after = cursors.get(key, from_unix(self._now() - backfill, kind))
+            state = cursors.get(key, {"id": None, "time": from_unix(self._now() - backfill, kind)})
+            if not isinstance(state, dict):
+                state = {"id": None, "time": state}      # a cursor from before ids were kept: a time
             with tempfile.TemporaryDirectory(prefix="magi-browser-") as tmp:
                 copy = _copy(path, Path(tmp))
-                newest = after
-                for count, (visit_id, raw, url, title) in enumerate(_visits(copy, kind, after), start=1):
+                newest = dict(state)
+                for count, (visit_id, raw, url, title) in enumerate(
+                        _visits(copy, kind, state["id"], state["time"]), start=1):
                     if ctx.stopping:
                         return
-                    newest = max(newest, raw)
+                    newest["time"] = max(newest["time"], raw)
+                    if state["id"] is not None:
+                        newest["id"] = max(newest["id"], visit_id)
                     try:
                         parts = urlsplit(url or "")
                         hostname = parts.hostname
@@ -154,11 +190,22 @@ class BrowserHistory:
                                    item_id=f"{browser}:{_profile_id(path)}:{visit_id}")
                     if count % BATCH == 0:
                         ctx.progress(count)
-                        cursors[key] = newest
+                        cursors[key] = dict(newest)
                         ctx.save_cursor(dict(cursors))   # a long back-fill resumes where it stopped
-            cursors[key] = newest
+                if newest["id"] is None:      # after the first run, whatever is in the file now is behind us
+                    newest["id"] = _last_id(copy, kind)
+            cursors[key] = dict(newest)
             ctx.save_cursor(dict(cursors))   # kept once this profile's visits are stored
             ctx.progress(number + 1, len(profiles))
+
+
+def _last_id(db: Path, kind: str) -> int:
+    table = "moz_historyvisits" if kind == "firefox" else "visits"
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def _browser_of(path: Path) -> str:

@@ -2,7 +2,8 @@
 
 Each run reads the files that changed since the last run (by modification
 time) and yields every event occurrence from ``days_back`` before now to
-``days_ahead`` after it, recurrences expanded (RRULE, RDATE, EXDATE and moved
+``days_ahead`` after it; an unchanged file is read again once a day, for the
+occurrences the moving window has newly reached. Recurrences are expanded (RRULE, RDATE, EXDATE and moved
 occurrences, through ``recurring_ical_events``). An occurrence's id is its UID,
 its start and a hash of what it says, so re-reading a file stores nothing new
 and an edited event is stored as what it became. Future occurrences stay
@@ -70,13 +71,21 @@ class CalendarFiles:
             if ctx.excluded("paths", str(path)):
                 continue
             key, mtime = str(path), path.stat().st_mtime
-            if seen.get(key) == mtime:
-                continue          # unchanged since the last run (the window moves on with the next change)
+            state = seen.get(key)
+            if not isinstance(state, dict):
+                state = {"mtime": state, "until": None}     # a cursor from before the window was kept
+            window_start = start
+            if state["mtime"] == mtime:
+                if state["until"] is not None and end.timestamp() - state["until"] < 86400:
+                    continue      # unchanged, and the window has not moved a day yet
+                if state["until"] is not None:
+                    window_start = max(start, datetime.fromtimestamp(state["until"], timezone.utc))
+            done = {"mtime": mtime, "until": end.timestamp()}
             try:
                 calendar = icalendar.Calendar.from_ical(path.read_bytes())
-                occurrences = recurring_ical_events.of(calendar).between(start, end)
+                occurrences = recurring_ical_events.of(calendar).between(window_start, end)
             except Exception:  # noqa: BLE001 - one broken file must not stop the others
-                seen[key] = mtime
+                seen[key] = done
                 continue
             for event in occurrences:
                 try:
@@ -93,7 +102,7 @@ class CalendarFiles:
                                     ).hexdigest()[:10]
                 yield activity("calendar", "calendar_event", begins, provenance,
                                item_id=f"{uid}:{int(begins)}:{said}")
-            seen[key] = mtime
+            seen[key] = done
             ctx.save_cursor(dict(seen))
 
 

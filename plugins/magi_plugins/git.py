@@ -1,17 +1,25 @@
 """Git: commits and new branches of the repositories the user names.
 
 For each configured repository, every commit reachable from a local branch
-and newer than the repository's cursor becomes a ``git_commit`` payload (first
-line of the message, branch, files changed, insertions/deletions, author); a
-branch not seen before becomes ``git_branch_created``. The commit hash is the
-item id, so a commit reachable from two branches is stored once.
+and not yet seen becomes a ``git_commit`` payload (first line of the message,
+branch, files changed, insertions/deletions, author); a branch not seen before
+becomes ``git_branch_created``. The commit hash is the item id, so a commit
+reachable from two branches is stored once.
+
+The cursor is the set of branch tips seen last time, not a date: the next run
+walks from the new tips and stops at the old ones (``git rev-list new ^old``).
+A commit that arrives late with an old date (a pull, a rebase, a cherry-pick)
+is therefore still found. The first run back-fills ``backfill_days`` of history.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from magi_desktop.plugin_api import activity, entity, hookimpl
+
+DEFAULT_BACKFILL_DAYS = 365
 
 
 class GitActivity:
@@ -22,6 +30,8 @@ class GitActivity:
         "repositories": {"type": "array", "items": {"type": "string"}, "description": "Repository folders to read"},
         "authors": {"type": "array", "items": {"type": "string"},
                     "description": "Only commits by these names or e-mails (empty: every author)"},
+        "backfill_days": {"type": "integer", "default": DEFAULT_BACKFILL_DAYS,
+                          "description": "How far back the first run reads a repository (0: all of it)"},
     }
     privacy_note = ("Reads commit messages, branch names and change counts of the repositories you list (not the "
                     "code itself). Excluded repositories are skipped. Nothing leaves this machine.")
@@ -31,6 +41,7 @@ class GitActivity:
 
         cursors = dict(since or {})
         authors = {a.casefold() for a in ctx.settings.get("authors") or ()}
+        days = int(ctx.settings.get("backfill_days", DEFAULT_BACKFILL_DAYS) or 0)
         for folder in ctx.settings.get("repositories") or ():
             path = Path(folder).expanduser()
             if ctx.stopping:
@@ -42,38 +53,54 @@ class GitActivity:
             except (git.InvalidGitRepositoryError, git.NoSuchPathError):
                 continue
             key = str(path.resolve())
-            state = cursors.get(key, {"after": 0, "branches": None})
+            state = cursors.get(key) or {}
             name = path.resolve().name
-            newest = state["after"]
+            known = [sha for sha in state.get("tips", {}).values() if _exists(repo, sha)]
+            window = {}
+            if not state.get("tips"):
+                # First run (or a cursor from before tips were kept): bounded by date.
+                after = int(state.get("after") or 0) or (int(time.time() - days * 86400) if days else 0)
+                window = {"since": after} if after else {}
             seen: set[str] = set()
-            window = {"since": int(state["after"])} if state["after"] else {}
             for head in repo.heads:
-                for commit in repo.iter_commits(head, **window):
-                    # The cursor's own second is read again: a commit made in it after the last run
-                    # is not missed, and one already stored is a duplicate by its hash.
-                    if commit.hexsha in seen or commit.committed_date < state["after"]:
+                if ctx.stopping:
+                    return
+                for commit in repo.iter_commits([head.name, *(f"^{sha}" for sha in known)], **window):
+                    if commit.hexsha in seen:
                         continue
                     seen.add(commit.hexsha)
                     who = f"{commit.author.name} <{commit.author.email}>"
                     if authors and not any(a in who.casefold() for a in authors):
                         continue
                     stats = commit.stats.total
-                    newest = max(newest, commit.committed_date)
+                    message = commit.message.strip()
                     yield activity("git", "git_commit", commit.committed_date, {
                         "repo": name, "branch": head.name, "sha": commit.hexsha,
-                        "message": commit.message.strip().splitlines()[0][:300] if commit.message.strip() else "",
+                        "message": message.splitlines()[0][:300] if message else "",
                         "files_changed": stats.get("files", 0), "insertions": stats.get("insertions", 0),
                         "deletions": stats.get("deletions", 0), "author": commit.author.name,
                     }, item_id=f"{name}:{commit.hexsha}", entities=[entity(name, "project")])
-            branches = sorted(h.name for h in repo.heads)
-            if state["branches"] is not None:          # the first run learns the branches, it does not report them
-                for branch in sorted(set(branches) - set(state["branches"])):
+            tips = {h.name: h.commit.hexsha for h in repo.heads}
+            if "branches" in state or "tips" in state:   # the first run learns the branches, it does not report them
+                before = set(state.get("tips") or state.get("branches") or ())
+                for branch in sorted(set(tips) - before):
                     at = repo.heads[branch].commit.committed_date
                     yield activity("git", "git_branch_created", at, {"repo": name, "branch": branch},
-                                   item_id=f"{name}:branch:{branch}:{repo.heads[branch].commit.hexsha}",
+                                   item_id=f"{name}:branch:{branch}:{tips[branch]}",
                                    entities=[entity(name, "project")])
-            cursors[key] = {"after": newest, "branches": branches}
+            cursors[key] = {"tips": tips}
             ctx.save_cursor(dict(cursors))
+
+
+def _exists(repo, sha: str) -> bool:
+    """A tip seen last time may be gone (a rebased and garbage-collected branch): then it bounds nothing."""
+    import git
+
+    try:
+        repo.git.cat_file("-e", f"{sha}^{{commit}}")
+        return True
+    except git.GitCommandError:
+        return False
 
 
 @hookimpl

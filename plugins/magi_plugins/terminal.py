@@ -106,12 +106,18 @@ class TerminalHistory:
     privacy_note = ("Reads the commands in your bash, zsh and fish history. Passwords and tokens in commands are "
                     "redacted before anything is stored; excluded paths are skipped. Nothing leaves this machine.")
 
+    def files(self, settings) -> list[tuple[str, Path]]:
+        explicit = settings.get("files") or []
+        return [(shell_of(Path(f).expanduser()), Path(f).expanduser()) for f in explicit] or default_files()
+
+    def watch_paths(self, settings) -> list[Path]:
+        """The host watches these (watchdog) and runs the collector as soon as one changes."""
+        return [path for _, path in self.files(settings)]
+
     def collect(self, since, ctx):
         cursors = dict(since or {})
         ignore = tuple(ctx.settings.get("ignore") or ())
-        explicit = ctx.settings.get("files") or []
-        files = [(shell_of(Path(f).expanduser()), Path(f).expanduser()) for f in explicit] or default_files()
-        for shell, path in files:
+        for shell, path in self.files(ctx.settings):
             if ctx.stopping:
                 return
             if not path.is_file() or ctx.excluded("paths", str(path)):
