@@ -1,7 +1,10 @@
 """The memory core: pure Python over SQLite. Never imports Qt."""
 
 from .contracts import IngestResult, MemoryEvent, PayloadError
+from .l2.beliefs import Belief
+from .l2.review import ReviewError
 from .memory import Memory, MemoryUnavailable
 from .retrieval import EvidencePack, Finding
 
-__all__ = ["Memory", "MemoryUnavailable", "IngestResult", "MemoryEvent", "PayloadError", "EvidencePack", "Finding"]
+__all__ = ["Belief", "EvidencePack", "Finding", "IngestResult", "Memory", "MemoryEvent", "MemoryUnavailable",
+           "PayloadError", "ReviewError"]

@@ -86,7 +86,7 @@ def write_edge(conn: Connection, subject: tuple[int, str], predicate: str, obj: 
                event_rowid: int, observed_at: float, confidence: float, strength: float | None = None) -> str:
     """Insert or merge the edge; returns its triple id."""
     tid = triple_id(subject[0], predicate, obj[0])
-    row = conn.execute("SELECT confidence, status FROM kg_edges WHERE triple_id = ?", (tid,)).fetchone()
+    row = conn.execute("SELECT confidence, status, retired_at FROM kg_edges WHERE triple_id = ?", (tid,)).fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, confidence, first_observed_at, "
@@ -101,7 +101,9 @@ def write_edge(conn: Connection, subject: tuple[int, str], predicate: str, obj: 
             "first_observed_at = min(first_observed_at, ?), last_observed_at = max(last_observed_at, ?), "
             "strength = CASE WHEN ? IS NULL THEN strength ELSE max(coalesce(strength, 0), ?) END WHERE triple_id = ?",
             (saturate(row[0], confidence), observed_at, observed_at, strength, strength, tid))
-    if row[1] != "active":
+    # Only an observation from after its retirement revives it: the evidence it had before
+    # (a batch run again) is what it was replaced in spite of.
+    if row[1] != "active" and (row[2] is None or observed_at > row[2]):
         # Observed again after it was replaced ("moved back to Shanghai"): current once more.
         conn.execute("UPDATE kg_edges SET status = 'active', superseded_by = NULL, retired_at = NULL, "
                      "retired_reason = NULL, last_observed_at = max(last_observed_at, ?) WHERE triple_id = ?",
@@ -152,6 +154,14 @@ def write_assertion(conn: Connection, entity_id: int, trait_name: str, value: st
                 "status = CASE status WHEN 'stable' THEN 'stable' ELSE ? END WHERE assertion_id = ?",
                 (saturate(row[1], confidence), observed_at, observed_at, expires, expires, status, assertion_id))
         return assertion_id
+    earlier = conn.execute(
+        "SELECT a.assertion_id FROM tom_trait_assertions a JOIN l2_evidence v ON v.kind = 'assertion' "
+        "AND v.row_key = CAST(a.assertion_id AS TEXT) WHERE a.entity_id = ? AND a.trait = ? AND a.value_key = ? "
+        "AND v.event_rowid = ?", (entity_id, trait_name, key, event_rowid)).fetchone()
+    if earlier is not None:
+        # This very event already stated it, and the row was replaced or retired since: a batch run
+        # again does not bring it back.
+        return earlier[0]
     cursor = conn.execute(
         "INSERT INTO tom_trait_assertions (entity_id, trait, value, value_key, term, status, confidence, "
         "first_observed_at, last_observed_at, expires_at, replaces, triple_id) "

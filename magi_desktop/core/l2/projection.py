@@ -29,7 +29,7 @@ from ..governance import POLICIES, EvidenceClass
 from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store import Database
 from ..store.entities import EntityLinker, name_key
-from . import episodes, graph, jobs
+from . import episodes, graph, jobs, review
 from . import predicates as P
 from .resolve import Resolved, Resolver
 from .tasks import ARBITRATE, ENTITY_TYPES, PHASE1, PHASE2, SELF
@@ -460,6 +460,12 @@ class Projector:
                         continue
                     claim.decision, claim.conflict_with = "evolve", f"edge:{rival[0]}"
                     claim.conflict_type = "state_reversal"
+            if review.is_denied(conn, "edge", graph.triple_id(subject_id, predicate, object_id), claim.event.rowid) or (
+                    claim.trait is not None and review.is_denied(
+                        conn, "assertion", f"{subject_id}:{claim.trait[0]}:{name_key(claim.trait[1])}",
+                        claim.event.rowid)):
+                report.dropped["user_denied"] += 1      # the user deleted it after this evidence was stored
+                continue
             tid = graph.write_edge(conn, (subject_id, claim.subject.name), predicate, (object_id, claim.obj.name),
                                    event_rowid=claim.event.rowid, observed_at=claim.event.timestamp,
                                    confidence=claim.confidence, strength=claim.strength)

@@ -198,8 +198,12 @@ class L2Recall:
                             [*objects, *plan.subject_ids, ctx.now, MAX_EDGES]):
                         rows.setdefault(row[0], (row, HOP_FACTOR))
         out = []
+        # What the user deleted is not history, it is wrong: it is never evidence, at any time.
+        denied = {r[0] for r in self.conn.execute("SELECT denial_key FROM user_denials WHERE kind = 'edge'")}
         for (tid, subject, predicate, obj, status, confidence, observations, first, last, retired, by, _), fit in \
                 rows.values():
+            if tid in denied and status != "active":
+                continue
             current = status == "active" or (retired is not None and retired > ctx.now)
             verb = predicate.lower().replace("_", " ")
             if current:
@@ -230,7 +234,8 @@ class L2Recall:
                 "SELECT a.assertion_id, e.name, a.trait, a.value, a.status, a.confidence, a.first_observed_at, "
                 "a.last_observed_at, a.expires_at, a.retired_at FROM tom_trait_assertions a "
                 f"JOIN entity_catalog e ON e.entity_id = a.entity_id WHERE a.entity_id IN ({subjects}) "
-                f"AND a.trait IN ({traits}) AND a.first_observed_at <= ? ORDER BY a.last_observed_at DESC LIMIT ?",
+                f"AND a.trait IN ({traits}) AND a.first_observed_at <= ? AND a.status != 'user_denied' "
+                "ORDER BY a.last_observed_at DESC LIMIT ?",
                 [*plan.subject_ids, *sorted(plan.traits), ctx.now, MAX_EDGES]):
             live_then = status in LIVE or (retired is not None and retired > ctx.now)
             expired_then = expires is not None and expires <= ctx.now
@@ -369,7 +374,8 @@ class L2Graph:
         neighbours = conn.execute(
             "SELECT CASE WHEN subject_id IN ({m}) THEN object_id ELSE subject_id END AS other, max(confidence) "
             "FROM kg_edges WHERE (subject_id IN ({m}) OR object_id IN ({m})) AND first_observed_at <= ? "
-            "AND (status = 'active' OR retired_at > ?) GROUP BY other ORDER BY 2 DESC LIMIT 20".format(m=marks),
+            "AND (status = 'active' OR (retired_at > ? AND coalesce(retired_reason, '') != 'user_denied')) "
+            "GROUP BY other ORDER BY 2 DESC LIMIT 20".format(m=marks),
             [*entities, *entities, *entities, ctx.now, ctx.now]).fetchall()
         others = [n for n, _ in neighbours if n not in set(entities)]
         if not others:
