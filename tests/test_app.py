@@ -65,3 +65,32 @@ def test_collectors_are_off_by_default_and_run_when_enabled(qtbot, tmp_path, mon
     on.start()
     qtbot.waitUntil(lambda: on.supervisor.status["git"].counts["stored"] == 1, timeout=20_000)
     on.shutdown()
+
+
+def test_the_main_window_opens_the_viewer_and_pauses_collection(desktop, qtbot):
+    desktop.memory.ingest(chat("I live in Shanghai.", at=1_760_000_000.0))
+    desktop.start()
+    qtbot.waitUntil(lambda: desktop.scheduler.runs["process"] >= 1, timeout=10_000)   # on the pool
+    qtbot.waitUntil(lambda: desktop.memory.pending_work() == 0, timeout=10_000)
+    desktop.window.viewer_button.click()
+    qtbot.waitUntil(lambda: desktop.viewer is not None and desktop.viewer.isVisible())
+    assert [b.value for b in desktop.viewer.pages["assertions"].model.records] == ["Shanghai"]
+    desktop.window.pause_button.click()
+    assert desktop.paused is False            # no collector is enabled: nothing to pause, but it is kept
+    from magi_desktop.collectors import load_settings
+
+    assert load_settings(desktop.memory.path.parent).paused
+    assert "Resume" in desktop.window.pause_button.text()
+    assert "none enabled" in desktop.status_line()
+
+
+def test_shutdown_waits_for_the_running_batch(desktop, qtbot):
+    desktop.memory.ingest_many([chat(f"line {i} about the garden", at=1_760_000_000.0 + i) for i in range(300)])
+    desktop.start()
+    qtbot.waitUntil(lambda: desktop.scheduler.busy, timeout=10_000)
+    running = list(desktop.scheduler.tasks.values())
+    assert desktop.scheduler.stop()                      # the pool finished: the batch committed whole
+    assert all(task.cancel_event.is_set() for task in running)
+    # Whatever was not processed is still queued; nothing is half-written.
+    stats = desktop.memory.stats()
+    assert stats["embedding"]["chunks"] + stats["embedding"]["pending"] == 300

@@ -1,11 +1,12 @@
 """The host side of plugins: hookspecs, discovery (built-ins and entry points) and the collector supervisor."""
 
 from .manager import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, PluginInfo, Plugins, load_plugins
-from .settings import CollectorSettings, SettingsError, check_settings, load_settings
+from .settings import CollectorSettings, SettingsError, check_settings, load_settings, save_settings
 from .supervisor import CollectorStatus, Supervisor
 
 __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorSettings", "CollectorStatus", "PluginInfo", "Plugins",
-           "SettingsError", "Supervisor", "build_supervisor", "load_plugins", "load_settings"]
+           "SettingsError", "Supervisor", "build_supervisor", "check_settings", "load_plugins", "load_settings",
+           "save_settings"]
 
 
 def build_supervisor(memory, data_folder, env=None, watch=False):

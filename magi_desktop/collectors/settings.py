@@ -36,6 +36,7 @@ class CollectorSettings:
     paused: bool = False
     exclusions: dict[str, list[str]] = field(default_factory=dict)
     enabled: dict[str, dict[str, Any]] = field(default_factory=dict)   # name -> its settings
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)   # every collector named: enabled, settings
 
 
 def settings_path(data_folder: Path) -> Path:
@@ -80,7 +81,33 @@ def load_settings(data_folder: Path) -> CollectorSettings:
             raise SettingsError(path, f"collectors.{name}.settings", "must be an object")
         if entry.get("enabled", False):
             enabled[name] = settings
-    return CollectorSettings(paused=paused, exclusions=exclusions, enabled=enabled)
+    entries = {name: {"enabled": bool(entry.get("enabled", False)), "settings": dict(entry.get("settings", {}))}
+               for name, entry in collectors.items()}
+    return CollectorSettings(paused=paused, exclusions=exclusions, enabled=enabled, entries=entries)
+
+
+def save_settings(data_folder: Path, settings: CollectorSettings) -> Path:
+    """Write ``collectors.json`` whole (a temporary file renamed over it), readable by the user only."""
+    path = settings_path(data_folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"paused": settings.paused,
+            "exclusions": {kind: list(settings.exclusions.get(kind, [])) for kind in EXCLUSION_KINDS},
+            "collectors": {name: {"enabled": bool(entry.get("enabled")), "settings": dict(entry.get("settings", {}))}
+                           for name, entry in sorted(settings.entries.items())}}
+    write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    import os
+
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 _TYPES = {"string": str, "array": list, "number": (int, float), "integer": int, "boolean": bool, "object": dict}

@@ -1,4 +1,4 @@
-"""Composition root of the desktop app: Memory + background worker + tray or window."""
+"""Composition root of the desktop app: Memory + collectors + scheduler/task pool + windows + tray."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 from ..core import Memory
-from ..workers import BackgroundWorker
 from .qt import QAction, QApplication, QColor, QIcon, QMenu, QPainter, QPixmap, QSystemTrayIcon, Qt, QTimer
+from .scheduler import AppScheduler
+from .settings_dialog import SettingsDialog
 from .status_window import StatusWindow
+from .tasks import TaskRunner
+from .viewer import ViewerWindow
 
 log = logging.getLogger(__name__)
 
@@ -34,38 +37,82 @@ def app_icon() -> QIcon:
 
 
 class DesktopApp:
-    """Owns the memory, the worker and the top-level widgets; ``shutdown`` releases them."""
+    """The composition root: Memory, collectors, the scheduler and task pool, the windows, the tray.
+    ``shutdown`` releases them in order."""
 
     def __init__(self, qapp: QApplication, memory: Memory):
         self.qapp = qapp
         self.memory = memory
+        self.runner = TaskRunner()
         self.supervisor = _supervisor(memory)
-        self.worker = BackgroundWorker(memory, tick=self.supervisor.tick if self.supervisor else None)
-        if self.supervisor is not None:
-            self.supervisor.on_due = self.worker.wake
+        self.scheduler = AppScheduler(memory, self.runner, supervisor=self.supervisor)
         self.tray: QSystemTrayIcon | None = None
+        self.viewer: ViewerWindow | None = None
         tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         # Without a tray the window is the only way back into the app, so closing it quits.
         self.window = StatusWindow(memory, hide_on_close=tray_available)
         self.window.setWindowIcon(app_icon())
+        self.window.collectors_text = self.collectors_status
+        self.window.viewer_button.clicked.connect(self.show_viewer)
+        self.window.settings_button.clicked.connect(self.show_settings)
+        self.window.pause_button.toggled.connect(self.set_paused)
+        self.window.pause_button.setChecked(self.paused)
         if tray_available:
             qapp.setQuitOnLastWindowClosed(False)
             self.tray = QSystemTrayIcon(app_icon())
-            menu = QMenu()
-            open_action = QAction("Open Magi Desktop", menu)
-            open_action.triggered.connect(self.show_window)
-            quit_action = QAction("Quit", menu)
-            quit_action.triggered.connect(qapp.quit)
-            menu.addAction(open_action)
-            menu.addSeparator()
-            menu.addAction(quit_action)
-            self.tray.setContextMenu(menu)
+            self.tray.setContextMenu(self._tray_menu())
             self.tray.setToolTip("Magi Desktop")
             self.tray.activated.connect(lambda _reason: self.show_window())
-            self._menu = menu
+
+    def _tray_menu(self) -> QMenu:
+        menu = QMenu()
+        self.status_action = QAction("…", menu)
+        self.status_action.setEnabled(False)
+        self.pause_action = QAction("Pause collection", menu)
+        self.pause_action.setCheckable(True)
+        self.pause_action.setChecked(self.paused)
+        self.pause_action.toggled.connect(self.set_paused)
+        menu.addAction(self.status_action)
+        menu.addSeparator()
+        menu.addAction(self.pause_action)
+        for text, slot in (("Open memory viewer", self.show_viewer), ("Status", self.show_window),
+                           ("Settings…", self.show_settings)):
+            action = QAction(text, menu)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+        menu.addSeparator()
+        quit_action = QAction("Quit", menu)
+        quit_action.triggered.connect(self.qapp.quit)
+        menu.addAction(quit_action)
+        menu.aboutToShow.connect(lambda: self.status_action.setText(self.status_line()))
+        self._menu = menu
+        return menu
+
+    # ---------------------------------------------------------------- status
+
+    @property
+    def paused(self) -> bool:
+        return self.supervisor is not None and self.supervisor.paused
+
+    def collectors_status(self) -> str:
+        if self.supervisor is None:
+            return "none enabled (Settings… → Collectors)"
+        statuses = self.supervisor.status.values()
+        running = sum(s.running for s in statuses)
+        quarantined = [s.name for s in statuses if s.quarantined]
+        text = f"{len(self.supervisor.collectors)} enabled, {running} running"
+        if quarantined:
+            text += f"; stopped after failures: {', '.join(quarantined)}"
+        return text + (" — paused" if self.paused else "")
+
+    def status_line(self) -> str:
+        pending = self.memory.pending_work()
+        return f"Collectors: {self.collectors_status()} · {pending} queued"
+
+    # --------------------------------------------------------------- actions
 
     def start(self) -> None:
-        self.worker.start()
+        self.scheduler.start()
         if self.tray is not None:
             self.tray.show()
         else:
@@ -77,13 +124,61 @@ class DesktopApp:
         self.window.raise_()
         self.window.activateWindow()
 
+    def show_viewer(self) -> None:
+        if self.viewer is None:
+            self.viewer = ViewerWindow(self.memory, self.runner)
+            self.viewer.setWindowIcon(app_icon())
+        self.viewer.show()
+        self.viewer.raise_()
+        self.viewer.activateWindow()
+
+    def settings_dialog(self) -> SettingsDialog:
+        from ..collectors import load_plugins
+
+        return SettingsDialog(self.memory.path.parent, load_plugins().collectors(), self.window)
+
+    def show_settings(self) -> None:
+        dialog = self.settings_dialog()
+        if dialog.exec():
+            self.reload_collectors()
+
+    def set_paused(self, paused: bool) -> None:
+        """The privacy pause: no collector runs; kept in collectors.json across restarts."""
+        from ..collectors import load_settings, save_settings
+
+        if self.supervisor is not None:
+            self.supervisor.paused = paused
+        folder = self.memory.path.parent
+        try:
+            settings = load_settings(folder)
+            if settings.paused != paused:
+                settings.paused = paused
+                save_settings(folder, settings)
+        except Exception:  # noqa: BLE001 - a malformed file: the pause still holds for this session
+            log.exception("could not save the pause")
+        for control in (self.window.pause_button, getattr(self, "pause_action", None)):
+            if control is not None and control.isChecked() != paused:
+                control.blockSignals(True)
+                control.setChecked(paused)
+                control.blockSignals(False)
+        self.window.pause_button.setText("Resume collection" if paused else "Pause collection")
+        self.window.refresh()
+
+    def reload_collectors(self) -> None:
+        """After the settings changed: the collectors as collectors.json now says."""
+        if self.supervisor is not None:
+            self.supervisor.stop()
+        self.supervisor = _supervisor(self.memory)
+        self.scheduler.set_supervisor(self.supervisor)
+        self.set_paused(self.paused)
+
     def shutdown(self) -> None:
         self.window.timer.stop()
         if self.tray is not None:
             self.tray.hide()
         if self.supervisor is not None:
             self.supervisor.stop()
-        if not self.worker.stop():
+        if not self.scheduler.stop():
             # Closing under a running batch makes it roll back: nothing is lost, it runs again next start.
             log.warning("closing the memory while a background batch is still running")
         self.memory.close()
@@ -99,6 +194,18 @@ def _supervisor(memory: Memory):
         log.error("collectors are off: %s", exc)
         return None
     return supervisor
+
+
+def _llm(data_dir: Path | None):
+    """The LLM the settings name (settings.json, else MAGI_LLM_BASE_URL), else the offline rules."""
+    from ..app_settings import AppSettingsError, llm_for
+    from ..core.paths import database_path
+
+    try:
+        return llm_for(database_path(data_dir).parent)
+    except (AppSettingsError, ValueError) as exc:
+        log.error("using the offline rules: %s", exc)
+        return "rules"
 
 
 def _quit_on_signals(qapp: QApplication) -> QTimer:
@@ -118,7 +225,7 @@ def _quit_on_signals(qapp: QApplication) -> QTimer:
 def run_app(data_dir: Path | None = None) -> int:
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     qapp.setApplicationName("Magi Desktop")
-    memory = Memory.open(data_dir)
+    memory = Memory.open(data_dir, llm=_llm(data_dir))
     app = DesktopApp(qapp, memory)
     app.start()
     signal_timer = _quit_on_signals(qapp)

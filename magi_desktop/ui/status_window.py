@@ -1,9 +1,10 @@
-"""The main window: what the memory holds and what the background worker is doing."""
+"""The main window: what the memory holds, what the background work and the collectors are
+doing, and the way into the viewer and the settings."""
 
 from __future__ import annotations
 
 from ..core import Memory
-from .qt import QFont, QFormLayout, QLabel, QMainWindow, Qt, QTimer, QVBoxLayout, QWidget
+from .qt import QFont, QFormLayout, QHBoxLayout, QLabel, QMainWindow, QPushButton, Qt, QTimer, QVBoxLayout, QWidget
 
 REFRESH_MS = 3000
 
@@ -32,6 +33,8 @@ class StatusWindow(QMainWindow):
             ("traces", "Runtime traces"),
             ("embedding", "Embedding"),
             ("queue", "Queue"),
+            ("cognition", "Beliefs"),
+            ("collectors", "Collectors"),
         ):
             value = QLabel("…")
             value.setWordWrap(True)
@@ -39,9 +42,21 @@ class StatusWindow(QMainWindow):
             self.fields[key] = value
             form.addRow(label + ":", value)
 
+        self.viewer_button = QPushButton("Open memory viewer")
+        self.settings_button = QPushButton("Settings…")
+        self.pause_button = QPushButton("Pause collection")
+        self.pause_button.setCheckable(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.viewer_button)
+        buttons.addWidget(self.settings_button)
+        buttons.addWidget(self.pause_button)
+        buttons.addStretch(1)
+        self.collectors_text = lambda: "none enabled (Settings… → Collectors)"
+
         layout = QVBoxLayout()
         layout.addWidget(title)
         layout.addLayout(form)
+        layout.addLayout(buttons)
         layout.addStretch(1)
         central = QWidget()
         central.setLayout(layout)
@@ -66,7 +81,15 @@ class StatusWindow(QMainWindow):
         if not emb["vectors_ready"]:
             state = "paused: the model that made the vectors is not installed"
         self.fields["embedding"].setText(f"{emb['model']} — {emb['chunks']} chunks; {state}")
-        self.fields["queue"].setText(f"{emb['pending']} to embed, {emb['dead']} failed for good")
+        l2 = stats["l2"]
+        lag = l2["oldest_pending_seconds"]
+        self.fields["queue"].setText(
+            f"{emb['pending']} to embed, {l2['jobs']['pending']} to understand"
+            + (f" (oldest waiting {lag:.0f} s)" if lag else "")
+            + f"; {emb['dead'] + l2['jobs']['dead']} failed for good")
+        self.fields["cognition"].setText(f"{l2['assertions']} assertions, {l2['edges']} facts and relationships, "
+                                         f"{l2['entities']} entities ({l2['llm']})")
+        self.fields["collectors"].setText(self.collectors_text())
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         if self.hide_on_close:

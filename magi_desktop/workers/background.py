@@ -2,8 +2,8 @@
 and runs the periodic jobs (``Memory.run_due``: TTL expiry, episodes, entity upkeep)
 every ``maintenance_seconds``.
 
-The desktop app may instead run the same ``Memory.process_pending`` calls on a
-Qt thread pool; this runner is what the CLI, tests and a headless service use.
+The desktop app runs the same functions (``workers.jobs``) on a Qt thread pool;
+this runner is what the CLI, tests and a headless service use.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import threading
 import time
 
 from ..core import Memory
+from .jobs import maintain, process_batch
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class BackgroundWorker:
             return
         self._next_maintenance = time.monotonic() + self.maintenance_seconds
         try:
-            self.memory.run_due()
+            maintain(self.memory)
             self.maintenance_runs += 1
         except Exception as exc:  # noqa: BLE001 - upkeep failing must not stop the queues
             log.exception("periodic maintenance failed")
@@ -77,11 +78,9 @@ class BackgroundWorker:
                     log.exception("collector tick failed")
                     self.last_error = f"{type(exc).__name__}: {exc}"
             try:
-                report = self.memory.process_pending(limit=self.batch)
-                cognition = report["l2"]
-                handled = report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]
+                handled, report = process_batch(self.memory, self.batch)
                 self.processed += report["embedded"]
-                self.projected += cognition["events"]
+                self.projected += report["l2"]["events"]
             except Exception as exc:  # noqa: BLE001 - keep the worker alive; the error is reported
                 log.exception("background processing failed")
                 self.last_error = f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,186 @@
+"""The app's own settings (no Qt): ``settings.json`` in the data folder, the LLM the app uses,
+where the data folder is, and starting with the session (autostart).
+
+    {"llm": {"base_url": "http://localhost:11434/v1", "model": "qwen2.5:7b",
+             "tier_models": {"reasoning": "qwen2.5:14b"}},
+     "autostart": false}
+
+The API key is never in this file: it lives in the OS keyring (service ``magi-desktop``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .collectors.settings import write_private
+from .core.llm.openai import TIERS, OpenAICompatibleLLM, OpenAISettings
+from .core.paths import APP_NAME
+
+FILE_NAME = "settings.json"
+DESKTOP_ENTRY = """[Desktop Entry]
+Type=Application
+Name=Magi Desktop
+Comment=Local-first memory for people who work with AI agents
+Exec={command}
+Icon=magi-desktop
+Terminal=false
+X-GNOME-Autostart-enabled=true
+"""
+
+
+class AppSettingsError(ValueError):
+    def __init__(self, path: Path, where: str, message: str):
+        super().__init__(f"{path}: {where}: {message}")
+        self.where = where
+
+
+@dataclass
+class AppSettings:
+    llm_base_url: str = ""
+    llm_model: str = ""
+    tier_models: dict[str, str] = field(default_factory=dict)
+    autostart: bool = False
+
+    def llm_settings(self) -> OpenAISettings | None:
+        """The endpoint to use, or None for the offline rules. Raises ValueError if half-configured."""
+        if not self.llm_base_url:
+            return None
+        return OpenAISettings(base_url=self.llm_base_url, model=self.llm_model,
+                              tier_models={t: m for t, m in self.tier_models.items() if m})
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"autostart": self.autostart}
+        if self.llm_base_url:
+            data["llm"] = {"base_url": self.llm_base_url, "model": self.llm_model,
+                           "tier_models": {t: m for t, m in self.tier_models.items() if m}}
+        return data
+
+
+def settings_path(data_folder: Path) -> Path:
+    return Path(data_folder) / FILE_NAME
+
+
+def load_app_settings(data_folder: Path) -> AppSettings:
+    path = settings_path(data_folder)
+    if not path.exists():
+        return AppSettings()
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AppSettingsError(path, "file", f"not readable JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise AppSettingsError(path, "file", "must be a JSON object")
+    unknown = set(raw) - {"llm", "autostart"}
+    if unknown:
+        raise AppSettingsError(path, sorted(unknown)[0], "unknown setting")
+    if not isinstance(raw.get("autostart", False), bool):
+        raise AppSettingsError(path, "autostart", "must be true or false")
+    llm = raw.get("llm", {})
+    if not isinstance(llm, dict):
+        raise AppSettingsError(path, "llm", "must be an object")
+    for key in ("base_url", "model"):
+        if not isinstance(llm.get(key, ""), str):
+            raise AppSettingsError(path, f"llm.{key}", "must be a string")
+    tiers = llm.get("tier_models", {})
+    if not isinstance(tiers, dict) or not all(isinstance(v, str) for v in tiers.values()):
+        raise AppSettingsError(path, "llm.tier_models", "must map tiers to model names")
+    for tier in tiers:
+        if tier not in TIERS:
+            raise AppSettingsError(path, f"llm.tier_models.{tier}", f"unknown tier; one of {', '.join(TIERS)}")
+    settings = AppSettings(llm.get("base_url", ""), llm.get("model", ""), dict(tiers), raw.get("autostart", False))
+    try:
+        settings.llm_settings()
+    except ValueError as exc:
+        raise AppSettingsError(path, "llm", str(exc)) from None
+    return settings
+
+
+def save_app_settings(data_folder: Path, settings: AppSettings) -> Path:
+    settings.llm_settings()            # refuse to write a half-configured endpoint
+    path = settings_path(data_folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_private(path, json.dumps(settings.to_json(), indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def llm_for(data_folder: Path, env: dict[str, str] | None = None):
+    """The provider the app runs: settings.json's endpoint, else ``MAGI_LLM_BASE_URL``, else the rules."""
+    env = os.environ if env is None else env
+    configured = load_app_settings(data_folder).llm_settings()
+    if configured is not None:
+        return OpenAICompatibleLLM(configured)
+    if env.get("MAGI_LLM_BASE_URL"):
+        return OpenAICompatibleLLM(OpenAISettings.from_env(env))
+    return "rules"
+
+
+# ------------------------------------------------------------------ autostart
+
+
+def autostart_entry() -> Path:
+    """Where the login entry lives on this platform."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "LaunchAgents" / "org.magi-desktop.plist"
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return config / "autostart" / f"{APP_NAME}.desktop"
+
+
+def launch_args() -> list[str]:
+    """The command that starts the app: the frozen executable, else this Python running ``magi app``."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "magi_desktop.cli", "app"]
+
+
+def launch_command() -> str:
+    return " ".join(f'"{arg}"' if " " in arg else arg for arg in launch_args())
+
+
+def set_autostart(enabled: bool) -> None:
+    """Start (or stop starting) the app with the user's session."""
+    if sys.platform.startswith("win"):
+        import winreg  # type: ignore[import-not-found]
+
+        with winreg.OpenKey(winreg.HKEY_CURRENT_USER, r"Software\Microsoft\Windows\CurrentVersion\Run", 0,
+                            winreg.KEY_SET_VALUE) as key:
+            if enabled:
+                winreg.SetValueEx(key, "Magi Desktop", 0, winreg.REG_SZ, launch_command())
+            else:
+                try:
+                    winreg.DeleteValue(key, "Magi Desktop")
+                except FileNotFoundError:
+                    pass
+        return
+    entry = autostart_entry()
+    if not enabled:
+        entry.unlink(missing_ok=True)
+        return
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    if sys.platform == "darwin":
+        from xml.sax.saxutils import escape
+
+        args = "".join(f"<string>{escape(part)}</string>" for part in launch_args())
+        entry.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict>'
+                         "<key>Label</key><string>org.magi-desktop</string>"
+                         f"<key>ProgramArguments</key><array>{args}</array>"
+                         "<key>RunAtLoad</key><true/></dict></plist>\n")
+    else:
+        entry.write_text(DESKTOP_ENTRY.format(command=launch_command()))
+
+
+def autostart_enabled() -> bool:
+    if sys.platform.startswith("win"):
+        import winreg  # type: ignore[import-not-found]
+
+        try:
+            with winreg.OpenKey(winreg.HKEY_CURRENT_USER, r"Software\Microsoft\Windows\CurrentVersion\Run") as key:
+                winreg.QueryValueEx(key, "Magi Desktop")
+            return True
+        except FileNotFoundError:
+            return False
+    return autostart_entry().exists()

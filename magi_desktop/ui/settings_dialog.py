@@ -1,0 +1,286 @@
+"""Settings: collectors (on/off, their own settings from their schema), exclusions and the
+privacy pause, the language model (API key to the OS keyring), data folder, autostart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..app_settings import (
+    AppSettings,
+    AppSettingsError,
+    autostart_enabled,
+    load_app_settings,
+    save_app_settings,
+    set_autostart,
+)
+from ..collectors import CollectorSettings, SettingsError, check_settings, load_settings, save_settings
+from ..collectors.settings import EXCLUSION_KINDS
+from ..core.llm.openai import TIERS, save_api_key, stored_api_key
+from ..core.paths import choose_data_dir, chosen_data_dir
+from .qt import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    Qt,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+EXCLUSION_LABELS = {"domains": "Web sites (domains)", "apps": "Applications", "repositories": "Git repositories",
+                    "paths": "Files and folders"}
+
+
+class FieldError(ValueError):
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}")
+        self.where = where
+
+
+class CollectorBox(QGroupBox):
+    """One collector: a checkable box (enabled) with a field per setting its schema declares."""
+
+    def __init__(self, collector: Any, entry: dict[str, Any], parent=None):
+        super().__init__(collector.name, parent)
+        self.collector = collector
+        self.setCheckable(True)
+        self.setChecked(bool(entry.get("enabled")))
+        values = entry.get("settings", {})
+        form = QFormLayout(self)
+        note = QLabel(collector.privacy_note)
+        note.setWordWrap(True)
+        form.addRow(note)
+        self.fields: dict[str, tuple[str, QWidget]] = {}
+        for key, spec in dict(collector.settings_schema).items():
+            spec = spec if isinstance(spec, dict) else {}
+            kind = spec.get("type", "string")
+            value = values.get(key)
+            if kind == "array":
+                widget = QPlainTextEdit("\n".join(str(v) for v in value or []))
+                widget.setPlaceholderText("one per line")
+                widget.setFixedHeight(64)
+            elif kind == "boolean":
+                widget = QCheckBox()
+                widget.setChecked(bool(value if value is not None else spec.get("default", False)))
+            elif kind == "integer":
+                widget = QSpinBox()
+                widget.setRange(0, 1_000_000)
+                widget.setValue(int(value if value is not None else spec.get("default", 0)))
+            else:
+                widget = QLineEdit("" if value is None else str(value))
+                if "default" in spec:
+                    widget.setPlaceholderText(f"default: {spec['default']}")
+            widget.setToolTip(spec.get("description", ""))
+            self.fields[key] = (kind, widget)
+            form.addRow(spec.get("description", key) + ":", widget)
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, (kind, widget) in self.fields.items():
+            where = f"{self.collector.name}.{key}"
+            if kind == "array":
+                items = [line.strip() for line in widget.toPlainText().splitlines() if line.strip()]
+                if items:
+                    out[key] = items
+            elif kind == "boolean":
+                out[key] = widget.isChecked()
+            elif kind == "integer":
+                out[key] = widget.value()
+            else:
+                text = widget.text().strip()
+                if not text:
+                    continue
+                if kind == "number":
+                    try:
+                        out[key] = float(text)
+                    except ValueError:
+                        raise FieldError(where, "must be a number") from None
+                else:
+                    out[key] = text
+        return out
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, data_folder: Path, collectors: list[Any], parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Magi Desktop — settings")
+        self.resize(720, 640)
+        self.data_folder = Path(data_folder)
+        self.collector_settings = load_settings(self.data_folder)
+        self.app_settings = load_app_settings(self.data_folder)
+        tabs = QTabWidget()
+        tabs.addTab(self._collectors_page(collectors), "Collectors")
+        tabs.addTab(self._privacy_page(), "Privacy")
+        tabs.addTab(self._llm_page(), "Language model")
+        tabs.addTab(self._general_page(), "General")
+        self.error = QLabel("")
+        self.error.setStyleSheet("color: #b3261e")
+        self.error.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save_and_close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(tabs, 1)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        self.tabs = tabs
+
+    # ----------------------------------------------------------------- pages
+
+    def _collectors_page(self, collectors: list[Any]) -> QWidget:
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
+        intro = QLabel("Collectors are off until you turn them on. Each says what it reads; nothing leaves this "
+                       "machine.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.boxes = {c.name: CollectorBox(c, self.collector_settings.entries.get(c.name, {})) for c in collectors}
+        for box in self.boxes.values():
+            layout.addWidget(box)
+        if not collectors:
+            layout.addWidget(QLabel("No collector plugin is installed."))
+        layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(inner)
+        return scroll
+
+    def _privacy_page(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.paused = QCheckBox("Pause all collection (privacy pause)")
+        self.paused.setChecked(self.collector_settings.paused)
+        form.addRow(self.paused)
+        hint = QLabel("Never record anything that mentions these (one per line). Excluded web sites and folders are "
+                      "also dropped wherever they appear: a window title, a command.")
+        hint.setWordWrap(True)
+        form.addRow(hint)
+        self.exclusions: dict[str, QPlainTextEdit] = {}
+        for kind in EXCLUSION_KINDS:
+            edit = QPlainTextEdit("\n".join(self.collector_settings.exclusions.get(kind, [])))
+            edit.setFixedHeight(70)
+            self.exclusions[kind] = edit
+            form.addRow(EXCLUSION_LABELS[kind] + ":", edit)
+        return page
+
+    def _llm_page(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        intro = QLabel("Without an endpoint Magi uses its offline rules. Any OpenAI-compatible server works "
+                       "(Ollama, llama.cpp, vLLM, LM Studio, a hosted API). Takes effect at the next start.")
+        intro.setWordWrap(True)
+        form.addRow(intro)
+        self.base_url = QLineEdit(self.app_settings.llm_base_url)
+        self.base_url.setPlaceholderText("http://localhost:11434/v1")
+        self.model = QLineEdit(self.app_settings.llm_model)
+        self.tier_models = {tier: QLineEdit(self.app_settings.tier_models.get(tier, "")) for tier in TIERS}
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        has_key = bool(self.app_settings.llm_base_url and stored_api_key(self.app_settings.llm_base_url))
+        self.api_key.setPlaceholderText("stored in the OS keyring — leave empty to keep" if has_key
+                                        else "optional; stored in the OS keyring, never in a file")
+        form.addRow("Endpoint URL:", self.base_url)
+        form.addRow("Model:", self.model)
+        for tier, edit in self.tier_models.items():
+            edit.setPlaceholderText("same as Model")
+            form.addRow(f"  {tier} tier:", edit)
+        form.addRow("API key:", self.api_key)
+        return page
+
+    def _general_page(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        chosen = chosen_data_dir()
+        self.data_dir = QLabel(str(chosen or self.data_folder))
+        self.data_dir.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.data_dir.setWordWrap(True)
+        self.new_data_dir: Path | None | bool = False      # False: unchanged; None: back to the default
+        change = QPushButton("Change…")
+        change.clicked.connect(self._pick_data_dir)
+        row = QHBoxLayout()
+        row.addWidget(self.data_dir, 1)
+        row.addWidget(change)
+        form.addRow("Data folder:", row)
+        note = QLabel("A new data folder is used from the next start; the current memory stays where it is.")
+        note.setWordWrap(True)
+        form.addRow(note)
+        self.autostart = QCheckBox("Start Magi Desktop when I log in")
+        self.autostart.setChecked(autostart_enabled())
+        form.addRow(self.autostart)
+        return page
+
+    def _pick_data_dir(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Data folder", str(self.data_folder))
+        if folder:
+            self.choose_data_folder(Path(folder))
+
+    def choose_data_folder(self, folder: Path | None) -> None:
+        self.new_data_dir = folder
+        self.data_dir.setText(f"{folder} (from the next start)" if folder else "the default (from the next start)")
+
+    # ------------------------------------------------------------------ save
+
+    def collected(self) -> tuple[CollectorSettings, AppSettings]:
+        """What the form says, checked; raises FieldError / SettingsError / AppSettingsError naming the field."""
+        entries = dict(self.collector_settings.entries)
+        for name, box in self.boxes.items():
+            values = box.values()
+            if box.isChecked():
+                check_settings(self.data_folder, box.collector, values)
+            entries[name] = {"enabled": box.isChecked(), "settings": values}
+        exclusions = {kind: [line.strip() for line in edit.toPlainText().splitlines() if line.strip()]
+                      for kind, edit in self.exclusions.items()}
+        collectors = CollectorSettings(paused=self.paused.isChecked(), exclusions=exclusions,
+                                       enabled={n: e["settings"] for n, e in entries.items() if e["enabled"]},
+                                       entries=entries)
+        app = AppSettings(self.base_url.text().strip(), self.model.text().strip(),
+                          {t: e.text().strip() for t, e in self.tier_models.items() if e.text().strip()},
+                          self.autostart.isChecked())
+        try:
+            app.llm_settings()
+        except ValueError as exc:
+            raise FieldError("language model", str(exc)) from None
+        return collectors, app
+
+    def save(self) -> bool:
+        try:
+            collectors, app = self.collected()
+        except (FieldError, SettingsError, AppSettingsError) as exc:
+            self.error.setText(f"Not saved — {exc}")
+            return False
+        key = self.api_key.text().strip()
+        if key:
+            if not app.llm_base_url:
+                self.error.setText("Not saved — language model: an API key needs an endpoint URL")
+                return False
+            try:
+                save_api_key(app.llm_base_url, key)
+            except Exception as exc:  # noqa: BLE001 - no keyring backend: say so, do not write the key anywhere
+                self.error.setText(f"Not saved — the OS keyring is unavailable ({exc}); set MAGI_LLM_API_KEY "
+                                   "in the environment instead")
+                return False
+        save_settings(self.data_folder, collectors)
+        save_app_settings(self.data_folder, app)
+        if app.autostart != autostart_enabled():
+            set_autostart(app.autostart)
+        if self.new_data_dir is not False:
+            choose_data_dir(self.new_data_dir)
+        self.collector_settings, self.app_settings = collectors, app
+        self.api_key.clear()
+        self.error.setText("")
+        return True
+
+    def save_and_close(self) -> None:
+        if self.save():
+            self.accept()

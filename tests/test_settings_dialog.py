@@ -1,0 +1,108 @@
+"""The settings dialog and the app settings behind it (pytest-qt, offscreen)."""
+
+import json
+
+import pytest
+
+from magi_desktop.app_settings import AppSettingsError, autostart_entry, llm_for, load_app_settings
+from magi_desktop.collectors import load_plugins, load_settings
+from magi_desktop.core.llm.openai import KEYRING_SERVICE, OpenAICompatibleLLM, keyring_user
+from magi_desktop.core.paths import chosen_data_dir, default_data_dir
+
+pytest.importorskip("pytestqt")
+
+from magi_desktop.ui.settings_dialog import SettingsDialog  # noqa: E402
+
+
+@pytest.fixture
+def dialog(qtbot, tmp_path):
+    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "git,calendar,browser"})
+    dialog = SettingsDialog(tmp_path / "data", plugins.collectors())
+    qtbot.addWidget(dialog)
+    return dialog
+
+
+def test_collectors_and_exclusions_are_saved_to_collectors_json(dialog, tmp_path):
+    git = dialog.boxes["git"]
+    assert not git.isChecked()                                     # off until the user turns it on
+    git.setChecked(True)
+    git.fields["repositories"][1].setPlainText(f"{tmp_path}/proj\n\n  ~/src/app  \n")
+    git.fields["backfill_days"][1].setValue(30)
+    dialog.exclusions["domains"].setPlainText("bank.example\nhealth.example")
+    dialog.paused.setChecked(True)
+    assert dialog.save()
+    settings = load_settings(tmp_path / "data")
+    assert settings.enabled["git"]["repositories"] == [f"{tmp_path}/proj", "~/src/app"]
+    assert settings.enabled["git"]["backfill_days"] == 30
+    assert settings.exclusions["domains"] == ["bank.example", "health.example"] and settings.paused
+    assert "browser" not in settings.enabled
+    mode = (tmp_path / "data" / "collectors.json").stat().st_mode & 0o777
+    assert mode == 0o600
+
+
+def test_a_bad_value_is_named_and_nothing_is_written(dialog, tmp_path):
+    browser = dialog.boxes["browser"]
+    browser.setChecked(True)
+    browser.fields["backfill_days"][1].setText("ninety")
+    assert not dialog.save()
+    assert "browser.backfill_days" in dialog.error.text()
+    assert not (tmp_path / "data" / "collectors.json").exists()
+
+
+def test_disabled_collectors_keep_their_settings(dialog, tmp_path, qtbot):
+    dialog.boxes["calendar"].setChecked(True)
+    dialog.boxes["calendar"].fields["paths"][1].setPlainText("~/cal")
+    assert dialog.save()
+    dialog.boxes["calendar"].setChecked(False)
+    assert dialog.save()
+    again = SettingsDialog(tmp_path / "data", load_plugins({"MAGI_LOAD_PLUGINS": "calendar"}).collectors())
+    qtbot.addWidget(again)
+    assert not again.boxes["calendar"].isChecked()
+    assert again.boxes["calendar"].fields["paths"][1].toPlainText() == "~/cal"
+
+
+def test_the_llm_key_goes_to_the_keyring_never_to_a_file(dialog, tmp_path, memory_keyring):
+    dialog.base_url.setText("http://localhost:11434/v1")
+    dialog.model.setText("qwen2.5:7b")
+    dialog.tier_models["reasoning"].setText("qwen2.5:14b")
+    dialog.api_key.setText("sk-secret-123")
+    assert dialog.save()
+    assert memory_keyring.store[(KEYRING_SERVICE, keyring_user("http://localhost:11434/v1"))] == "sk-secret-123"
+    for name in ("settings.json", "collectors.json"):
+        assert "sk-secret-123" not in (tmp_path / "data" / name).read_text()
+    settings = load_app_settings(tmp_path / "data")
+    assert settings.llm_model == "qwen2.5:7b" and settings.tier_models == {"reasoning": "qwen2.5:14b"}
+    llm = llm_for(tmp_path / "data", env={})
+    assert isinstance(llm, OpenAICompatibleLLM) and llm._api_key == "sk-secret-123"
+
+
+def test_a_half_configured_endpoint_is_refused(dialog, tmp_path):
+    dialog.base_url.setText("localhost:11434")
+    assert not dialog.save() and "language model" in dialog.error.text()
+    dialog.base_url.setText("")
+    dialog.api_key.setText("sk-x")
+    assert not dialog.save() and "endpoint" in dialog.error.text()
+    assert llm_for(tmp_path / "data", env={}) == "rules"
+
+
+def test_a_malformed_settings_file_names_its_field(tmp_path):
+    (tmp_path / "settings.json").write_text(json.dumps({"llm": {"base_url": "http://x/v1", "model": "m",
+                                                                "tier_models": {"huge": "m2"}}}))
+    with pytest.raises(AppSettingsError) as caught:
+        load_app_settings(tmp_path)
+    assert caught.value.where == "llm.tier_models.huge"
+
+
+def test_autostart_and_data_folder(dialog, tmp_path, monkeypatch):
+    dialog.autostart.setChecked(True)
+    dialog.choose_data_folder(tmp_path / "elsewhere")
+    assert dialog.save()
+    entry = autostart_entry()
+    assert entry.exists() and "magi_desktop.cli app" in entry.read_text()
+    assert chosen_data_dir() == tmp_path / "elsewhere"
+    monkeypatch.delenv("MAGI_DATA_DIR")
+    assert default_data_dir() == tmp_path / "elsewhere"
+    dialog.autostart.setChecked(False)
+    dialog.choose_data_folder(None)
+    assert dialog.save()
+    assert not entry.exists() and chosen_data_dir() is None
