@@ -94,3 +94,19 @@ def test_shutdown_waits_for_the_running_batch(desktop, qtbot):
     # Whatever was not processed is still queued; nothing is half-written.
     stats = desktop.memory.stats()
     assert stats["embedding"]["chunks"] + stats["embedding"]["pending"] == 300
+
+
+def test_rebuilding_the_index_shows_progress_and_can_be_cancelled(desktop, qtbot):
+    desktop.memory.ingest_many([chat(f"note {i} about tea", at=1_760_000_000.0 + i) for i in range(400)])
+    desktop.memory.process_pending()
+    desktop.start()
+    desktop.window.reindex_button.click()
+    assert desktop.window.progress.isVisibleTo(desktop.window) and not desktop.window.reindex_button.isEnabled()
+    qtbot.waitUntil(lambda: desktop.long_task is None, timeout=30_000)
+    assert desktop.window.reindex_button.isEnabled() and not desktop.window.progress.isVisibleTo(desktop.window)
+    assert "Search index rebuilt: 400 events" in desktop.window.statusBar().currentMessage()
+    assert desktop.memory.query("tea", limit=3).findings            # the rebuilt full-text index answers
+    desktop.window.reindex_button.click()
+    desktop.window.cancel_button.click()                             # stops between batches
+    qtbot.waitUntil(lambda: desktop.long_task is None, timeout=30_000)
+    assert desktop.window.reindex_button.isEnabled()

@@ -284,3 +284,35 @@ def test_excluded_domains_and_paths_are_dropped_wherever_a_payload_names_them(me
     ids = [r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")]
     assert ids == ["kept"]
     assert sup.status["mentions"].counts["excluded"] == 4
+
+
+class Backfill(Steady):
+    """A long first run that reports progress and saves its cursor as it goes."""
+
+    def collect(self, since, ctx):
+        start = since or 0
+        for i in range(start, 100_000):
+            if ctx.stopping:
+                return
+            yield activity("notes", "write_note", T0 + i, {"title": f"old note {i}"}, item_id=f"b{i}")
+            if i % 50 == 49:
+                ctx.progress(i + 1, 100_000)
+                ctx.save_cursor(i + 1)
+            time.sleep(0.001)
+
+
+def test_a_long_backfill_reports_progress_and_a_cancel_keeps_what_it_saved(memory):
+    sup = Supervisor(memory, [Backfill("backfill")])
+    sup.tick()
+    deadline = time.monotonic() + 20
+    while not sup.status["backfill"].progress and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sup.status["backfill"].progress[1] == 100_000
+    assert sup.cancel("backfill") and not sup.cancel("nothing-running")
+    assert sup.wait_idle()
+    status = sup.status["backfill"]
+    assert not status.running and status.failures == 0 and status.counts["cancelled"] == 1
+    assert status.progress is None
+    cursor = memory.plugin_cursor("backfill")
+    assert cursor and cursor % 50 == 0 and stored(memory) >= cursor      # everything before the cursor is stored
+    sup.stop()

@@ -65,11 +65,13 @@ class CollectorStatus:
     counts: Counter = field(default_factory=Counter)   # yielded, stored, duplicates, rejected, throttled, dropped
     last_rejection: str | None = None
     last_run_at: float | None = None
+    progress: tuple[int, int | None] | None = None     # (done, total) the running run reported
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "runs": self.runs, "failures": self.failures, "last_error": self.last_error,
                 "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
-                "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at}
+                "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at,
+                "progress": list(self.progress) if self.progress else None}
 
     @classmethod
     def resumed(cls, name: str, saved: Mapping[str, Any] | None) -> CollectorStatus:
@@ -103,6 +105,7 @@ class _Context:
 
     def progress(self, done: int, total: int | None = None) -> None:
         self.done, self.total = done, total
+        self._supervisor.status[self._name].progress = (done, total)
 
     @property
     def stopping(self) -> bool:
@@ -234,6 +237,17 @@ class Supervisor:
         self._observer = observer
         return sorted(path for targets in by_folder.values() for path in targets)
 
+    def cancel(self, name: str) -> bool:
+        """Stop a running run (the user cancelled a long back-fill). It ends as cut, not failed; its
+        saved cursor holds, so the next run goes on from there. False if it was not running."""
+        with self._lock:
+            run = self._runs.get(name)
+            if run is None:
+                return False
+            run[1].set()
+            self.status[name].counts["cancelled"] += 1
+            return True
+
     def release(self, name: str) -> None:
         """Lift a quarantine (the user re-enabled the collector)."""
         with self._lock:
@@ -304,6 +318,7 @@ class Supervisor:
                 return  # abandoned as hung; its outcome no longer counts
             del self._runs[name]
             status.running = False
+            status.progress = None
             status.runs += 1
             now = self.clock()
             status.last_run_at = now

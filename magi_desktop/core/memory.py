@@ -31,7 +31,7 @@ from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError, write_transaction
 from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
-from .store.vectors import current_model, delete_event_vectors, embed_edges, embed_entities, ensure_vector_index
+from .store.vectors import current_model, embed_edges, embed_entities, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
@@ -392,10 +392,24 @@ class Memory:
             done = l2_review.review(conn, review_id)
             rowid = (done or {}).get("detail", {}).get("event_rowid")
             if done and done["action"] == "correct" and done["undone_at"] is None and rowid is not None:
-                delete_event_vectors(conn, rowid)
-                conn.execute("DELETE FROM fact_events WHERE id = ?", (rowid,))
+                conn.execute("DELETE FROM fact_events WHERE id = ?", (rowid,))   # its chunks and vectors go too
             return l2_review.undo(conn, review_id, now)
         return self._review(run)
+
+    def reindex(self) -> int:
+        """Rebuild the full-text index now and queue every event to be embedded again (the background
+        work re-embeds them). Returns how many events were queued."""
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM fact_events_fts")
+            conn.execute("INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
+                         "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), c.context "
+                         "FROM fact_events e JOIN fact_events_context c ON c.id = e.id")
+            queued = conn.execute(
+                "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
+                "ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = 0, "
+                "last_error = NULL", (time.time(),)).rowcount
+        self._notify()
+        return queued
 
     def reviews(self, limit: int = 100) -> list[dict[str, Any]]:
         """The user's latest reviews, newest first."""

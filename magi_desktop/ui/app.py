@@ -57,6 +57,10 @@ class DesktopApp:
         self.window.settings_button.clicked.connect(self.show_settings)
         self.window.pause_button.toggled.connect(self.set_paused)
         self.window.pause_button.setChecked(self.paused)
+        self.window.reindex_button.clicked.connect(self.rebuild_index)
+        self.window.cancel_button.clicked.connect(self.cancel_long_work)
+        self.long_task = None
+        self.window.timer.timeout.connect(self._show_backfills)
         if tray_available:
             qapp.setQuitOnLastWindowClosed(False)
             self.tray = QSystemTrayIcon(app_icon())
@@ -172,10 +176,58 @@ class DesktopApp:
         self.scheduler.set_supervisor(self.supervisor)
         self.set_paused(self.paused)
 
+    def rebuild_index(self) -> None:
+        """Rebuild the full-text index and re-embed everything on the pool, with progress; cancellable."""
+        from ..workers import reindex
+
+        if self.long_task is not None:
+            return
+        self.window.reindex_button.setEnabled(False)
+        self.window.show_progress("Rebuilding the search index", 0, None)
+        task = self.runner.submit(reindex, self.memory, on_done=self._reindexed, on_error=self._long_work_failed)
+        task.signals.progress.connect(lambda done, total: self.window.show_progress("Re-embedding", done, total))
+        self.long_task = task
+
+    def _reindexed(self, report: dict) -> None:
+        self.long_task = None
+        self.window.reindex_button.setEnabled(True)
+        self.window.hide_progress()
+        left = f"; {report['left']:,} left to the background work" if report["left"] else ""
+        self.window.statusBar().showMessage(f"Search index rebuilt: {report['queued']:,} events{left}.", 10_000)
+
+    def _long_work_failed(self, message: str) -> None:
+        self.long_task = None
+        self.window.reindex_button.setEnabled(True)
+        self.window.hide_progress()
+        self.window.statusBar().showMessage(f"Failed: {message}", 10_000)
+
+    def _show_backfills(self) -> None:
+        """A collector reporting progress (a history back-fill) shows in the long-work bar."""
+        if self.long_task is not None or self.supervisor is None:
+            return
+        running = [s for s in self.supervisor.status.values() if s.running and s.progress]
+        if not running:
+            self.window.hide_progress()
+            return
+        status = running[0]
+        self.window.show_progress(f"{status.name}: reading past history", status.progress[0], status.progress[1])
+
+    def cancel_long_work(self) -> None:
+        if self.long_task is not None:
+            self.long_task.cancel()
+            self.window.work_label.setText("Stopping after this batch…")
+        elif self.supervisor is not None:
+            for status in list(self.supervisor.status.values()):
+                if status.running and status.progress:
+                    self.supervisor.cancel(status.name)
+            self.window.hide_progress()
+
     def shutdown(self) -> None:
         self.window.timer.stop()
         if self.tray is not None:
             self.tray.hide()
+        if self.long_task is not None:
+            self.long_task.cancel()
         if self.supervisor is not None:
             self.supervisor.stop()
         if not self.scheduler.stop():

@@ -32,10 +32,14 @@ class RecordTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.columns = list(columns)
         self.records: list[Any] = []
+        self._sorted: tuple[int, Qt.SortOrder] | None = None
 
     def set_records(self, records: Sequence[Any]) -> None:
+        """Replace the rows, kept in the order the user last sorted by."""
         self.beginResetModel()
         self.records = list(records)
+        if self._sorted is not None:
+            self._sort_records(*self._sorted)
         self.endResetModel()
 
     def record(self, row: int) -> Any:
@@ -75,10 +79,14 @@ class RecordTableModel(QAbstractTableModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         if not (0 <= column < len(self.columns)):
             return
-        getter = self.columns[column].value
+        self._sorted = (column, order)
         self.layoutAboutToBeChanged.emit()
-        self.records.sort(key=lambda r: _sort_key(getter(r)), reverse=order == Qt.SortOrder.DescendingOrder)
+        self._sort_records(column, order)
         self.layoutChanged.emit()
+
+    def _sort_records(self, column: int, order: Qt.SortOrder) -> None:
+        getter = self.columns[column].value
+        self.records.sort(key=lambda r: _sort_key(getter(r)), reverse=order == Qt.SortOrder.DescendingOrder)
 
 
 def _sort_key(value: Any) -> tuple:

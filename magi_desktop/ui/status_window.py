@@ -4,7 +4,19 @@ doing, and the way into the viewer and the settings."""
 from __future__ import annotations
 
 from ..core import Memory
-from .qt import QFont, QFormLayout, QHBoxLayout, QLabel, QMainWindow, QPushButton, Qt, QTimer, QVBoxLayout, QWidget
+from .qt import (
+    QFont,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    Qt,
+    QTimer,
+    QVBoxLayout,
+    QWidget,
+)
 
 REFRESH_MS = 3000
 
@@ -51,12 +63,26 @@ class StatusWindow(QMainWindow):
         buttons.addWidget(self.settings_button)
         buttons.addWidget(self.pause_button)
         buttons.addStretch(1)
+        self.reindex_button = QPushButton("Rebuild search index")
+        self.reindex_button.setToolTip("Rebuild the full-text index and embed every event again")
+        buttons.addWidget(self.reindex_button)
+
+        # Long work (a re-index, a collector's back-fill): what it is, how far, and a way to stop it.
+        self.work_label = QLabel("")
+        self.progress = QProgressBar()
+        self.cancel_button = QPushButton("Cancel")
+        work = QHBoxLayout()
+        work.addWidget(self.work_label)
+        work.addWidget(self.progress, 1)
+        work.addWidget(self.cancel_button)
+        self.hide_progress()
         self.collectors_text = lambda: "none enabled (Settings… → Collectors)"
 
         layout = QVBoxLayout()
         layout.addWidget(title)
         layout.addLayout(form)
         layout.addLayout(buttons)
+        layout.addLayout(work)
         layout.addStretch(1)
         central = QWidget()
         central.setLayout(layout)
@@ -90,6 +116,18 @@ class StatusWindow(QMainWindow):
         self.fields["cognition"].setText(f"{l2['assertions']} assertions, {l2['edges']} facts and relationships, "
                                          f"{l2['entities']} entities ({l2['llm']})")
         self.fields["collectors"].setText(self.collectors_text())
+
+    def show_progress(self, label: str, done: int, total: int | None) -> None:
+        self.work_label.setText(label)
+        self.progress.setRange(0, total or 0)          # 0..0: busy, the total is not known
+        self.progress.setValue(min(done, total) if total else 0)
+        self.progress.setFormat(f"{done:,} / {total:,}" if total else f"{done:,}")
+        for widget in (self.work_label, self.progress, self.cancel_button):
+            widget.setVisible(True)
+
+    def hide_progress(self) -> None:
+        for widget in (self.work_label, self.progress, self.cancel_button):
+            widget.setVisible(False)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         if self.hide_on_close:

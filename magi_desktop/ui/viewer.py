@@ -43,7 +43,7 @@ TITLES = {"assertions": "Assertions", "facts": "Facts", "relationships": "Relati
 TIMELINE_DAYS = 14
 
 
-def _table(model: RecordTableModel) -> QTableView:
+def _table(model: RecordTableModel, sort_by: str | None = None, descending: bool = False) -> QTableView:
     view = QTableView()
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -54,6 +54,9 @@ def _table(model: RecordTableModel) -> QTableView:
     view.verticalHeader().setVisible(False)
     view.horizontalHeader().setStretchLastSection(True)
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    if sort_by is not None:
+        column = next(i for i, c in enumerate(model.columns) if c.header == sort_by)
+        view.sortByColumn(column, Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder)
     return view
 
 
@@ -73,9 +76,9 @@ class BeliefPage(QWidget):
         self.entity.setClearButtonEnabled(True)
         self.source = QComboBox()
         self.model = RecordTableModel(BELIEF_COLUMNS, self)
-        self.table = _table(self.model)
+        self.table = _table(self.model, "Last seen", descending=True)
         self.events = RecordTableModel(EVENT_COLUMNS, self)
-        self.events_view = _table(self.events)
+        self.events_view = _table(self.events, "Time")
         self.events_view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.summary = QLabel("Select a row to see the evidence behind it.")
         self.summary.setWordWrap(True)
@@ -245,7 +248,7 @@ class EntitiesPage(QWidget):
         self.search.setPlaceholderText("Search names and aliases…")
         self.search.setClearButtonEnabled(True)
         self.model = RecordTableModel(ENTITY_COLUMNS, self)
-        self.table = _table(self.model)
+        self.table = _table(self.model, "Events", descending=True)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.alias_button = QPushButton("Add alias…")
         self.merge_button = QPushButton("Merge selected")
@@ -350,8 +353,7 @@ class AskPage(QWidget):
 
     def show_pack(self, pack) -> None:
         self.ask_button.setEnabled(True)
-        parts = [f"<p><b>{html.escape(pack.summary)}</b><br><span style='color:#555'>{len(pack.findings)} "
-                 f"finding(s) · mode {html.escape(pack.query_mode)}</span></p>"]
+        parts = [f"<p><b>{html.escape(pack.summary)}</b></p>"]
         if pack.insufficient_evidence:
             parts.append("<p style='color:#b3261e'><b>Insufficient evidence:</b> nothing recorded answers this "
                          "question directly.</p>")

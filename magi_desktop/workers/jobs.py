@@ -38,3 +38,17 @@ def drain(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = la
 def maintain(memory: Memory) -> dict[str, Any]:
     """The periodic jobs (``Memory.run_due``)."""
     return memory.run_due()
+
+
+def reindex(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = lambda: False,
+            progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Rebuild the search index and re-embed every event, reporting (re-embedded, total). Cancelling
+    stops this run between batches; what is still queued is embedded later by the background work."""
+    queued = memory.reindex()
+
+    def report(_handled: int, _due: int) -> None:
+        if progress is not None:
+            progress(queued - memory.pending_by_queue()["embedding"], queued)
+
+    totals = drain(memory, batch, cancelled=cancelled, progress=report)
+    return totals | {"queued": queued, "left": memory.pending_by_queue()["embedding"]}

@@ -133,12 +133,6 @@ def replace_event_chunks(
         )
 
 
-def delete_event_vectors(conn: Connection, event_rowid: int) -> None:
-    """Remove an event's chunk vectors (vec0 rows have no foreign key to cascade from)."""
-    conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid IN (SELECT chunk_id FROM event_chunks WHERE event_rowid = ?)",
-                 (event_rowid,))
-
-
 def knn(conn: Connection, query: np.ndarray, k: int = 20,
         scopes: Sequence[str] | None = None, before: float | None = None) -> list[tuple[int, int, float]]:
     """Nearest chunks: (chunk_id, event_rowid, cosine distance), nearest first."""
