@@ -286,3 +286,46 @@ def test_the_context_migration_reindexes_an_existing_database(tmp_path):
     rows = conn.execute("SELECT rowid FROM fact_events_fts WHERE fact_events_fts MATCH 'context : parrot'").fetchall()
     assert len(rows) == 1
     assert conn.execute("SELECT count(*) FROM fact_events_fts WHERE fact_events_fts MATCH 'ana'").fetchone()[0] == 2
+
+
+def test_another_process_opening_and_closing_the_memory_never_corrupts_it(tmp_path):
+    """`magi status` while the app writes. Opening an existing database file with a descriptor of our own
+    and closing it would drop this process's SQLite locks (POSIX), letting the other process delete the
+    write-ahead log under us: a malformed database."""
+    import subprocess
+    import sys
+    import threading
+
+    from payloads import chat
+
+    from magi_desktop.core import Memory
+
+    memory = Memory.open(tmp_path / "data", embedder="hashing")
+    errors, done = [], threading.Event()
+
+    def write():
+        try:
+            for i in range(1500):
+                memory.ingest(chat(f"line {i}", at=1.7e9 + i))
+                if i % 100 == 0:
+                    threading.Thread(target=memory.stats).start()   # a new thread: a new read connection
+                    memory.process_pending()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+        finally:
+            done.set()
+
+    probe = (f"from magi_desktop.core import Memory\nfor _ in range(5):\n"
+             f"    with Memory.open({str(tmp_path / 'data')!r}, embedder='hashing') as m: m.stats()\n")
+    writer = threading.Thread(target=write)
+    writer.start()
+    probes = 0
+    while not done.is_set():
+        run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-800:]
+        probes += 1
+    writer.join()
+    assert errors == [] and probes >= 1
+    assert memory.db.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert memory.stats()["events"]["total"] == 1500
+    memory.close()

@@ -52,10 +52,18 @@ def _secure_file(path: Path) -> None:
     """Create the database file readable by the user only before SQLite opens it.
 
     SQLite gives the -wal and -shm files the permissions of the database file.
+    An existing file is never opened here: on POSIX, closing any descriptor of a
+    file drops every lock this process holds on it, so another process could
+    checkpoint and delete the write-ahead log under our open connections and
+    corrupt the database (sqlite.org/howtocorrupt.html §2.2).
     """
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-    os.close(fd)
-    if os.name == "posix":
+    if not path.exists():
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)   # new: nobody has it open yet
+            os.close(fd)
+        except FileExistsError:
+            pass
+    if os.name == "posix" and stat.S_IMODE(path.stat().st_mode) != stat.S_IRUSR | stat.S_IWUSR:
         os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
 
 
