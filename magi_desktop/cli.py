@@ -349,6 +349,12 @@ def _cmd_app(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--probe-qt"]:          # `magi doctor` runs this in a child process (works frozen too)
+        from .ui.qt import PYSIDE_VERSION
+
+        print(PYSIDE_VERSION)
+        return 0
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")

@@ -125,9 +125,10 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
 def _qt_check() -> Check:
     # In a child process: a broken Qt install can abort the interpreter, and
     # the doctor itself stays Qt-free like the rest of the non-UI code.
-    probe = "import PySide6, PySide6.QtWidgets; print(PySide6.__version__)"
+    command = [sys.executable, "--probe-qt"] if getattr(sys, "frozen", False) else \
+        [sys.executable, "-m", "magi_desktop.cli", "--probe-qt"]
     try:
-        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check("qt", "WARN", f"could not probe PySide6: {exc}")
     if result.returncode == 0:

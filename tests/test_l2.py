@@ -231,6 +231,24 @@ def test_running_jobs_left_by_a_crash_run_again(tmp_path):
     memory.close()
 
 
+def test_another_process_opening_the_memory_leaves_a_batch_in_flight_alone(tmp_path):
+    import time as _time
+
+    from magi_desktop.core.l2 import jobs
+
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    memory.ingest(chat("I like tea.", at=T0))
+    claimed = jobs.claim_batch(memory.db, _time.time())            # the app's batch, in flight
+    assert claimed
+    other = Memory.open(tmp_path / "m", embedder="hashing")          # `magi status` meanwhile
+    other.run_due()
+    state = other.db.reader().execute("SELECT state FROM l2_projection_jobs").fetchone()[0]
+    assert state == "running"
+    assert jobs.recover_running(other.db, now=_time.time() + jobs.LEASE_SECONDS + 1) == 1   # the lease ran out
+    other.close()
+    memory.close()
+
+
 # ------------------------------------------------ the scripted end-to-end path
 
 def test_scripted_llm_runs_phase1_resolution_phase2_and_arbitration(tmp_path):

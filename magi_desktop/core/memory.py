@@ -301,9 +301,8 @@ class Memory:
         """Run the periodic jobs due at ``now`` (L2 maintenance: TTL expiry, episodes, entity merges, orphans)."""
         with self._process_lock:
             try:
-                # Under the process lock no batch of this process is in flight: a job still marked
-                # running was left by a crash or a failed release, and is due again.
-                recovered = l2_jobs.recover_running(self.db)
+                # A job still marked running past its lease was left by a crash: due again.
+                recovered = l2_jobs.recover_running(self.db)     # leases are in real time
                 return {"l2_maintenance": l2.maintain(self.db, now) | {"jobs_recovered": recovered}}
             finally:
                 self._entities.reset()   # maintenance may have merged or dropped entities it cached

@@ -1,5 +1,6 @@
 """The one place PySide6 is imported; the rest of the UI imports Qt names from here."""
 
+from PySide6 import __version__ as PYSIDE_VERSION  # noqa: F401
 from PySide6.QtCore import (  # noqa: F401
     QAbstractTableModel,
     QModelIndex,

@@ -20,13 +20,27 @@ def resolve_embedder(spec: str | Embedder) -> Embedder:
             raise TypeError(f"not an embedder: {spec!r}")
         return spec
     if spec == "minilm":
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(idle_seconds=_idle_seconds())
     if spec == "hashing":
         return HashingEmbedder()
     if spec == "default":
         try:
-            return MiniLMEmbedder()
+            return MiniLMEmbedder(idle_seconds=_idle_seconds())
         except ModelNotInstalled as exc:
             log.warning("%s; falling back to the hashing embedder (no semantic search)", exc)
             return HashingEmbedder(stands_in_for=MiniLMEmbedder.name)
     raise ValueError(f"unknown embedder {spec!r}: use 'default', 'minilm' or 'hashing'")
+
+
+def _idle_seconds() -> float:
+    """How long the model stays loaded without use: ``MAGI_EMBEDDER_IDLE_SECONDS`` (default 300)."""
+    import os
+
+    from .minilm import DEFAULT_IDLE_SECONDS
+
+    value = os.environ.get("MAGI_EMBEDDER_IDLE_SECONDS", "")
+    try:
+        return float(value) if value else DEFAULT_IDLE_SECONDS
+    except ValueError:
+        log.warning("MAGI_EMBEDDER_IDLE_SECONDS=%r is not a number; using %s", value, DEFAULT_IDLE_SECONDS)
+        return DEFAULT_IDLE_SECONDS

@@ -3,7 +3,9 @@
 Jobs are claimed in micro-batches that share a batch key (the payload's
 ``l2_batch_owner``, else its session). A job that has failed before is claimed
 alone, so one poisonous event cannot keep its whole session from projecting.
-A job left ``running`` by a crash is pending again at the next open.
+A claimed job holds a lease (``next_attempt_at`` = claim time + ``LEASE_SECONDS``): one left
+``running`` by a crash is pending again once its lease has run out. Another process opening the
+memory (``magi status`` while the app works) therefore never takes back a batch still in flight.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from ..store.connection import Connection
 
 BATCH_EVENTS = 24
 PROVIDER_BACKOFF_SECONDS = 60.0   # the LLM endpoint is down: the queue waits, no attempt is charged
+LEASE_SECONDS = 600.0             # longer than any batch takes, LLM retries included
 
 
-def recover_running(db: Database) -> int:
-    """Jobs a crashed process left running are due again."""
+def recover_running(db: Database, now: float | None = None) -> int:
+    """Running jobs whose lease ran out (their process crashed) are due again."""
+    now = time.time() if now is None else now
     with db.transaction() as conn:
-        return conn.execute("UPDATE l2_projection_jobs SET state = 'pending' WHERE state = 'running'").rowcount
+        return conn.execute("UPDATE l2_projection_jobs SET state = 'pending' WHERE state = 'running' "
+                            "AND next_attempt_at <= ?", (now,)).rowcount
 
 
 def pending_count(db: Database, now: float | None = None) -> int:
@@ -57,7 +62,8 @@ def claim_batch(db: Database, now: float, max_events: int = BATCH_EVENTS) -> lis
                 "AND attempts = 0 AND next_attempt_at <= ? ORDER BY event_rowid LIMIT ?",
                 (batch_key, now, max_events))]
         marks = ", ".join("?" * len(rowids))
-        conn.execute(f"UPDATE l2_projection_jobs SET state = 'running' WHERE event_rowid IN ({marks})", rowids)
+        conn.execute(f"UPDATE l2_projection_jobs SET state = 'running', next_attempt_at = ? "
+                     f"WHERE event_rowid IN ({marks})", [now + LEASE_SECONDS, *rowids])
         return rowids
 
 
