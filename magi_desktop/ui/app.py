@@ -110,8 +110,12 @@ class DesktopApp:
         return text + (" — paused" if self.paused else "")
 
     def status_line(self) -> str:
-        pending = self.memory.pending_work()
-        return f"Collectors: {self.collectors_status()} · {pending} queued"
+        """The tray menu's first line: collectors, queued work and how long the oldest job has waited."""
+        stats = self.memory.stats()
+        pending = stats["embedding"]["pending"] + stats["l2"]["jobs"]["pending"]
+        lag = stats["l2"]["oldest_pending_seconds"]
+        waiting = f", oldest {lag / 60:.0f} min" if lag and lag >= 60 else f", oldest {lag:.0f} s" if lag else ""
+        return f"Collectors: {self.collectors_status()} · {pending} queued{waiting}"
 
     # --------------------------------------------------------------- actions
 
