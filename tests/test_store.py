@@ -34,13 +34,15 @@ def test_migrations_are_recorded_and_not_rerun(tmp_path):
 
 
 def test_a_failing_migration_leaves_nothing_behind(tmp_path):
+    """The pending migrations are one upgrade: a failure in any rolls all of them back."""
     conn = connect(tmp_path / "m.db")
-    broken = [Migration(1, "ok", "CREATE TABLE a (x);"),
-              Migration(2, "broken", "CREATE TABLE b (x); INSERT INTO nowhere VALUES (1);")]
+    migrate(conn, [Migration(1, "ok", "CREATE TABLE a (x);")])
+    broken = [Migration(1, "ok", "CREATE TABLE a (x);"), Migration(2, "fine", "CREATE TABLE b (x);"),
+              Migration(3, "broken", "CREATE TABLE c (x); INSERT INTO nowhere VALUES (1);")]
     with pytest.raises(Exception, match="nowhere"):
         migrate(conn, broken)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert "a" in tables and "b" not in tables
+    assert "a" in tables and "b" not in tables and "c" not in tables
     assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == [1]
     assert not conn.in_transaction
 

@@ -13,7 +13,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
-from . import l2
+from . import l2, l3
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
@@ -298,12 +298,17 @@ class Memory:
                 "errors": report.errors[:10], "l2": cognition.to_dict()}
 
     def run_due(self, now: float | None = None) -> dict[str, Any]:
-        """Run the periodic jobs due at ``now`` (L2 maintenance: TTL expiry, episodes, entity merges, orphans)."""
+        """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
+        episodes, entity merges, orphans), then the L3 windows closed by ``now`` (hour, day, week, month
+        summaries) and the rule-made insights. The app's scheduler calls the same; a test or a benchmark
+        can replay a month by calling it with successive ``now``."""
         with self._process_lock:
             try:
                 # A job still marked running past its lease was left by a crash: due again.
                 recovered = l2_jobs.recover_running(self.db)     # leases are in real time
-                return {"l2_maintenance": l2.maintain(self.db, now) | {"jobs_recovered": recovered}}
+                report = {"l2_maintenance": l2.maintain(self.db, now) | {"jobs_recovered": recovered}}
+                report["l3"] = l3.run(self.db, self.llm, now)
+                return report
             finally:
                 self._entities.reset()   # maintenance may have merged or dropped entities it cached
 

@@ -28,6 +28,7 @@ from .pack import (
     timeline_of,
 )
 from .structured import L2Recall, ground
+from .summaries import L3Recall
 from .temporal import TemporalIntent, parse_temporal
 from .terms import content_terms, quoted_phrases, stem, stems
 
@@ -41,6 +42,9 @@ ANCHOR_CANDIDATES = 10
 ARTEFACT_OVERLAP = 0.8       # a stored turn this close to the question is the question itself
 L2_LEAD = 3                  # L2 findings added to a pack, at most (beyond its L1 limit)
 L2_LEAD_MODES = frozenset({"current_state"})   # where they go first; elsewhere after the L1 findings
+L3_LEAD = 3                  # L3 summaries and insights added to a pack, at most
+L3_LEAD_MODES = frozenset({"summary", "activity_summary"})      # broad questions: summaries first
+L3_FOLLOW_MODES = frozenset({"temporal_compare", "strategy"})  # insights and reflections help, after L1
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
 
@@ -119,6 +123,7 @@ class Retriever:
                                        for rowid, score in ranked], limit)
         self._flag_indirect(findings, ctx, temporal)
         findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
+        findings = self._with_l3(findings, chosen, temporal, ctx, trace)
         findings, used_tokens = fit_budget(findings, token_budget)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -141,6 +146,16 @@ class Retriever:
         # of all@1, and placed after the fifth finding 5 points of all@10: the rules extract loosely).
         placed = derived[:L2_LEAD]
         return placed + findings if mode in L2_LEAD_MODES else findings + placed
+
+    def _with_l3(self, findings: list[Finding], mode: str, temporal: TemporalIntent, ctx: paths.QueryContext,
+                 trace: dict) -> list[Finding]:
+        """Broad questions get the summaries of their window first, with the events they cite for drill-down."""
+        if mode not in L3_LEAD_MODES and mode not in L3_FOLLOW_MODES:
+            return findings
+        started = time.perf_counter()
+        derived = L3Recall(self.db.reader()).findings(ctx, temporal, mode, limit=L3_LEAD)
+        trace["l3"] = {"findings": len(derived), "ms": round((time.perf_counter() - started) * 1000, 2)}
+        return derived + findings if mode in L3_LEAD_MODES else findings + derived
 
     def _known_by(self, named: list[tuple[int, str, str]], now: float) -> list[tuple[int, str, str]]:
         """Only entities that some event up to ``now`` mentions: a name first heard later is unknown yet."""

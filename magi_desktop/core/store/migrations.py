@@ -1,8 +1,8 @@
 """Schema migrations: ordered SQL files ``migrations/NNNN_name.sql``.
 
-Each migration runs in one transaction together with the row that records it
-in ``schema_migrations``, so a crash leaves the database either before or after
-a migration, never half-way.
+The pending migrations run in one transaction together with the rows that record
+them in ``schema_migrations``, so a crash leaves the database either before or
+after the upgrade, never half-way.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def split_statements(sql: str) -> list[str]:
 def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list[int]:
     """Apply every pending migration in order; return the versions applied.
 
-    Each migration runs with its record in one ``BEGIN IMMEDIATE`` transaction,
-    and re-checks under the write lock whether another process applied it first.
+    All of them run with their records in one ``BEGIN IMMEDIATE`` transaction,
+    which re-checks under the write lock what another process applied first.
     """
     migrations = available_migrations() if migrations is None else migrations
     done = applied_versions(conn)
@@ -79,18 +79,21 @@ def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list
             f"database schema version {max(done)} is newer than this program knows "
             f"({newest_known}); upgrade Magi Desktop"
         )
-    applied = []
-    for migration in migrations:
-        if migration.version in done:
-            continue
-        with write_transaction(conn):
-            if migration.version in applied_versions(conn):
-                continue  # another process got there first
+    applied: list[int] = []
+    if all(m.version in done for m in migrations):
+        return applied
+    # Every pending migration under one write lock: two processes opening a new database at once
+    # cannot take turns applying them, and a crash leaves the schema as it was before the upgrade.
+    with write_transaction(conn):
+        done = applied_versions(conn)          # another process may have got there first
+        for migration in migrations:
+            if migration.version in done:
+                continue
             for statement in split_statements(migration.sql):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, time.time()),
             )
-        applied.append(migration.version)
+            applied.append(migration.version)
     return applied

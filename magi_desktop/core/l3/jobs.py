@@ -1,0 +1,129 @@
+"""Running the L3 windows: every closed hour / day / week / month that has events gets one
+summary, written once per window and again only if the window's events changed.
+
+``periodic_jobs`` keeps how far each granularity has run, so a restart resumes there;
+``window_key`` is unique, so no window is ever summarised twice. The last ``LOOKBACK``
+windows are checked again on each run: events that arrive late (a collector's back-fill)
+regenerate their window's summary.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import tzinfo
+from typing import Any
+
+from ..llm.base import LLMProvider
+from ..store import Database
+from . import insights
+from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
+from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows
+
+log = logging.getLogger(__name__)
+
+# How far back the first run reaches, per granularity (a fresh install with months of back-filled
+# history gets recent hours, not every hour since the first event).
+BACKFILL_SECONDS = {"hour": 2 * 86400.0, "day": 60 * 86400.0, "week": 26 * 7 * 86400.0, "month": 730 * 86400.0}
+LOOKBACK = 2
+PEERS = 2
+
+
+def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | None = None,
+        granularities: tuple[str, ...] = GRANULARITIES) -> dict[str, Any]:
+    now = time.time() if now is None else now
+    report: dict[str, Any] = {g: _granularity(db, llm, g, now, tz) for g in granularities}
+    report["insights"] = insights.run(db, now)
+    return report
+
+
+def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, tz: tzinfo | None) -> int:
+    conn = db.reader()
+    first = conn.execute("SELECT min(timestamp) FROM fact_events").fetchone()[0]
+    if first is None:
+        return 0
+    job = f"l3:{granularity}"
+    row = conn.execute("SELECT done_until FROM periodic_jobs WHERE job = ?", (job,)).fetchone()
+    since = row[0] - LOOKBACK * SPAN_SECONDS[granularity] if row else now - BACKFILL_SECONDS[granularity]
+    since = max(since, first)
+    written, done_until = 0, row[0] if row else 0.0
+    for start, end, key, label in closed_windows(granularity, since, now, tz):
+        done_until = max(done_until, end)
+        if granularity in ("hour", "day"):
+            events = window_events(conn, start, end)
+            if not events:
+                continue
+            mark = fingerprint(events)
+            if _unchanged(conn, key, mark):
+                continue
+            previous = _previous(conn, granularity, start)
+            draft = extractive(conn, label[0].upper() + label[1:], events, previous[0] if previous else None)
+            draft = with_llm(llm, draft, label, events, previous[1] if previous else None)
+        else:
+            children = _children(conn, start, end)
+            if not children:
+                continue
+            mark = ",".join(f"{cid}@{updated}" for cid, _, _, updated in children)
+            if _unchanged(conn, key, mark):
+                continue
+            peers = [json.loads(r[0]) for r in conn.execute(
+                "SELECT data_json FROM l3_summaries WHERE summary_type = 'temporal' AND granularity = ? "
+                "AND window_start < ? ORDER BY window_start DESC LIMIT ?", (granularity, start, PEERS))]
+            draft = from_children(label[0].upper() + label[1:], [(c[0], c[1], c[2]) for c in children], peers)
+        _write(db, granularity, key, start, end, draft, mark, now)
+        written += 1
+    with db.transaction() as wconn:
+        wconn.execute("INSERT INTO periodic_jobs (job, done_until, last_run_at) VALUES (?, ?, ?) "
+                      "ON CONFLICT (job) DO UPDATE SET done_until = max(done_until, excluded.done_until), "
+                      "last_run_at = excluded.last_run_at", (job, done_until, now))
+    return written
+
+
+def _unchanged(conn, key: str, mark: str) -> bool:
+    row = conn.execute("SELECT fingerprint FROM l3_summaries WHERE window_key = ?", (key,)).fetchone()
+    return row is not None and row[0] == mark
+
+
+def _previous(conn, granularity: str, start: float) -> tuple[dict, str] | None:
+    """The data and text of the summary of the window just before (a day sees the previous day's)."""
+    row = conn.execute("SELECT data_json, content, window_end FROM l3_summaries WHERE summary_type = 'temporal' "
+                       "AND granularity = ? AND window_end <= ? ORDER BY window_end DESC LIMIT 1",
+                       (granularity, start)).fetchone()
+    if row is None or start - row[2] > SPAN_SECONDS[granularity] * 1.5:
+        return None
+    return json.loads(row[0]), row[1]
+
+
+def _children(conn, start: float, end: float) -> list[tuple[int, dict, list[int], float]]:
+    rows = conn.execute("SELECT summary_id, data_json, updated_at FROM l3_summaries WHERE summary_type = 'temporal' "
+                        "AND granularity = 'day' AND window_start >= ? AND window_end <= ? ORDER BY window_start",
+                        (start, end)).fetchall()
+    return [(sid, json.loads(data), [r[0] for r in conn.execute(
+        "SELECT event_rowid FROM summary_event_links WHERE summary_id = ?", (sid,))], updated)
+        for sid, data, updated in rows]
+
+
+def _write(db: Database, granularity: str, key: str, start: float, end: float, draft: Draft, mark: str,
+           now: float) -> int:
+    with db.transaction() as conn:
+        row = conn.execute("SELECT summary_id FROM l3_summaries WHERE window_key = ?", (key,)).fetchone()
+        values = (draft.title, draft.content, json.dumps(draft.data, ensure_ascii=False),
+                  sum(draft.data.get("sources", {}).values()), mark, draft.model, now)
+        if row is None:
+            summary_id = conn.execute(
+                "INSERT INTO l3_summaries (summary_type, summary_category, granularity, window_key, window_start, "
+                "window_end, title, content, data_json, event_count, fingerprint, model, created_at, updated_at) "
+                "VALUES ('temporal', 'activity_overview', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (granularity, key, start, end, *values[:6], now, now)).lastrowid
+        else:
+            summary_id = row[0]
+            conn.execute("UPDATE l3_summaries SET title = ?, content = ?, data_json = ?, event_count = ?, "
+                         "fingerprint = ?, model = ?, updated_at = ? WHERE summary_id = ?", (*values, summary_id))
+            conn.execute("DELETE FROM summary_event_links WHERE summary_id = ?", (summary_id,))
+            conn.execute("DELETE FROM summary_children WHERE summary_id = ?", (summary_id,))
+        conn.executemany("INSERT OR IGNORE INTO summary_event_links (summary_id, event_rowid) VALUES (?, ?)",
+                         [(summary_id, rowid) for rowid in draft.links])
+        conn.executemany("INSERT OR IGNORE INTO summary_children (summary_id, child_id) VALUES (?, ?)",
+                         [(summary_id, child) for child in draft.children])
+    return summary_id

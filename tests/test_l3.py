@@ -1,0 +1,194 @@
+"""L3 summaries and insights (DESIGN §7): windows, compression, links, idempotence, retrieval."""
+
+from datetime import datetime
+
+import pytest
+from payloads import chat, sensor
+
+from magi_desktop.core import Memory
+from magi_desktop.core.l3.compress import compress, quotas
+from magi_desktop.core.l3.windows import closed_windows, window_of
+from magi_desktop.core.llm import ScriptedLLM
+
+HOUR, DAY = 3600.0, 86400.0
+# A Monday at local midnight, so the synthetic week is one calendar week wherever the tests run.
+MONDAY = datetime(2026, 3, 2).timestamp()
+
+
+def test_compression_keeps_quiet_sources_and_damps_busy_ones():
+    assert quotas({"chrome": 800, "chat": 3}) == {"chrome": 47, "chat": 3}
+    assert 30 <= quotas({"chrome": 800, "chat": 3})["chrome"] <= 50
+    many = quotas({f"s{i}": 1000 for i in range(10)})
+    assert sum(many.values()) <= 120 and min(many.values()) >= 4
+    events = [("chrome", f"site{i % 60}") for i in range(800)] + [("chat", "hello"), ("chat", "tea"), ("chat", "x")]
+    kept = compress(events, source=lambda e: e[0], key=lambda e: e[1])
+    assert sum(1 for e in kept if e[0] == "chat") == 3
+    assert sum(1 for e in kept if e[0] == "chrome") == 47
+    assert len({e[1] for e in kept if e[0] == "chrome"}) == 47       # distinct pages before repeats
+
+
+def test_windows_are_local_calendar_windows():
+    start, end, key = window_of("week", MONDAY + 3 * DAY + 5 * HOUR)
+    assert (start, key) == (MONDAY, "week:2026-W10") and end == datetime(2026, 3, 9).timestamp()
+    assert window_of("month", MONDAY)[2] == "month:2026-03"
+    days = list(closed_windows("day", MONDAY + 5 * HOUR, MONDAY + 3 * DAY + 1))
+    assert [k for _, _, k, _ in days] == ["day:2026-03-02", "day:2026-03-03", "day:2026-03-04"]
+
+
+def week_of_events():
+    """Mixed sensors and chat over one week; a burst of 800 visits and 3 chat turns in one hour on Tuesday."""
+    payloads = []
+    for day in range(7):
+        base = MONDAY + day * DAY
+        for i in range(3):
+            payloads.append(sensor("git_commit", {"repo": "falcon", "branch": "main", "message": f"step {day}.{i}",
+                                                  "files_changed": 2}, source="git", at=base + 10 * HOUR + i * 600,
+                                   item=f"g{day}-{i}", entities=[{"mention_text": "falcon", "entity_type": "project"}]))
+        payloads.append(sensor("listen_music", {"track_name": "So What", "artist_name": "Miles Davis"},
+                               source="music", at=base + 21 * HOUR, item=f"m{day}"))
+    burst = MONDAY + DAY + 14 * HOUR
+    for i in range(800):
+        payloads.append(sensor("visit_page", {"url": f"https://docs.example/p{i % 90}", "title": f"Docs {i % 90}",
+                                              "domain": "docs.example"}, source="chrome", at=burst + i * 4,
+                               item=f"v{i}"))
+    payloads += [chat("I am migrating falcon to the new storage engine.", at=burst + 100, session="w1", item="c1"),
+                 chat("I live in Hangzhou.", at=burst + 200, session="w1", item="c2"),
+                 chat("The benchmark finally passes.", at=burst + 300, session="w1", item="c3")]
+    return payloads
+
+
+@pytest.fixture
+def week(memory):
+    memory.ingest_many(week_of_events())
+    memory.process_pending()
+    # The week replayed as the app's scheduler would have lived it: run_due every six hours.
+    for step in range(7 * 4 + 1):
+        memory.run_due(now=MONDAY + step * 6 * HOUR + 2 * HOUR)
+    return memory
+
+
+def summaries(memory, granularity=None):
+    sql = ("SELECT summary_id, granularity, window_key, content, event_count FROM l3_summaries "
+           "WHERE summary_type = 'temporal'")
+    rows = memory.db.reader().execute(sql + (" AND granularity = ?" if granularity else "") + " ORDER BY window_start, "
+                                      "summary_id", (granularity,) if granularity else ()).fetchall()
+    return rows
+
+
+def links(memory, summary_id):
+    return [r[0] for r in memory.db.reader().execute(
+        "SELECT e.source FROM summary_event_links l JOIN fact_events e ON e.id = l.event_rowid WHERE l.summary_id = ?",
+        (summary_id,))]
+
+
+def test_a_week_gets_hour_day_and_week_summaries_linked_to_their_events(week):
+    days = summaries(week, "day")
+    assert [k for _, _, k, _, _ in days] == [f"day:2026-03-0{d}" for d in range(2, 9)]
+    weekly, = summaries(week, "week")
+    assert weekly[2] == "week:2026-W10" and weekly[4] == 7 * 4 + 800 + 3
+    assert "falcon" in weekly[3] and "chrome 800" in weekly[3]
+    hours = summaries(week, "hour")
+    assert hours and all(links(week, sid) for sid, *_ in hours + days + [weekly])
+    # The burst hour: 800 visits do not drown 3 chat turns.
+    burst, = [h for h in hours if h[2] == "hour:2026-03-03T14"]
+    sources = links(week, burst[0])
+    assert sources.count("chat") == 3 and 30 <= sources.count("chrome") <= 50
+    assert "I live in Hangzhou." in burst[3]
+    tuesday = next(d for d in days if d[2] == "day:2026-03-03")
+    assert "docs.example" in tuesday[3]
+
+
+def test_a_day_sees_the_previous_day_and_says_what_continues(week):
+    wednesday = next(d for d in summaries(week, "day") if d[2] == "day:2026-03-04")
+    assert "Continuing: falcon" in wednesday[3]
+
+
+def test_running_again_or_after_a_restart_writes_no_window_twice(week, tmp_path):
+    before = summaries(week)
+    again = week.run_due(now=MONDAY + 7 * DAY + 3 * HOUR)
+    assert all(v == 0 for k, v in again["l3"].items() if k != "insights")
+    path = week.path.parent
+    week.close()
+    with Memory.open(path, embedder="hashing") as reopened:
+        reopened.run_due(now=MONDAY + 7 * DAY + 5 * HOUR)
+        assert summaries(reopened) == before
+
+
+def test_a_late_event_regenerates_its_window(week):
+    sunday = next(d for d in summaries(week, "day") if d[2] == "day:2026-03-08")
+    week.ingest(chat("I finished the migration of falcon.", at=MONDAY + 6 * DAY + 20 * HOUR, session="w9"))
+    week.run_due(now=MONDAY + 7 * DAY + 4 * HOUR)
+    updated = next(d for d in summaries(week, "day") if d[2] == "day:2026-03-08")
+    assert updated[0] == sunday[0] and updated[4] == sunday[4] + 1 and "finished the migration" in updated[3]
+    weekly, = summaries(week, "week")
+    assert weekly[4] == 7 * 4 + 800 + 3 + 1
+
+
+def test_what_was_i_busy_with_last_week_is_answered_from_l3(week):
+    pack = week.query("What was I busy with last week?", now=MONDAY + 7 * DAY + 2 * HOUR)
+    assert pack.query_mode == "activity_summary"
+    first = pack.findings[0]
+    assert first.layer == "L3" and "week" in first.text and "falcon" in first.text
+    assert len(first.supporting_event_ids) == 20
+    stored = {r[0] for r in week.db.reader().execute("SELECT event_id FROM fact_events")}
+    assert set(first.supporting_event_ids) <= stored
+    # Before the week closed there is no week summary to find.
+    early = week.query("What was I busy with this week?", now=MONDAY + 3 * DAY)
+    assert not any("[temporal · week]" in f.text for f in early.findings)
+
+
+def test_insights_state_change_trend_and_task_reflection(memory):
+    memory.ingest(chat("I live in Shanghai.", at=MONDAY, session="a", item="s1"))
+    memory.ingest(chat("I moved to Jiaxing.", at=MONDAY + 10 * DAY, session="b", item="s2"))
+    for i, text in enumerate(["Can you help me plan the falcon release?", "Sure, what is the date?",
+                              "The release is on Friday.", "Then freeze features on Wednesday.",
+                              "I will tell the team.", "Good luck with the release!"]):
+        memory.ingest(chat(text, role="user" if i % 2 == 0 else "assistant", at=MONDAY + 12 * DAY + i * 60,
+                           session="plan"))
+    for i in range(30):
+        memory.ingest(sensor("visit_page", {"url": f"https://x.example/{i}"}, source="chrome",
+                             at=MONDAY + 20 * DAY + i * 3600, item=f"t{i}"))
+    memory.process_pending()
+    report = memory.run_due(now=MONDAY + 30 * DAY)["l3"]["insights"]
+    assert report["state_change"] == 1 and report["task_reflection"] == 1 and report["trend"] == 1
+    rows = {r[0]: r[1] for r in memory.db.reader().execute(
+        "SELECT summary_category, title FROM l3_summaries WHERE summary_type = 'insight'")}
+    assert "Shanghai to Jiaxing" in rows["state_change"]
+    assert "falcon release" in rows["task_reflection"]
+    assert "chrome activity rose" in rows["trend"]
+    change_id = memory.db.reader().execute(
+        "SELECT summary_id FROM l3_summaries WHERE summary_category = 'state_change'").fetchone()[0]
+    assert sorted(r[0] for r in memory.db.reader().execute(
+        "SELECT e.source_item_id FROM summary_event_links l JOIN fact_events e ON e.id = l.event_rowid "
+        "WHERE l.summary_id = ?", (change_id,))) == ["s1", "s2"]
+    assert memory.run_due(now=MONDAY + 30 * DAY + HOUR)["l3"]["insights"] == {
+        "state_change": 0, "contradiction_resolved": 0, "trend": 0, "task_reflection": 0}
+    pack = memory.query("how did where I live change?", now=MONDAY + 30 * DAY)
+    assert any(f.layer == "L3" and "Jiaxing" in f.text for f in pack.findings)
+
+
+def test_with_an_llm_the_summarizer_writes_the_prose_and_the_links_stay(tmp_path):
+    answer = {"summary": "A quiet morning: two commits to falcon.", "topics": ["falcon"]}
+    llm = ScriptedLLM([("l3_window_summary", "falcon", answer), ("l3_window_summary", "falcon", answer)])
+    memory = Memory.open(tmp_path / "m", embedder="hashing", llm=llm)
+    with memory.db.transaction() as conn:   # keep the L2 projection out of this test's script
+        conn.execute("DELETE FROM l2_projection_jobs")
+    for i in range(2):
+        memory.ingest(sensor("git_commit", {"repo": "falcon", "message": f"c{i}"}, source="git",
+                             at=MONDAY + 9 * HOUR + i * 60, item=f"c{i}"))
+    with memory.db.transaction() as conn:
+        conn.execute("DELETE FROM l2_projection_jobs")
+    memory.run_due(now=MONDAY + DAY + HOUR)
+    assert llm.finished                           # the hour and the day
+    day, = summaries(memory, "day")
+    assert day[3] == "A quiet morning: two commits to falcon." and len(links(memory, day[0])) == 2
+    memory.close()
+
+
+def test_forgetting_an_event_removes_its_links(week):
+    sid = summaries(week, "day")[0][0]
+    before = len(links(week, sid))
+    with week.db.transaction() as conn:
+        conn.execute("DELETE FROM fact_events WHERE id = (SELECT event_rowid FROM summary_event_links "
+                     "WHERE summary_id = ? LIMIT 1)", (sid,))
+    assert len(links(week, sid)) == before - 1
