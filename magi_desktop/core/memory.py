@@ -13,11 +13,11 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
-from . import l2, l3
+from . import l2, l3, l4
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
-from .ingest import L0_ONLY, RUNTIME_TRACE, normalize
+from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
 from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
 from .l2 import review as l2_review
@@ -202,6 +202,9 @@ class Memory:
                 placed = by_target[group]
                 if placed:
                     stored = store(conn, [event for _, event in placed])
+                    if group == RUNTIME_TRACE:
+                        _record_tool_runs(conn, [event for (_, event), outcome in zip(placed, stored, strict=True)
+                                                 if not outcome.duplicate])
                     if group == "l1":
                         self._entities.link(conn, [(outcome.rowid, event) for (_, event), outcome
                                                    in zip(placed, stored, strict=True) if outcome.rowid is not None])
@@ -267,20 +270,24 @@ class Memory:
     def pending_by_queue(self) -> dict[str, int]:
         """Due jobs per queue: {"embedding": n, "l2": m}."""
         return {"embedding": pending_count(self.db) if self.vectors_ready else 0,
-                "l2": l2_jobs.pending_count(self.db)}
+                "l2": l2_jobs.pending_count(self.db),
+                "l4": self.db.reader().execute("SELECT count(*) FROM procedural_skills WHERE distill_due = 1"
+                                               ).fetchone()[0]}
 
     def process_pending(self, limit: int | None = None, now: float | None = None,
-                        queues: tuple[str, ...] = ("embedding", "l2")) -> dict[str, Any]:
-        """Drain the background queues now: embeddings, then L2 projection and snapshots.
+                        queues: tuple[str, ...] = ("embedding", "l2", "l4")) -> dict[str, Any]:
+        """Drain the background queues now: embeddings, then L2 projection and snapshots, then the
+        L4 strategies due for distillation.
 
         ``limit`` caps the events each queue handles in this call; ``now`` is the
         clock the L2 queue runs on (tests and replays); ``queues`` picks which to
         drain. Failed jobs are retried later with backoff and end in the dead
         letter; see :meth:`stats`.
         """
-        unknown = set(queues) - {"embedding", "l2"}
+        unknown = set(queues) - {"embedding", "l2", "l4"}
         if unknown:
-            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding and l2")
+            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding, l2 and l4")
+        distilled = 0
         report = EmbedReport()
         cognition = l2.L2Report()
         with self._process_lock:
@@ -294,8 +301,11 @@ class Memory:
                         pass
                     while embed_entities(self.db, self.embedder):   # names, for entity resolution's pool
                         pass
+            if "l4" in queues:
+                distilled = l4.distill.run(self.db, self.llm, time.time() if now is None else now,
+                                           limit=limit or l4.distill.BATCH)
         return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
-                "errors": report.errors[:10], "l2": cognition.to_dict()}
+                "errors": report.errors[:10], "l2": cognition.to_dict(), "l4": {"distilled": distilled}}
 
     def run_due(self, now: float | None = None) -> dict[str, Any]:
         """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
@@ -339,6 +349,22 @@ class Memory:
             conn.execute("INSERT INTO plugin_state (name, cursor_json, updated_at) VALUES (?, ?, ?) "
                          "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
                          "updated_at = excluded.updated_at", (name, json.dumps(cursor), time.time()))
+
+    # ------------------------------------------------------------ L4 (DESIGN §8)
+
+    def tool_decision(self, tool: str, category: str | None = None, now: float | None = None) -> l4.Decision:
+        """Ask before using a tool: refused while its circuit breaker is open (3 failures in a row; it
+        half-opens after 600 s and closes after 2 successes)."""
+        return l4.decision(self.db.reader(), tool, category, time.time() if now is None else now)
+
+    def skills(self) -> list[dict[str, Any]]:
+        """Every tool's experience: runs, success rate, breaker, the distilled strategy."""
+        rows = self.db.reader().execute(
+            "SELECT tool, category, runs, successes, failures, mean_duration_ms, breaker_state, breaker_opened_at, "
+            "optimized_prompt, distilled_at FROM procedural_skills ORDER BY last_run_at DESC").fetchall()
+        keys = ("tool", "category", "runs", "successes", "failures", "mean_duration_ms", "breaker_state",
+                "breaker_opened_at", "optimized_prompt", "distilled_at")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
 
     # ------------------------------------------------------------ review (DESIGN §11)
 
@@ -528,6 +554,16 @@ def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
         return OpenAICompatibleLLM(OpenAISettings.from_env())
     raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
                      "or pass a provider instance")
+
+
+def _record_tool_runs(conn, events: list[MemoryEvent]) -> None:
+    """L4 learns from every new tool execution, in the transaction that stores it (DESIGN §8)."""
+    for event in events:
+        run = tool_run_of(event)
+        if run is None:
+            continue
+        row = conn.execute("SELECT id FROM runtime_traces WHERE trace_id = ?", (event.event_id,)).fetchone()
+        l4.record(conn, run, event.timestamp, row[0] if row else None)
 
 
 def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:

@@ -14,7 +14,8 @@ def process_batch(memory: Memory, batch: int = 64) -> tuple[int, dict[str, Any]]
     """One batch of every queue (embedding, L2); returns (jobs handled, the report)."""
     report = memory.process_pending(limit=batch)
     cognition = report["l2"]
-    handled = report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]
+    handled = (report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]
+               + report["l4"]["distilled"])
     return handled, report
 
 

@@ -27,6 +27,7 @@ from .pack import (
     iso,
     timeline_of,
 )
+from .skills import L4Recall
 from .structured import L2Recall, ground
 from .summaries import L3Recall
 from .temporal import TemporalIntent, parse_temporal
@@ -45,6 +46,7 @@ L2_LEAD_MODES = frozenset({"current_state"})   # where they go first; elsewhere 
 L3_LEAD = 3                  # L3 summaries and insights added to a pack, at most
 L3_LEAD_MODES = frozenset({"summary", "activity_summary"})      # broad questions: summaries first
 L3_FOLLOW_MODES = frozenset({"temporal_compare", "strategy"})  # insights and reflections help, after L1
+L4_LEAD = 3                  # tool experience leads "how did we handle this" (strategy) packs
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
 
@@ -124,6 +126,10 @@ class Retriever:
         self._flag_indirect(findings, ctx, temporal)
         findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
         findings = self._with_l3(findings, chosen, temporal, ctx, trace)
+        if chosen == "strategy":
+            skills = L4Recall(self.db.reader()).findings(ctx, limit=L4_LEAD)
+            trace["l4"] = {"findings": len(skills)}
+            findings = skills + findings
         findings, used_tokens = fit_budget(findings, token_budget)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)

@@ -1,0 +1,6 @@
+"""L4 procedural experience (DESIGN §8): per-tool statistics, traces, circuit breakers, strategies."""
+
+from . import distill
+from .skills import Decision, decision, record
+
+__all__ = ["Decision", "decision", "distill", "record"]
