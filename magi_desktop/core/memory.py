@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter, OrderedDict, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from datetime import tzinfo
 from pathlib import Path
@@ -18,6 +18,7 @@ from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
+from .l0 import WorkingMemory
 from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
 from .l2 import review as l2_review
@@ -41,8 +42,6 @@ class MemoryUnavailable(RuntimeError):
 
 
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
-L0_EVENTS_PER_SESSION = 50
-L0_SESSIONS = 256  # working memory of the least recently used sessions is dropped beyond this
 VIEWER_SESSION = "magi-viewer"   # the session of what the user says through the memory viewer
 _UNKNOWN_SOURCE = "(invalid source)"
 
@@ -66,8 +65,7 @@ class Memory:
         self.user_id = user_id
         self.templates = templates
         self._listeners: list[Callable[[], None]] = []
-        self._l0: OrderedDict[str, deque[MemoryEvent]] = OrderedDict()
-        self._l0_lock = threading.Lock()
+        self._l0 = WorkingMemory()
         self._process_lock = threading.Lock()
         self._entities = EntityLinker()
         self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready,
@@ -191,7 +189,11 @@ class Memory:
         except BaseException:
             self._entities.reset()  # ids it cached in the rolled-back transaction are gone
             raise
-        self._remember_l0([event for _, event in by_target[L0_ONLY]])
+        for _, event in by_target[L0_ONLY]:
+            self._l0.observe(event, ephemeral=True)
+        for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE]):
+            if not results[position].duplicate:
+                self._l0.observe(event, ephemeral=False)
         if any(not results[position].duplicate for position, _ in by_target["l1"]):
             self._notify()
         return results
@@ -229,26 +231,36 @@ class Memory:
         except Exception:  # noqa: BLE001 - counting must never mask the payload error
             log.exception("could not count a rejected payload")
 
-    def _remember_l0(self, events: list[MemoryEvent]) -> None:
-        if not events:
-            return
-        with self._l0_lock:
-            for event in events:
-                key = event.session_id or ""
-                self._l0.setdefault(key, deque(maxlen=L0_EVENTS_PER_SESSION)).append(event)
-                self._l0.move_to_end(key)
-            while len(self._l0) > L0_SESSIONS:
-                self._l0.popitem(last=False)
+    # ------------------------------------------------------------ L0 working memory
 
     def working_events(self, session_id: str | None) -> list[MemoryEvent]:
         """Ephemeral (L0-only) events of a session, oldest first; never stored on disk."""
-        with self._l0_lock:
-            return list(self._l0.get(session_id or "", ()))
+        return self._l0.events(session_id or "")
+
+    def working_memory(self, session_id: str) -> dict[str, Any] | None:
+        """A live session's workbench for the agent: goal, focus entities, recent tool runs, a running
+        summary and the threads of its dialogue (None once the session has ended)."""
+        def focus_of(texts: list[str]) -> list[str]:
+            conn = self.db.reader()
+            counts: Counter = Counter()
+            for text in texts:
+                counts.update({entity_id for entity_id, _, key in self._entities.find(conn, text) if key != "@user"})
+            names = dict(conn.execute(
+                f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({', '.join('?' * len(counts))})",
+                list(counts)).fetchall()) if counts else {}
+            return [names[i] for i, _ in counts.most_common() if i in names]
+
+        return self._l0.get(session_id, focus_of)
+
+    def set_goal(self, session_id: str, goal: str) -> None:
+        """The agent states what the session is for (otherwise the first request is taken as the goal)."""
+        if not goal or not goal.strip():
+            raise ValueError("the goal is empty")
+        self._l0.set_goal(session_id, goal)
 
     def end_session(self, session_id: str | None) -> None:
-        """Clear a session's working memory."""
-        with self._l0_lock:
-            self._l0.pop(session_id or "", None)
+        """The session ended: its working memory is cleared (what reached L1 stays)."""
+        self._l0.end(session_id or "")
 
     def _notify(self) -> None:
         for callback in list(self._listeners):
@@ -318,6 +330,7 @@ class Memory:
                 recovered = l2_jobs.recover_running(self.db)     # leases are in real time
                 report = {"l2_maintenance": l2.maintain(self.db, now) | {"jobs_recovered": recovered}}
                 report["l3"] = l3.run(self.db, self.llm, now)
+                report["l0_sessions_ended"] = self._l0.expire(time.time() if now is None else now)
                 return report
             finally:
                 self._entities.reset()   # maintenance may have merged or dropped entities it cached
@@ -336,7 +349,10 @@ class Memory:
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the question is empty")
-        return self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz)
+        pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz)
+        if session_id is not None:
+            pack.working_memory = self.working_memory(session_id)
+        return pack
 
     def plugin_cursor(self, name: str) -> Any:
         """Where a collector's next run starts (None before its first stored run)."""

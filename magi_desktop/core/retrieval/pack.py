@@ -63,6 +63,8 @@ class EvidencePack:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     bundles: list[dict[str, Any]] = field(default_factory=list)
     trace: dict[str, Any] = field(default_factory=dict)
+    # The asking session's L0 workbench (goal, focus, tools, running summary): context, never evidence.
+    working_memory: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ class EvidencePack:
             "timeline": self.timeline,
             "bundles": self.bundles,
             "trace": self.trace,
+            "working_memory": self.working_memory,
         }
 
 
