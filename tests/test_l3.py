@@ -192,3 +192,16 @@ def test_forgetting_an_event_removes_its_links(week):
         conn.execute("DELETE FROM fact_events WHERE id = (SELECT event_rowid FROM summary_event_links "
                      "WHERE summary_id = ? LIMIT 1)", (sid,))
     assert len(links(week, sid)) == before - 1
+
+
+def test_a_week_that_kept_coming_back_to_something_gets_a_thematic_summary(week):
+    themes = {title.split(" — ")[0]: (sid, content) for sid, title, content in week.db.reader().execute(
+        "SELECT summary_id, title, content FROM l3_summaries WHERE summary_type = 'thematic'")}
+    assert set(themes) == {"falcon", "docs.example", "Miles Davis"}
+    sid, content = themes["falcon"]
+    assert "22 events on 7 day(s) — git 21, chat 1" in content
+    assert len(links(week, sid)) == sum(quotas({"git": 21, "chat": 1}).values()) == 12   # representative events
+    assert "800 events on 1 day(s)" in themes["docs.example"][1]
+    assert len(links(week, themes["docs.example"][0])) <= 60        # its links are compressed too
+    pack = week.query("summarize what happened with falcon", now=MONDAY + 7 * DAY + 2 * HOUR)
+    assert any(f.layer == "L3" and "[thematic" in f.text for f in pack.findings)

@@ -42,6 +42,7 @@ class MemoryUnavailable(RuntimeError):
 
 
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
+PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights")
 VIEWER_SESSION = "magi-viewer"   # the session of what the user says through the memory viewer
 _UNKNOWN_SOURCE = "(invalid source)"
 
@@ -319,18 +320,29 @@ class Memory:
         return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
                 "errors": report.errors[:10], "l2": cognition.to_dict(), "l4": {"distilled": distilled}}
 
-    def run_due(self, now: float | None = None) -> dict[str, Any]:
+    def run_due(self, now: float | None = None, jobs: Iterable[str] | None = None) -> dict[str, Any]:
         """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
-        episodes, entity merges, orphans), then the L3 windows closed by ``now`` (hour, day, week, month
-        summaries) and the rule-made insights. The app's scheduler calls the same; a test or a benchmark
-        can replay a month by calling it with successive ``now``."""
+        episodes, entity merges, orphans) and the end of idle sessions (``maintenance``), the L3 windows
+        closed by ``now`` (``l3:hour``, ``l3:day``, ``l3:week``, ``l3:month``) and the rule-made insights
+        (``l3:insights``). ``jobs`` picks some (the app's scheduler runs each on its own schedule); None
+        runs them all, which is how a test or a benchmark replays a month with successive ``now``."""
+        chosen = set(PERIODIC_JOBS if jobs is None else jobs)
+        unknown = chosen - set(PERIODIC_JOBS)
+        if unknown:
+            raise ValueError(f"unknown periodic job(s) {', '.join(sorted(unknown))}; jobs are "
+                             f"{', '.join(PERIODIC_JOBS)}")
+        report: dict[str, Any] = {}
         with self._process_lock:
             try:
-                # A job still marked running past its lease was left by a crash: due again.
-                recovered = l2_jobs.recover_running(self.db)     # leases are in real time
-                report = {"l2_maintenance": l2.maintain(self.db, now) | {"jobs_recovered": recovered}}
-                report["l3"] = l3.run(self.db, self.llm, now)
-                report["l0_sessions_ended"] = self._l0.expire(time.time() if now is None else now)
+                if "maintenance" in chosen:
+                    # A job still marked running past its lease was left by a crash: due again.
+                    recovered = l2_jobs.recover_running(self.db)     # leases are in real time
+                    report["l2_maintenance"] = l2.maintain(self.db, now) | {"jobs_recovered": recovered}
+                    report["l0_sessions_ended"] = self._l0.expire(time.time() if now is None else now)
+                granularities = tuple(g for g in l3.GRANULARITIES if f"l3:{g}" in chosen)
+                if granularities or "l3:insights" in chosen:
+                    report["l3"] = l3.run(self.db, self.llm, now, granularities=granularities,
+                                          insights="l3:insights" in chosen)
                 return report
             finally:
                 self._entities.reset()   # maintenance may have merged or dropped entities it cached

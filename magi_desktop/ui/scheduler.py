@@ -2,7 +2,9 @@
 
 * ``process`` — drain the embedding and L2 queues (``workers.jobs.drain``): when ingest
   queues work (the memory's listener) and every ``idle_poll`` seconds.
-* ``maintenance`` — ``Memory.run_due`` every ``maintenance_seconds``, and at start.
+* the periodic jobs of ``Memory.run_due``, each on its own schedule (``PERIODIC_SECONDS``) and
+  once at start: ``maintenance`` (L2 upkeep, idle sessions), ``l3:hour`` … ``l3:month`` (the
+  windows closed since), ``l3:insights``.
 * ``collect`` — the collector supervisor's ``tick`` (cheap: it starts runs on their own
   threads), every ``tick_seconds``, and at once when a watched file changes.
 
@@ -23,6 +25,11 @@ from .tasks import Task, TaskRunner
 
 log = logging.getLogger(__name__)
 
+# How often each periodic job looks for work (seconds). A window is summarised at most this long
+# after it closes; the jobs are cheap when nothing is due.
+PERIODIC_SECONDS = {"maintenance": 600.0, "l3:hour": 300.0, "l3:day": 900.0, "l3:week": 3600.0,
+                    "l3:month": 3600.0, "l3:insights": 900.0}
+
 
 class AppScheduler(QObject):
     due = Signal(str)                     # a job kind is due (emitted from any thread)
@@ -37,7 +44,7 @@ class AppScheduler(QObject):
 
         self.memory, self.runner, self.batch = memory, runner, batch
         self.tasks: dict[str, Task] = {}
-        self.runs: dict[str, int] = {"process": 0, "maintenance": 0}
+        self.runs: dict[str, int] = {"process": 0, **{job: 0 for job in PERIODIC_SECONDS}}
         self.last_error: str | None = None
         self._again: set[str] = set()
         self._stopping = False
@@ -45,8 +52,10 @@ class AppScheduler(QObject):
         now = datetime.now(timezone.utc)
         self.scheduler.add_job(self.due.emit, "interval", args=["process"], seconds=idle_poll, id="process",
                                next_run_time=now, coalesce=True, max_instances=1)
-        self.scheduler.add_job(self.due.emit, "interval", args=["maintenance"], seconds=maintenance_seconds,
-                               id="maintenance", next_run_time=now, coalesce=True, max_instances=1)
+        for job, seconds in PERIODIC_SECONDS.items():
+            every = maintenance_seconds if job == "maintenance" else seconds
+            self.scheduler.add_job(self.due.emit, "interval", args=[job], seconds=every, id=job,
+                                   next_run_time=now, coalesce=True, max_instances=1)
         self.tick_seconds = tick_seconds
         self.set_supervisor(supervisor)
         self.due.connect(self._start)
@@ -86,7 +95,7 @@ class AppScheduler(QObject):
         if kind == "process":
             task = self.runner.submit(drain, self.memory, self.batch)
         else:
-            task = self.runner.submit(maintain, self.memory)
+            task = self.runner.submit(maintain, self.memory, (kind,))
         task.signals.done.connect(lambda result, k=kind: self._done(k, result))
         task.signals.failed.connect(lambda error, k=kind: self._failed(k, error))
         task.signals.finished.connect(lambda k=kind: self._finished(k))

@@ -36,9 +36,9 @@ def drain(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = la
     return totals
 
 
-def maintain(memory: Memory) -> dict[str, Any]:
-    """The periodic jobs (``Memory.run_due``)."""
-    return memory.run_due()
+def maintain(memory: Memory, jobs: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The periodic jobs (``Memory.run_due``): all of them, or those named."""
+    return memory.run_due(jobs=jobs)
 
 
 def reindex(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = lambda: False,

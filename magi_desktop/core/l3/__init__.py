@@ -1,5 +1,6 @@
 """L3 summaries and insights (DESIGN §7): time-window summaries, rule-made insights, their retrieval."""
 
 from .jobs import run
+from .windows import GRANULARITIES
 
-__all__ = ["run"]
+__all__ = ["GRANULARITIES", "run"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..llm.base import LLMProvider
 from ..store import Database
-from . import insights
+from . import insights as rule_insights
 from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
 from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows
 
@@ -28,13 +28,19 @@ log = logging.getLogger(__name__)
 BACKFILL_SECONDS = {"hour": 2 * 86400.0, "day": 60 * 86400.0, "week": 26 * 7 * 86400.0, "month": 730 * 86400.0}
 LOOKBACK = 2
 PEERS = 2
+THEME_MIN_EVENTS = 5          # an entity mentioned this often in a week gets a thematic summary
+THEMES_PER_WEEK = 5
+THEME_LINKS = 60
 
 
 def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | None = None,
-        granularities: tuple[str, ...] = GRANULARITIES) -> dict[str, Any]:
+        granularities: tuple[str, ...] = GRANULARITIES, insights: bool = True) -> dict[str, Any]:
+    """Summarise the closed windows of ``granularities`` (in order: a week needs its days) and,
+    with ``insights``, write the rule-made insights. Returns how many were written."""
     now = time.time() if now is None else now
-    report: dict[str, Any] = {g: _granularity(db, llm, g, now, tz) for g in granularities}
-    report["insights"] = insights.run(db, now)
+    report: dict[str, Any] = {g: _granularity(db, llm, g, now, tz) for g in GRANULARITIES if g in granularities}
+    if insights:
+        report["insights"] = rule_insights.run(db, now)
     return report
 
 
@@ -73,11 +79,56 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             draft = from_children(label[0].upper() + label[1:], [(c[0], c[1], c[2]) for c in children], peers)
         _write(db, granularity, key, start, end, draft, mark, now)
         written += 1
+        if granularity == "week":
+            _themes(db, start, end, key, label, now)
     with db.transaction() as wconn:
         wconn.execute("INSERT INTO periodic_jobs (job, done_until, last_run_at) VALUES (?, ?, ?) "
                       "ON CONFLICT (job) DO UPDATE SET done_until = max(done_until, excluded.done_until), "
                       "last_run_at = excluded.last_run_at", (job, done_until, now))
     return written
+
+
+def _themes(db: Database, start: float, end: float, week_key: str, label: str, now: float) -> int:
+    """Thematic summaries: the entities a week kept coming back to, each with the events about it."""
+    from collections import Counter
+
+    from .compress import compress
+
+    conn = db.reader()
+    top = conn.execute(
+        "SELECT c.entity_id, c.name, count(*) AS n FROM l1_event_entities l JOIN entity_catalog c "
+        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid WHERE e.timestamp >= ? "
+        "AND e.timestamp < ? AND c.status = 'active' AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id "
+        "HAVING n >= ? ORDER BY n DESC LIMIT ?", (start, end, THEME_MIN_EVENTS, THEMES_PER_WEEK)).fetchall()
+    written = 0
+    for entity_id, name, _ in top:
+        events = conn.execute(
+            "SELECT e.id, e.timestamp, e.source, e.content FROM l1_event_entities l JOIN fact_events e "
+            "ON e.id = l.event_rowid WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ? "
+            "ORDER BY e.timestamp, e.id", (entity_id, start, end)).fetchall()
+        sources = Counter(e[2] for e in events)
+        days = {datetime_day(e[1]) for e in events}
+        first, last = events[0], events[-1]
+        content = (f"{name} in {label}: {len(events)} events on {len(days)} day(s) — "
+                   + ", ".join(f"{s} {n}" for s, n in sources.most_common())
+                   + f". First: “{' '.join(first[3].split())[:120]}” ({datetime_day(first[1])}); "
+                   f"last: “{' '.join(last[3].split())[:120]}” ({datetime_day(last[1])}).")
+        mark = f"{len(events)}:{max(e[0] for e in events)}"
+        key = f"thematic:{entity_id}:{week_key}"
+        if _unchanged(conn, key, mark):
+            continue
+        links = [e[0] for e in compress(events, source=lambda e: e[2], key=lambda e: e[3], cap=THEME_LINKS)]
+        draft = Draft(title=f"{name} — {label}", content=content,
+                      data={"entity": name, "sources": dict(sources), "days": len(days)}, links=links)
+        _write(db, None, key, start, end, draft, mark, now, summary_type="thematic", category="topic")
+        written += 1
+    return written
+
+
+def datetime_day(ts: float) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
 
 
 def _unchanged(conn, key: str, mark: str) -> bool:
@@ -104,8 +155,8 @@ def _children(conn, start: float, end: float) -> list[tuple[int, dict, list[int]
         for sid, data, updated in rows]
 
 
-def _write(db: Database, granularity: str, key: str, start: float, end: float, draft: Draft, mark: str,
-           now: float) -> int:
+def _write(db: Database, granularity: str | None, key: str, start: float, end: float, draft: Draft, mark: str,
+           now: float, summary_type: str = "temporal", category: str = "activity_overview") -> int:
     with db.transaction() as conn:
         row = conn.execute("SELECT summary_id FROM l3_summaries WHERE window_key = ?", (key,)).fetchone()
         values = (draft.title, draft.content, json.dumps(draft.data, ensure_ascii=False),
@@ -114,8 +165,8 @@ def _write(db: Database, granularity: str, key: str, start: float, end: float, d
             summary_id = conn.execute(
                 "INSERT INTO l3_summaries (summary_type, summary_category, granularity, window_key, window_start, "
                 "window_end, title, content, data_json, event_count, fingerprint, model, created_at, updated_at) "
-                "VALUES ('temporal', 'activity_overview', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (granularity, key, start, end, *values[:6], now, now)).lastrowid
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (summary_type, category, granularity, key, start, end, *values[:6], now, now)).lastrowid
         else:
             summary_id = row[0]
             conn.execute("UPDATE l3_summaries SET title = ?, content = ?, data_json = ?, event_count = ?, "

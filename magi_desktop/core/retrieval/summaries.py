@@ -1,9 +1,10 @@
 """L3 recall (DESIGN §5, §7): summaries and insights for broad questions — "what was I busy
 with last week", "how did my focus change this month".
 
-Three rankings fused by RRF: BM25 over the summaries' full-text index, a keyword match, and
-how well a summary's window fits the question's (a week summary for "last week", day
-summaries for "yesterday"). ``summary_type`` (temporal / thematic / insight) is a hard filter;
+Rankings fused by RRF: BM25 over the summaries' full-text index (names included), a keyword
+match, how well a summary's window fits the question's (a week summary for "last week", day
+summaries for "yesterday"), and the thematic summaries about an entity the question names.
+``summary_type`` (temporal / thematic / insight) is a hard filter;
 ``summary_category`` only a soft boost (×1.8, fetch_k ×1.5): a misread intent must not kill
 the whole path. Only windows closed by the question's ``now`` count, and a finding cites
 its events so the answer can drill down to L1.
@@ -23,7 +24,7 @@ CATEGORY_BOOST = 1.8
 CATEGORY_FETCH_FACTOR = 1.5
 RECENT_DAYS = 7              # "recently", or no time at all: the last week
 SUPPORT = 20                 # event ids a finding carries for drill-down
-WEIGHTS = {"bm25": 1.0, "keyword": 0.5, "window": 1.2}
+WEIGHTS = {"bm25": 1.0, "keyword": 0.5, "window": 1.2, "entity": 1.5}
 SPANS = {"hour": 3600.0, "day": 86400.0, "week": 7 * 86400.0, "month": 30.4 * 86400.0}
 # Which category a mode looks for (a soft preference).
 MODE_CATEGORY = {"activity_summary": "activity_overview", "summary": None, "strategy": "task_reflection",
@@ -55,6 +56,7 @@ class L3Recall:
             "bm25": self._bm25(ctx, clause, args, fetch),
             "keyword": self._keyword(ctx, clause, args, fetch),
             "window": self._window_fit(window, clause, args, fetch),
+            "entity": self._about(ctx, clause, args, fetch),
         }
         fused = weighted_rrf(rankings, WEIGHTS)
         if not fused:
@@ -73,12 +75,15 @@ class L3Recall:
         return [self._finding(rows[sid], score, found_by[sid], ctx.now) for sid, score in scored[:limit]]
 
     def _bm25(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
-        if not ctx.terms:
+        # Names count here: a summary about "falcon" is found by "falcon" (L1 recall sets names aside
+        # to pick whose events, not which; a summary has no speaker to pick).
+        terms = [*ctx.terms, *sorted(ctx.entity_names)]
+        if not terms:
             return []
         return [r[0] for r in self.conn.execute(
             "SELECT s.summary_id FROM l3_summaries_fts f JOIN l3_summaries s ON s.summary_id = f.rowid "
             f"WHERE l3_summaries_fts MATCH ? AND {clause} ORDER BY bm25(l3_summaries_fts, 2.0, 1.0) LIMIT ?",
-            [fts_or_query(ctx.terms), *args, fetch])]
+            [fts_or_query(terms), *args, fetch])]
 
     def _keyword(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
         tokens = keyword_tokens(ctx)
@@ -88,6 +93,16 @@ class L3Recall:
         return [r[0] for r in self.conn.execute(
             f"SELECT s.summary_id FROM l3_summaries s WHERE ({likes}) AND {clause} "
             "ORDER BY s.window_end DESC LIMIT ?", [*(f"%{t.lower()}%" for t in tokens), *args, fetch])]
+
+    def _about(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
+        """Thematic summaries about an entity the question names."""
+        if not ctx.entity_names:
+            return []
+        names = sorted(ctx.entity_names)
+        return [r[0] for r in self.conn.execute(
+            "SELECT s.summary_id FROM l3_summaries s WHERE s.summary_type = 'thematic' AND "
+            f"lower(json_extract(s.data_json, '$.entity')) IN ({', '.join('?' * len(names))}) AND {clause} "
+            "ORDER BY s.window_end DESC LIMIT ?", [*names, *args, fetch])]
 
     def _window_fit(self, window: Window, clause: str, args: list, fetch: int) -> list[int]:
         """Temporal summaries whose span is closest to the question's, then the most covered, then newest."""
