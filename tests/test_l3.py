@@ -205,3 +205,11 @@ def test_a_week_that_kept_coming_back_to_something_gets_a_thematic_summary(week)
     assert len(links(week, themes["docs.example"][0])) <= 60        # its links are compressed too
     pack = week.query("summarize what happened with falcon", now=MONDAY + 7 * DAY + 2 * HOUR)
     assert any(f.layer == "L3" and "[thematic" in f.text for f in pack.findings)
+
+
+def test_summaries_are_embedded_and_found_by_meaning(week):
+    week.process_pending()
+    count = week.db.reader().execute("SELECT count(*) FROM summary_vectors").fetchone()[0]
+    assert count == week.db.reader().execute("SELECT count(*) FROM l3_summaries").fetchone()[0]
+    pack = week.query("give me a recap of the music I played", now=MONDAY + 7 * DAY + 2 * HOUR)
+    assert any("l3_vector" in f.paths for f in pack.findings if f.layer == "L3")

@@ -32,7 +32,7 @@ from .store import Database, SchemaTooNew
 from .store.connection import DatabaseError, write_transaction
 from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
-from .store.vectors import current_model, embed_edges, embed_entities, ensure_vector_index
+from .store.vectors import current_model, embed_edges, embed_entities, embed_summaries, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
@@ -306,6 +306,8 @@ class Memory:
         with self._process_lock:
             if self.vectors_ready and "embedding" in queues:
                 report = embed_pending(self.db, self.embedder, limit=limit)
+                while embed_summaries(self.db, self.embedder):      # L3 texts, for the summaries' vector path
+                    pass
             if "l2" in queues:
                 embed = self.embedder.embed if self.vectors_ready else None
                 cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now, embed=embed)
@@ -343,6 +345,9 @@ class Memory:
                 if granularities or "l3:insights" in chosen:
                     report["l3"] = l3.run(self.db, self.llm, now, granularities=granularities,
                                           insights="l3:insights" in chosen)
+                    if any(isinstance(v, int) and v for v in report["l3"].values()) or any(
+                            report["l3"].get("insights", {}).values()):
+                        self._notify()          # new summaries to embed
                 return report
             finally:
                 self._entities.reset()   # maintenance may have merged or dropped entities it cached

@@ -1,8 +1,8 @@
 """L3 recall (DESIGN §5, §7): summaries and insights for broad questions — "what was I busy
 with last week", "how did my focus change this month".
 
-Rankings fused by RRF: BM25 over the summaries' full-text index (names included), a keyword
-match, how well a summary's window fits the question's (a week summary for "last week", day
+Rankings fused by RRF: BM25 over the summaries' full-text index (names included), their
+vectors, a keyword match, how well a summary's window fits the question's (a week summary for "last week", day
 summaries for "yesterday"), and the thematic summaries about an entity the question names.
 ``summary_type`` (temporal / thematic / insight) is a hard filter;
 ``summary_category`` only a soft boost (×1.8, fetch_k ×1.5): a misread intent must not kill
@@ -13,6 +13,7 @@ its events so the answer can drill down to L1.
 from __future__ import annotations
 
 from ..store.connection import Connection
+from ..store.vectors import SUMMARY_VEC_TABLE
 from ..text import fts_or_query
 from .fusion import weighted_rrf
 from .pack import Finding
@@ -24,7 +25,7 @@ CATEGORY_BOOST = 1.8
 CATEGORY_FETCH_FACTOR = 1.5
 RECENT_DAYS = 7              # "recently", or no time at all: the last week
 SUPPORT = 20                 # event ids a finding carries for drill-down
-WEIGHTS = {"bm25": 1.0, "keyword": 0.5, "window": 1.2, "entity": 1.5}
+WEIGHTS = {"bm25": 1.0, "vector": 0.8, "keyword": 0.5, "window": 1.2, "entity": 1.5}
 SPANS = {"hour": 3600.0, "day": 86400.0, "week": 7 * 86400.0, "month": 30.4 * 86400.0}
 # Which category a mode looks for (a soft preference).
 MODE_CATEGORY = {"activity_summary": "activity_overview", "summary": None, "strategy": "task_reflection",
@@ -54,6 +55,7 @@ class L3Recall:
         clause = " AND ".join(where)
         rankings = {
             "bm25": self._bm25(ctx, clause, args, fetch),
+            "vector": self._vector(ctx, clause, args, fetch),
             "keyword": self._keyword(ctx, clause, args, fetch),
             "window": self._window_fit(window, clause, args, fetch),
             "entity": self._about(ctx, clause, args, fetch),
@@ -84,6 +86,19 @@ class L3Recall:
             "SELECT s.summary_id FROM l3_summaries_fts f JOIN l3_summaries s ON s.summary_id = f.rowid "
             f"WHERE l3_summaries_fts MATCH ? AND {clause} ORDER BY bm25(l3_summaries_fts, 2.0, 1.0) LIMIT ?",
             [fts_or_query(terms), *args, fetch])]
+
+    def _vector(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
+        if ctx.query_vector is None:
+            return []
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (SUMMARY_VEC_TABLE,)).fetchone():
+            return []
+        import numpy as np
+
+        vector = np.asarray(ctx.query_vector, dtype=np.float32).tobytes()
+        return [r[0] for r in self.conn.execute(
+            f"SELECT s.summary_id FROM (SELECT rowid, distance FROM {SUMMARY_VEC_TABLE} WHERE embedding MATCH ? "
+            f"AND k = ?) v JOIN l3_summaries s ON s.summary_id = v.rowid WHERE {clause} ORDER BY v.distance",
+            [vector, fetch * 4, *args])][:fetch]
 
     def _keyword(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
         tokens = keyword_tokens(ctx)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 VEC_TABLE = "chunk_vectors"
 EDGE_VEC_TABLE = "edge_vectors"
 ENTITY_VEC_TABLE = "entity_vectors"
+SUMMARY_VEC_TABLE = "summary_vectors"
 INDEX_NAME = "chunks"
 
 
@@ -66,6 +67,20 @@ def _create_table(conn: Connection, dimension: int) -> None:
         f"CREATE TRIGGER IF NOT EXISTS entity_catalog_vec_delete AFTER DELETE ON entity_catalog BEGIN "
         f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = old.entity_id; END"
     )
+    # L3 summaries' text, for the summaries' vector path; rowid = summary_id. A regenerated
+    # summary drops its vector (its text changed) and is embedded again.
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {SUMMARY_VEC_TABLE} USING vec0("
+        f"embedding float[{int(dimension)}] distance_metric=cosine)"
+    )
+    conn.execute(
+        f"CREATE TRIGGER IF NOT EXISTS l3_summaries_vec_delete AFTER DELETE ON l3_summaries BEGIN "
+        f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = old.summary_id; END"
+    )
+    conn.execute(
+        f"CREATE TRIGGER IF NOT EXISTS l3_summaries_vec_update AFTER UPDATE OF content ON l3_summaries BEGIN "
+        f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = old.summary_id; END"
+    )
 
 
 def current_model(conn: Connection) -> tuple[str, int] | None:
@@ -96,6 +111,9 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         conn.execute("UPDATE kg_edges SET embedded = 0")
         conn.execute("DROP TRIGGER IF EXISTS entity_catalog_vec_delete")
         conn.execute(f"DROP TABLE IF EXISTS {ENTITY_VEC_TABLE}")
+        conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_delete")
+        conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_update")
+        conn.execute(f"DROP TABLE IF EXISTS {SUMMARY_VEC_TABLE}")
         _create_table(conn, dimension)
         cursor = conn.execute(
             "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
@@ -167,6 +185,24 @@ def embed_edges(db, embedder, limit: int = 256) -> int:
             conn.execute(f"INSERT INTO {EDGE_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
                          (rowid, np.asarray(vector, dtype=np.float32).tobytes()))
             conn.execute("UPDATE kg_edges SET embedded = 1 WHERE rowid = ?", (rowid,))
+    return len(rows)
+
+
+def embed_summaries(db, embedder, limit: int = 64) -> int:
+    """Embed L3 summaries that have no vector yet (new or regenerated); returns how many."""
+    rows = db.reader().execute(
+        f"SELECT summary_id, title, content FROM l3_summaries WHERE summary_id NOT IN "
+        f"(SELECT rowid FROM {SUMMARY_VEC_TABLE}) ORDER BY summary_id LIMIT ?", (limit,)).fetchall()
+    if not rows:
+        return 0
+    vectors = embedder.embed([f"{title}. {content}" for _, title, content in rows])
+    with db.transaction() as conn:
+        for (summary_id, _, _), vector in zip(rows, vectors, strict=True):
+            if conn.execute("SELECT 1 FROM l3_summaries WHERE summary_id = ?", (summary_id,)).fetchone() is None:
+                continue
+            conn.execute(f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = ?", (summary_id,))
+            conn.execute(f"INSERT INTO {SUMMARY_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
+                         (summary_id, np.asarray(vector, dtype=np.float32).tobytes()))
     return len(rows)
 
 
