@@ -138,6 +138,7 @@ def test_what_was_i_busy_with_last_week_is_answered_from_l3(week):
 
 
 def test_insights_state_change_trend_and_task_reflection(memory):
+    memory.ingest(chat("Hello again.", at=MONDAY - 40 * DAY, session="early"))   # the memory reaches back 8 weeks
     memory.ingest(chat("I live in Shanghai.", at=MONDAY, session="a", item="s1"))
     memory.ingest(chat("I moved to Jiaxing.", at=MONDAY + 10 * DAY, session="b", item="s2"))
     for i, text in enumerate(["Can you help me plan the falcon release?", "Sure, what is the date?",
@@ -150,7 +151,8 @@ def test_insights_state_change_trend_and_task_reflection(memory):
                              at=MONDAY + 20 * DAY + i * 3600, item=f"t{i}"))
     memory.process_pending()
     report = memory.run_due(now=MONDAY + 30 * DAY)["l3"]["insights"]
-    assert report["state_change"] == 1 and report["task_reflection"] == 1 and report["trend"] == 1
+    # The state change was written when L2 reconciled it (process_pending); the others by the schedule.
+    assert report["state_change"] == 0 and report["task_reflection"] == 1 and report["trend"] == 1
     rows = {r[0]: r[1] for r in memory.db.reader().execute(
         "SELECT summary_category, title FROM l3_summaries WHERE summary_type = 'insight'")}
     assert "Shanghai to Jiaxing" in rows["state_change"]
@@ -213,3 +215,33 @@ def test_summaries_are_embedded_and_found_by_meaning(week):
     assert count == week.db.reader().execute("SELECT count(*) FROM l3_summaries").fetchone()[0]
     pack = week.query("give me a recap of the music I played", now=MONDAY + 7 * DAY + 2 * HOUR)
     assert any("l3_vector" in f.paths for f in pack.findings if f.layer == "L3")
+
+
+def test_a_state_change_becomes_an_insight_as_soon_as_l2_reconciles_it(memory):
+    memory.ingest(chat("I live in Shanghai.", at=MONDAY, session="a", item="s1"))
+    memory.ingest(chat("I moved to Jiaxing.", at=MONDAY + 10 * DAY, session="b", item="s2"))
+    memory.process_pending()                                 # no run_due: the L2 callback writes it
+    title, = [r[0] for r in memory.db.reader().execute(
+        "SELECT title FROM l3_summaries WHERE summary_category = 'state_change'")]
+    assert "Shanghai to Jiaxing" in title
+
+
+def test_summary_type_is_a_hard_filter(week):
+    week.ingest(chat("I live in Shanghai.", at=MONDAY, session="x"))
+    week.ingest(chat("I moved to Jiaxing.", at=MONDAY + 2 * DAY, session="y"))
+    week.process_pending()
+    now = MONDAY + 7 * DAY + 2 * HOUR
+    insights = week.query("what changed about falcon and where I live?", now=now, summary_type="insight")
+    l3 = [f for f in insights.findings if f.layer == "L3"]
+    assert l3 and all(f.text.startswith("[insight") for f in l3) and l3 == insights.findings[:len(l3)]
+    temporal = week.query("what was I busy with?", now=now, summary_type="temporal")
+    assert all(f.text.startswith("[temporal") for f in temporal.findings if f.layer == "L3")
+    with pytest.raises(ValueError, match="summary type"):
+        week.query("x", summary_type="weekly")
+
+
+def test_no_trend_before_the_memory_covers_both_periods(memory):
+    for i in range(30):
+        memory.ingest(sensor("visit_page", {"url": f"https://x.example/{i}"}, source="chrome",
+                             at=MONDAY + i * 3600, item=f"t{i}"))
+    assert memory.run_due(now=MONDAY + 10 * DAY)["l3"]["insights"]["trend"] == 0

@@ -113,3 +113,18 @@ def test_how_did_we_handle_it_last_time_finds_the_skill(memory):
     assert len(first.supporting_event_ids) == 5
     stored = {r[0] for r in memory.db.reader().execute("SELECT trace_id FROM runtime_traces")}
     assert set(first.supporting_event_ids) <= stored
+
+
+def test_the_threshold_calls_the_scripted_llm_once_per_five_new_traces(tmp_path):
+    answer = {"summary": "Reliable for price lookups.", "failure_modes": [], "tips": ["Keep queries short."]}
+    llm = ScriptedLLM([("l4_distill", lambda inputs: len(inputs["traces"]) == 5, answer)])
+    memory = Memory.open(tmp_path / "m", embedder="hashing", llm=llm)
+    for i in range(4):
+        memory.ingest(run("web_search", True, T0 + i * 60))
+    memory.process_pending(queues=("l4",))
+    assert llm.position == 0                                  # four traces: below the threshold, no call
+    memory.ingest(run("web_search", True, T0 + 300))
+    memory.process_pending(queues=("l4",))
+    assert llm.finished and "Keep queries short." in skill(memory)["optimized_prompt"]
+    memory.process_pending(queues=("l4",))                    # nothing new: no further call (the script is over)
+    memory.close()

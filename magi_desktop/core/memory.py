@@ -22,6 +22,7 @@ from .l0 import WorkingMemory
 from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
 from .l2 import review as l2_review
+from .l3 import insights as l3_insights
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .paths import database_path
 from .redact import redact_text
@@ -311,6 +312,8 @@ class Memory:
             if "l2" in queues:
                 embed = self.embedder.embed if self.vectors_ready else None
                 cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now, embed=embed)
+                if cognition.projected.superseded:
+                    l3_insights.reconciled(self.db, time.time() if now is None else now)
                 if self.vectors_ready:   # L2's own vectors are part of the L2 work
                     while embed_edges(self.db, self.embedder):      # edge texts, for the edge-semantic path
                         pass
@@ -355,7 +358,8 @@ class Memory:
     # ---------------------------------------------------------------- read
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
-              session_id: str | None = None, tz: tzinfo | None = None) -> EvidencePack:
+              session_id: str | None = None, tz: tzinfo | None = None,
+              summary_type: str | None = None) -> EvidencePack:
         """Answer a question with an evidence pack (DESIGN §5).
 
         ``mode`` is one of the nine query modes (chosen by rules when None);
@@ -366,7 +370,8 @@ class Memory:
         """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("the question is empty")
-        pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz)
+        pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz,
+                                     summary_type=summary_type)
         if session_id is not None:
             pack.working_memory = self.working_memory(session_id)
         return pack

@@ -27,6 +27,16 @@ REFLECTION_EVENTS = 6
 SCAN_BACK_SECONDS = 7 * 86400.0
 
 
+def reconciled(db: Database, now: float) -> dict[str, int]:
+    """Right after L2 reconciled a batch that replaced something: its state-change and
+    contradiction insights now, not at the next scheduled run (the L2 reconcile callback)."""
+    with db.transaction() as conn:
+        # Retirement times are the events' times (an imported history may be years old): every
+        # replaced row without its insight yet, whatever its time; written ones are skipped by key.
+        return {"state_change": _state_changes(conn, float("-inf"), float("inf")),
+                "contradiction_resolved": _contradictions(conn, float("-inf"), float("inf"))}
+
+
 def run(db: Database, now: float) -> dict[str, int]:
     conn = db.reader()
     row = conn.execute("SELECT done_until FROM periodic_jobs WHERE job = 'l3:insights'").fetchone()
@@ -113,6 +123,9 @@ def _contradictions(conn: Connection, since: float, now: float) -> int:
 def _trends(conn: Connection, now: float) -> int:
     span = TREND_DAYS * 86400.0
     _, _, week = window_of("week", now)
+    first = conn.execute("SELECT min(timestamp) FROM fact_events").fetchone()[0]
+    if first is None or first > now - 2 * span:
+        return 0                  # the memory does not reach back over both periods: a start is not a trend
     written = 0
     for source, recent, earlier in conn.execute(
             "SELECT source, sum(timestamp >= ?), sum(timestamp < ?) FROM fact_events WHERE timestamp >= ? "

@@ -29,7 +29,7 @@ from .pack import (
 )
 from .skills import L4Recall
 from .structured import L2Recall, ground
-from .summaries import L3Recall
+from .summaries import SUMMARY_TYPES, L3Recall
 from .temporal import TemporalIntent, parse_temporal
 from .terms import content_terms, quoted_phrases, stem, stems
 
@@ -81,10 +81,12 @@ class Retriever:
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
               session_id: str | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET,
-              tz: tzinfo | None = None) -> EvidencePack:
+              tz: tzinfo | None = None, summary_type: str | None = None) -> EvidencePack:
         started = time.perf_counter()
         if mode is not None and mode not in MODES:
             raise ValueError(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
+        if summary_type is not None and summary_type not in SUMMARY_TYPES:
+            raise ValueError(f"unknown summary type {summary_type!r}; one of {', '.join(SUMMARY_TYPES)}")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
         now = time.time() if now is None else parse_timestamp(now, "now")
@@ -125,7 +127,7 @@ class Retriever:
                                        for rowid, score in ranked], limit)
         self._flag_indirect(findings, ctx, temporal)
         findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
-        findings = self._with_l3(findings, chosen, temporal, ctx, trace)
+        findings = self._with_l3(findings, chosen, temporal, ctx, trace, summary_type)
         if chosen == "strategy":
             skills = L4Recall(self.db.reader()).findings(ctx, limit=L4_LEAD)
             trace["l4"] = {"findings": len(skills)}
@@ -154,14 +156,16 @@ class Retriever:
         return placed + findings if mode in L2_LEAD_MODES else findings + placed
 
     def _with_l3(self, findings: list[Finding], mode: str, temporal: TemporalIntent, ctx: paths.QueryContext,
-                 trace: dict) -> list[Finding]:
-        """Broad questions get the summaries of their window first, with the events they cite for drill-down."""
-        if mode not in L3_LEAD_MODES and mode not in L3_FOLLOW_MODES:
+                 trace: dict, summary_type: str | None = None) -> list[Finding]:
+        """Broad questions get the summaries of their window first, with the events they cite for drill-down.
+        ``summary_type`` (temporal / thematic / insight) restricts them; any mode then asks L3."""
+        if mode not in L3_LEAD_MODES and mode not in L3_FOLLOW_MODES and summary_type is None:
             return findings
         started = time.perf_counter()
-        derived = L3Recall(self.db.reader()).findings(ctx, temporal, mode, limit=L3_LEAD)
+        derived = L3Recall(self.db.reader()).findings(ctx, temporal, mode, limit=L3_LEAD, summary_type=summary_type)
         trace["l3"] = {"findings": len(derived), "ms": round((time.perf_counter() - started) * 1000, 2)}
-        return derived + findings if mode in L3_LEAD_MODES else findings + derived
+        lead = mode in L3_LEAD_MODES or summary_type is not None
+        return derived + findings if lead else findings + derived
 
     def _known_by(self, named: list[tuple[int, str, str]], now: float) -> list[tuple[int, str, str]]:
         """Only entities that some event up to ``now`` mentions: a name first heard later is unknown yet."""

@@ -20,6 +20,7 @@ from .pack import Finding
 from .paths import QueryContext, keyword_tokens
 from .temporal import TemporalIntent, Window
 
+SUMMARY_TYPES = ("temporal", "thematic", "insight")
 FETCH_K = 20
 CATEGORY_BOOST = 1.8
 CATEGORY_FETCH_FACTOR = 1.5
