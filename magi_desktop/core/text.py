@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from functools import lru_cache
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -21,20 +22,56 @@ _HAS_CJK = re.compile(f"[{_CJK}]")
 _WORD = re.compile(rf"[^\W_]+|[{_CJK}]+", re.UNICODE)
 
 _jieba_lock = threading.Lock()
-_jieba = None
+_jieba = None            # a jieba.Tokenizer once loaded; its dictionary is ~50 MB resident
+_last_used = 0.0
+_release_timer: threading.Timer | None = None
 
 
 def _segmenter():
-    global _jieba
-    if _jieba is None:
-        with _jieba_lock:
-            if _jieba is None:
-                import jieba
+    """jieba's tokenizer, loaded on first use and released after the idle period the embedding
+    model uses (``MAGI_EMBEDDER_IDLE_SECONDS``, 300 s): an idle desktop app must not hold it."""
+    global _jieba, _last_used
+    with _jieba_lock:
+        _last_used = time.monotonic()
+        if _jieba is None:
+            import jieba
 
-                jieba.setLogLevel(logging.WARNING)
-                jieba.initialize()
-                _jieba = jieba
-    return _jieba
+            jieba.setLogLevel(logging.WARNING)
+            tokenizer = jieba.Tokenizer()
+            tokenizer.initialize()
+            _jieba = tokenizer
+        _schedule_release()
+        return _jieba
+
+
+def _schedule_release() -> None:
+    global _release_timer
+    if _release_timer is not None:
+        return                                   # one timer at a time; it re-arms itself if used since
+    from .embed import idle_seconds
+
+    idle = idle_seconds()
+    if idle is None:
+        return
+    _release_timer = threading.Timer(max(0.0, _last_used + idle - time.monotonic()), _release_if_idle, (idle,))
+    _release_timer.daemon = True
+    _release_timer.start()
+
+
+def _release_if_idle(idle: float) -> None:
+    global _jieba, _release_timer
+    with _jieba_lock:
+        _release_timer = None
+        if _jieba is None:
+            return
+        if time.monotonic() - _last_used < idle:
+            _schedule_release()
+            return
+        _jieba = None
+        _cut_precise.cache_clear()
+    from .embed.minilm import return_freed_memory
+
+    return_freed_memory()
 
 
 def has_cjk(text: str) -> bool:

@@ -20,20 +20,21 @@ def resolve_embedder(spec: str | Embedder) -> Embedder:
             raise TypeError(f"not an embedder: {spec!r}")
         return spec
     if spec == "minilm":
-        return MiniLMEmbedder(idle_seconds=_idle_seconds())
+        return MiniLMEmbedder(idle_seconds=idle_seconds())
     if spec == "hashing":
         return HashingEmbedder()
     if spec == "default":
         try:
-            return MiniLMEmbedder(idle_seconds=_idle_seconds())
+            return MiniLMEmbedder(idle_seconds=idle_seconds())
         except ModelNotInstalled as exc:
             log.warning("%s; falling back to the hashing embedder (no semantic search)", exc)
             return HashingEmbedder(stands_in_for=MiniLMEmbedder.name)
     raise ValueError(f"unknown embedder {spec!r}: use 'default', 'minilm' or 'hashing'")
 
 
-def _idle_seconds() -> float:
-    """How long the model stays loaded without use: ``MAGI_EMBEDDER_IDLE_SECONDS`` (default 300)."""
+def idle_seconds() -> float:
+    """How long the model (and jieba's dictionary) stays loaded without use: ``MAGI_EMBEDDER_IDLE_SECONDS``
+    (default 300)."""
     import os
 
     from .minilm import DEFAULT_IDLE_SECONDS

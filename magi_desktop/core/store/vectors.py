@@ -188,14 +188,17 @@ def embed_edges(db, embedder, limit: int = 256) -> int:
     return len(rows)
 
 
-def embed_summaries(db, embedder, limit: int = 64) -> int:
+SUMMARY_EMBED_CHARS = 600     # the head of a summary says what it is about; long inputs cost memory, not meaning
+
+
+def embed_summaries(db, embedder, limit: int = 16) -> int:
     """Embed L3 summaries that have no vector yet (new or regenerated); returns how many."""
     rows = db.reader().execute(
         f"SELECT summary_id, title, content FROM l3_summaries WHERE summary_id NOT IN "
         f"(SELECT rowid FROM {SUMMARY_VEC_TABLE}) ORDER BY summary_id LIMIT ?", (limit,)).fetchall()
     if not rows:
         return 0
-    vectors = embedder.embed([f"{title}. {content}" for _, title, content in rows])
+    vectors = embedder.embed([f"{title}. {content}"[:SUMMARY_EMBED_CHARS] for _, title, content in rows])
     with db.transaction() as conn:
         for (summary_id, _, _), vector in zip(rows, vectors, strict=True):
             if conn.execute("SELECT 1 FROM l3_summaries WHERE summary_id = ?", (summary_id,)).fetchone() is None:
