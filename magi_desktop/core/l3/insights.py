@@ -13,11 +13,10 @@ events behind it.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 
 from ..store import Database
 from ..store.connection import Connection
-from .windows import window_of
+from .windows import day_of, window_of
 
 TREND_DAYS = 28
 TREND_MIN_EVENTS = 10
@@ -53,10 +52,6 @@ def run(db: Database, now: float) -> dict[str, int]:
     return written
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
-
-
 def _insert(conn: Connection, category: str, key: str, start: float, end: float, title: str, content: str,
             data: dict, rowids: list[int], now: float) -> int:
     if conn.execute("SELECT 1 FROM l3_summaries WHERE window_key = ?", (key,)).fetchone():
@@ -89,8 +84,8 @@ def _state_changes(conn: Connection, since: float, now: float) -> int:
         who = "You" if name == "the user" else name
         relation = trait.replace("_", " ")
         title = f"{who}: {relation} changed from {old} to {new}"
-        content = (f"State change: {who.lower() if who == 'You' else who} {relation} {old} (from {_day(first)}) and "
-                   f"then {new} (from {_day(changed)}).")
+        content = (f"State change: {who.lower() if who == 'You' else who} {relation} {old} (from {day_of(first)}) and "
+                   f"then {new} (from {day_of(changed)}).")
         rowids = _evidence(conn, "assertion", str(old_id)) + _evidence(conn, "assertion", str(new_id))
         written += _insert(conn, "state_change", f"insight:state_change:{old_id}:{new_id}", first, changed, title,
                            content, {"trait": trait, "from": old, "to": new, "entity": name}, rowids, now)
@@ -112,8 +107,8 @@ def _contradictions(conn: Connection, since: float, now: float) -> int:
         new_fact = f"{new_predicate.lower().replace('_', ' ')} {new_obj}"
         how = "you corrected it" if reason == "user_corrected" else "a later statement said the opposite"
         title = f"{who}: “{old_fact}” resolved as “{new_fact}”"
-        content = (f"Contradiction resolved ({how}): {old_fact} (from {_day(first)}) became {new_fact} "
-                   f"({_day(retired)}).")
+        content = (f"Contradiction resolved ({how}): {old_fact} (from {day_of(first)}) became {new_fact} "
+                   f"({day_of(retired)}).")
         rowids = _evidence(conn, "edge", tid) + _evidence(conn, "edge", new_tid)
         written += _insert(conn, "contradiction_resolved", f"insight:contradiction:{tid}:{new_tid}", first, retired,
                            title, content, {"from": old_fact, "to": new_fact, "reason": reason}, rowids, now)
@@ -137,7 +132,7 @@ def _trends(conn: Connection, now: float) -> int:
         direction = "rose" if recent > earlier else "fell"
         title = f"{source} activity {direction}: {earlier} → {recent} events (4 weeks vs the 4 before)"
         content = (f"Trend: {source} {direction} from {earlier} events in the four weeks before to {recent} in the "
-                   f"last four weeks (to {_day(now)}).")
+                   f"last four weeks (to {day_of(now)}).")
         rowids = [r[0] for r in conn.execute(
             "SELECT id FROM fact_events WHERE source = ? AND timestamp >= ? AND timestamp < ? ORDER BY timestamp "
             "DESC LIMIT 20", (source, now - span, now))]
@@ -164,8 +159,8 @@ def _reflections(conn: Connection, since: float, now: float) -> int:
         asked = next((text for _, _, author, text in rows if author == "user"), rows[0][3])
         steps = "; ".join(f"{'you' if author == 'user' else author}: {' '.join(text.split())[:90]}"
                           for _, _, author, text in rows)
-        title = f"Task reflection ({_day(last)}): {' '.join(asked.split())[:80]}"
-        content = f"Task reflection for the conversation of {_day(rows[0][1])}, its last {len(rows)} steps — {steps}."
+        title = f"Task reflection ({day_of(last)}): {' '.join(asked.split())[:80]}"
+        content = f"Task reflection for the conversation of {day_of(rows[0][1])}, its last {len(rows)} steps — {steps}."
         written += _insert(conn, "task_reflection", f"insight:task_reflection:{session_id}:{int(last)}", rows[0][1],
                            last, title, content, {"session_id": session_id}, [r[0] for r in rows], now)
     return written

@@ -19,7 +19,7 @@ from ..llm.base import LLMProvider
 from ..store import Database
 from . import insights as rule_insights
 from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
-from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows
+from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows, day_of
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +107,12 @@ def _themes(db: Database, start: float, end: float, week_key: str, label: str, n
             "ON e.id = l.event_rowid WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ? "
             "ORDER BY e.timestamp, e.id", (entity_id, start, end)).fetchall()
         sources = Counter(e[2] for e in events)
-        days = {datetime_day(e[1]) for e in events}
+        days = {day_of(e[1]) for e in events}
         first, last = events[0], events[-1]
         content = (f"{name} in {label}: {len(events)} events on {len(days)} day(s) — "
                    + ", ".join(f"{s} {n}" for s, n in sources.most_common())
-                   + f". First: “{' '.join(first[3].split())[:120]}” ({datetime_day(first[1])}); "
-                   f"last: “{' '.join(last[3].split())[:120]}” ({datetime_day(last[1])}).")
+                   + f". First: “{' '.join(first[3].split())[:120]}” ({day_of(first[1])}); "
+                   f"last: “{' '.join(last[3].split())[:120]}” ({day_of(last[1])}).")
         mark = f"{len(events)}:{max(e[0] for e in events)}"
         key = f"thematic:{entity_id}:{week_key}"
         if _unchanged(conn, key, mark):
@@ -123,12 +123,6 @@ def _themes(db: Database, start: float, end: float, week_key: str, label: str, n
         _write(db, None, key, start, end, draft, mark, now, summary_type="thematic", category="topic")
         written += 1
     return written
-
-
-def datetime_day(ts: float) -> str:
-    from datetime import datetime
-
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
 
 
 def _unchanged(conn, key: str, mark: str) -> bool:

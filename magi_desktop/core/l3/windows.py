@@ -77,3 +77,8 @@ def closed_windows(granularity: str, since: float, now: float,
             return
         yield _ts(start, tz), _ts(end, tz), key_of(granularity, start), label_of(granularity, start)
         start = end
+
+
+def day_of(ts: float) -> str:
+    """The local date of a moment, as YYYY-MM-DD."""
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d")
