@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +25,8 @@ from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .memory_review import ReviewMixin
 from .paths import database_path
 from .redact import redact_text
+from .remember import merge as merge_facts
+from .remember import remember as remember_fact
 from .render import TemplateRegistry
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
@@ -385,6 +387,30 @@ class Memory(ReviewMixin):
             conn.execute("INSERT INTO plugin_state (name, cursor_json, updated_at) VALUES (?, ?, ?) "
                          "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
                          "updated_at = excluded.updated_at", (name, json.dumps(cursor), time.time()))
+
+    # ------------------------------------------------------------ remember (DESIGN §9)
+
+    def remember(self, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]],
+                 category: str | None = None, replaces: int | None = None, project: str | None = None,
+                 session_id: str | None = None) -> int:
+        """Save a fact an agent heard, with proof: ``quote`` must occur verbatim in one qualifying human
+        message of ``turn_messages`` (the current turn: ``{"id", "role", "text", "provenance"}``).
+        Returns the fact id; raises :class:`RememberRejected` with a reason code otherwise."""
+        with self.db.transaction() as conn:
+            return remember_fact(conn, quote, content, turn_messages, category=category, replaces=replaces,
+                                 project=project, session_id=session_id)
+
+    def merge_facts(self, fact_ids: Sequence[int], content: str) -> int:
+        """Consolidate facts into one, which keeps the weakest evidence of them (never a stronger one)."""
+        with self.db.transaction() as conn:
+            return merge_facts(conn, fact_ids, content)
+
+    def facts(self, status: str | None = "active") -> list[dict[str, Any]]:
+        keys = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
+                "accepting_message_id", "session_id", "status", "superseded_by", "created_at")
+        sql = f"SELECT {', '.join(keys)} FROM memory_facts" + (" WHERE status = ?" if status else "")
+        rows = self.db.reader().execute(sql + " ORDER BY fact_id", (status,) if status else ()).fetchall()
+        return [dict(zip(keys, row, strict=True)) for row in rows]
 
     # ------------------------------------------------------------ L4 (DESIGN §8)
 

@@ -1,0 +1,123 @@
+"""``remember()`` with a verbatim quote gate, and fact evidence that never launders (DESIGN §9).
+
+An agent may save a fact on the spot only with proof that the human said it in this turn: the
+quote must occur verbatim (whitespace-normalised only) in ONE qualifying human message of the
+current turn — typed by the human (``human_input``) or a delivered ``interjection``; never a task
+result, a timer, a wake-up, a template or quarantined input, even when its role is "user". No
+stitching across messages. The fact points at the matched message and is ``stated``.
+
+Evidence types rank ``stated`` > ``accepted`` > ``unknown``; merging facts keeps the weakest
+(:func:`weakest_evidence`): the text may get shorter, the evidence never stronger.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .store.connection import Connection
+
+QUALIFYING_PROVENANCE = ("human_input", "interjection")
+EVIDENCE_RANK = {"stated": 2, "accepted": 1, "unknown": 0}
+CATEGORIES = ("profile", "preference", "relation", "knowledge", "event", "state", "procedure", "directive")
+# The Familiars seed's scope × category cells, where they apply here: facts about the user, and
+# facts about a project the agent works on.
+VALID_CELLS = {
+    "user": ("profile", "preference", "relation", "knowledge", "event"),
+    "project": ("knowledge", "event", "state", "procedure", "directive"),
+}
+MAX_CONTENT_CHARS = 2000
+
+
+class RememberRejected(ValueError):
+    """The fact was not saved; ``reason`` is a code an agent can act on, the message says how."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+
+
+def normalise(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def weakest_evidence(types: Iterable[str]) -> str:
+    """The weakest of several evidence types (``unknown`` when there are none)."""
+    types = list(types)
+    return min(types, key=lambda t: EVIDENCE_RANK.get(t, 0)) if types else "unknown"
+
+
+def qualifies(message: Mapping[str, Any]) -> bool:
+    return message.get("role") == "user" and message.get("provenance") in QUALIFYING_PROVENANCE
+
+
+def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The qualifying human message of this turn that holds the quote; else RememberRejected."""
+    wanted = normalise(quote)
+    if not wanted:
+        raise RememberRejected("empty_quote", "give the user's exact words that state this fact")
+    for message in turn_messages:
+        if qualifies(message) and wanted in normalise(message.get("text", "")):
+            return message
+    if any(wanted in normalise(m.get("text", "")) for m in turn_messages):
+        raise RememberRejected("quote_not_from_the_human", "the quote is in a message the human did not type "
+                                                          "(a task result, timer, template or the agent's own)")
+    joined = " ".join(normalise(m.get("text", "")) for m in turn_messages if qualifies(m))
+    if wanted in joined:
+        raise RememberRejected("quote_spans_messages", "quote from a single message; do not join two")
+    raise RememberRejected("quote_not_found", "the quote does not occur verbatim in the human's messages of "
+                                              "this turn; quote them exactly (a paraphrase or an earlier turn "
+                                              "does not count)")
+
+
+def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]], *,
+             category: str | None = None, replaces: int | None = None, project: str | None = None,
+             session_id: str | None = None, now: float | None = None) -> int:
+    """Check the gate and store the fact (in the caller's write transaction); returns its id."""
+    now = time.time() if now is None else now
+    content = normalise(content)
+    if not content:
+        raise RememberRejected("empty_content", "say what should be remembered")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise RememberRejected("content_too_long", f"keep a fact under {MAX_CONTENT_CHARS} characters")
+    scope = "project" if project else "user"
+    category = category or "knowledge"
+    if category not in VALID_CELLS[scope]:
+        raise RememberRejected("invalid_category", f"a {scope} fact's category is one of "
+                                                   f"{', '.join(VALID_CELLS[scope])}")
+    message = match_quote(quote, turn_messages)
+    if replaces is not None:
+        row = conn.execute("SELECT status FROM memory_facts WHERE fact_id = ?", (replaces,)).fetchone()
+        if row is None or row[0] != "active":
+            raise RememberRejected("nothing_to_replace", f"fact {replaces} does not exist or was already replaced")
+    fact_id = conn.execute(
+        "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
+        "session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?)",
+        (content, normalise(quote), scope, category, project, str(message.get("id") or "") or None, session_id,
+         now, now)).lastrowid
+    if replaces is not None:
+        conn.execute("UPDATE memory_facts SET status = 'superseded', superseded_by = ?, updated_at = ? "
+                     "WHERE fact_id = ?", (fact_id, now, replaces))
+    return fact_id
+
+
+def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | None = None) -> int:
+    """Consolidate facts into one: the new fact inherits the WEAKEST evidence and its pointers."""
+    now = time.time() if now is None else now
+    rows = conn.execute(
+        f"SELECT fact_id, evidence_type, source_message_id, accepting_message_id, session_id, scope, category, "
+        f"project FROM memory_facts WHERE status = 'active' AND fact_id IN ({', '.join('?' * len(fact_ids))})",
+        list(fact_ids)).fetchall()
+    if len(rows) != len(set(fact_ids)) or len(rows) < 2:
+        raise ValueError("merge needs two or more active facts")
+    weakest = weakest_evidence(r[1] for r in rows)
+    source = next(r for r in rows if r[1] == weakest)
+    merged = conn.execute(
+        "INSERT INTO memory_facts (content, scope, category, project, evidence_type, source_message_id, "
+        "accepting_message_id, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (normalise(content), source[5], source[6], source[7], weakest, source[2], source[3], source[4], now,
+         now)).lastrowid
+    conn.executemany("UPDATE memory_facts SET status = 'merged', superseded_by = ?, updated_at = ? WHERE fact_id = ?",
+                     [(merged, now, r[0]) for r in rows])
+    return merged
