@@ -60,7 +60,43 @@ def build_parser() -> argparse.ArgumentParser:
     collect = commands.add_parser("collect", help="run the collectors enabled in collectors.json once, now")
     _add_data_dir(collect)
     collect.add_argument("--json", action="store_true", help="print JSON")
+    forget = commands.add_parser("forget", help="remove events everywhere (and what was derived from them), "
+                                                "with a receipt; criteria combine")
+    _add_data_dir(forget)
+    forget.add_argument("--event", action="append", default=[], help="an event id (repeatable)")
+    forget.add_argument("--item", action="append", default=[], help="a source item id (repeatable)")
+    forget.add_argument("--entity", help="every event that mentions this entity (name or alias)")
+    forget.add_argument("--source", help="every event of this source (e.g. chrome)")
+    forget.add_argument("--from", dest="start", help="from this ISO-8601 time")
+    forget.add_argument("--to", dest="end", help="until this ISO-8601 time")
+    forget.add_argument("--json", action="store_true", help="print the receipt as JSON")
     return parser
+
+
+def _cmd_forget(args: argparse.Namespace) -> int:
+    from .core import Memory
+    from .core.contracts import PayloadError, parse_timestamp
+
+    try:
+        start = parse_timestamp(args.start, "--from") if args.start else None
+        end = parse_timestamp(args.end, "--to") if args.end else None
+    except PayloadError as exc:
+        print(f"magi forget: {exc}", file=sys.stderr)
+        return 2
+    with Memory.open(_data_dir(args)) as memory:
+        try:
+            receipt = memory.forget(event_ids=args.event or None, source_item_ids=args.item or None,
+                                    entity=args.entity, source=args.source, start=start, end=end)
+        except ValueError as exc:
+            print(f"magi forget: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps(receipt, indent=2))
+    else:
+        print(f"receipt {receipt['receipt_id']}: {len(receipt['event_ids'])} event(s) forgotten")
+        for table, count in sorted(receipt["removed"].items()):
+            print(f"  {table:<22}-{count}")
+    return 0
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
@@ -361,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
-                "plugins": _cmd_plugins, "collect": _cmd_collect, "app": _cmd_app, None: _cmd_app}
+                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "app": _cmd_app,
+                None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

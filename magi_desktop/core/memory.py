@@ -17,6 +17,7 @@ from . import l2, l3, l4
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
+from .forget import forget as forget_events
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import jobs as l2_jobs
@@ -411,6 +412,25 @@ class Memory(ReviewMixin):
         sql = f"SELECT {', '.join(keys)} FROM memory_facts" + (" WHERE status = ?" if status else "")
         rows = self.db.reader().execute(sql + " ORDER BY fact_id", (status,) if status else ()).fetchall()
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
+               entity: str | None = None, source: str | None = None, start: float | None = None,
+               end: float | None = None) -> dict[str, Any]:
+        """Remove the matching events everywhere — full text, vectors, queues, entity links — and what was
+        derived only from them (L2 rows, L3 summaries citing them). Criteria combine (AND). Returns the
+        receipt (what each table lost), which is also kept (``forget_receipts``)."""
+        with self._process_lock:
+            with self.db.transaction() as conn:
+                receipt = forget_events(conn, event_ids=event_ids, source_item_ids=source_item_ids, entity=entity,
+                                        source=source, start=start, end=end)
+            self._entities.reset()
+        return receipt
+
+    def forget_receipts(self, limit: int = 50) -> list[dict[str, Any]]:
+        return [{"receipt_id": r[0], "created_at": r[1], "criteria": json.loads(r[2]), "event_ids": json.loads(r[3]),
+                 "removed": json.loads(r[4])} for r in self.db.reader().execute(
+            "SELECT receipt_id, created_at, criteria_json, event_ids_json, counts_json FROM forget_receipts "
+            "ORDER BY receipt_id DESC LIMIT ?", (limit,))]
 
     # ------------------------------------------------------------ L4 (DESIGN §8)
 
