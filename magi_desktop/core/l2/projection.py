@@ -462,7 +462,8 @@ class Projector:
                     claim.conflict_type = "state_reversal"
             if review.is_denied(conn, "edge", graph.triple_id(subject_id, predicate, object_id), claim.event.rowid) or (
                     claim.trait is not None and review.is_denied(
-                        conn, "assertion", f"{subject_id}:{claim.trait[0]}:{name_key(claim.trait[1])}",
+                        conn, "assertion",
+                        review.assertion_denial_key(subject_id, claim.trait[0], name_key(claim.trait[1])),
                         claim.event.rowid)):
                 report.dropped["user_denied"] += 1      # the user deleted it after this evidence was stored
                 continue

@@ -104,6 +104,11 @@ def confirm(conn: Connection, key: str, now: float) -> int:
     return _record(conn, "confirm", key, before, {"also": keys[1:]}, now)
 
 
+def assertion_denial_key(entity_id: int, trait: str, value_key: str) -> str:
+    """How a denied assertion is known, to the denial and to the projection that must not revive it."""
+    return f"{entity_id}:{trait}:{value_key}"
+
+
 def _denial_keys(conn: Connection, keys: list[str]) -> list[tuple[str, str]]:
     out = []
     for key in keys:
@@ -113,7 +118,7 @@ def _denial_keys(conn: Connection, keys: list[str]) -> list[tuple[str, str]]:
         else:
             row = conn.execute("SELECT entity_id, trait, value_key FROM tom_trait_assertions WHERE assertion_id = ?",
                                (int(row_key),)).fetchone()
-            out.append(("assertion", f"{row[0]}:{row[1]}:{row[2]}"))
+            out.append(("assertion", assertion_denial_key(*row)))
     return out
 
 

@@ -77,7 +77,10 @@ def _state_changes(conn: Connection, since: float, now: float) -> int:
         "SELECT o.assertion_id, e.name, o.trait, o.value, o.first_observed_at, n.assertion_id, n.value, "
         "n.first_observed_at FROM tom_trait_assertions o JOIN tom_trait_assertions n ON n.assertion_id = "
         "o.superseded_by JOIN entity_catalog e ON e.entity_id = o.entity_id WHERE o.status IN "
-        "('superseded', 'overwritten') AND n.status != 'user_denied' AND o.retired_at >= ? AND o.retired_at <= ?",
+        "('superseded', 'overwritten') AND n.status != 'user_denied' AND o.retired_at >= ? AND o.retired_at <= ? "
+        # Written ones are skipped in SQL: the reconcile callback scans every replaced row of any age.
+        "AND NOT EXISTS (SELECT 1 FROM l3_summaries i WHERE i.window_key = "
+        "'insight:state_change:' || o.assertion_id || ':' || n.assertion_id)",
         (since, now)).fetchall()
     written = 0
     for old_id, name, trait, old, first, new_id, new, changed in rows:
@@ -98,7 +101,9 @@ def _contradictions(conn: Connection, since: float, now: float) -> int:
         "n.triple_id, n.predicate, nb.name FROM kg_edges o JOIN kg_edges n ON n.triple_id = o.superseded_by "
         "JOIN entity_catalog s ON s.entity_id = o.subject_id JOIN entity_catalog ob ON ob.entity_id = o.object_id "
         "JOIN entity_catalog nb ON nb.entity_id = n.object_id "
-        "WHERE o.retired_reason IN ('antonym', 'user_corrected') AND o.retired_at >= ? AND o.retired_at <= ?",
+        "WHERE o.retired_reason IN ('antonym', 'user_corrected') AND o.retired_at >= ? AND o.retired_at <= ? "
+        "AND NOT EXISTS (SELECT 1 FROM l3_summaries i WHERE i.window_key = "
+        "'insight:contradiction:' || o.triple_id || ':' || n.triple_id)",
         (since, now)).fetchall()
     written = 0
     for tid, subject, predicate, obj, first, retired, reason, new_tid, new_predicate, new_obj in rows:

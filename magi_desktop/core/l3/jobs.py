@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from datetime import tzinfo
 from typing import Any
 
 from ..llm.base import LLMProvider
 from ..store import Database
 from . import insights as rule_insights
+from .compress import compress
 from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
 from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows, day_of
 
@@ -90,10 +92,6 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
 
 def _themes(db: Database, start: float, end: float, week_key: str, label: str, now: float) -> int:
     """Thematic summaries: the entities a week kept coming back to, each with the events about it."""
-    from collections import Counter
-
-    from .compress import compress
-
     conn = db.reader()
     top = conn.execute(
         "SELECT c.entity_id, c.name, count(*) AS n FROM l1_event_entities l JOIN entity_catalog c "
