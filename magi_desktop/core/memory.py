@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
@@ -17,17 +17,15 @@ from . import l2, l3, l4
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
-from .forget import forget as forget_events
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import jobs as l2_jobs
 from .l3 import insights as l3_insights
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
+from .memory_facts import FactsMixin
 from .memory_review import ReviewMixin
 from .paths import database_path
 from .redact import redact_text
-from .remember import merge as merge_facts
-from .remember import remember as remember_fact
 from .render import TemplateRegistry
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
@@ -49,7 +47,7 @@ PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:
 _UNKNOWN_SOURCE = "(invalid source)"
 
 
-class Memory(ReviewMixin):
+class Memory(ReviewMixin, FactsMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
@@ -388,49 +386,6 @@ class Memory(ReviewMixin):
             conn.execute("INSERT INTO plugin_state (name, cursor_json, updated_at) VALUES (?, ?, ?) "
                          "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
                          "updated_at = excluded.updated_at", (name, json.dumps(cursor), time.time()))
-
-    # ------------------------------------------------------------ remember (DESIGN §9)
-
-    def remember(self, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]],
-                 category: str | None = None, replaces: int | None = None, project: str | None = None,
-                 session_id: str | None = None) -> int:
-        """Save a fact an agent heard, with proof: ``quote`` must occur verbatim in one qualifying human
-        message of ``turn_messages`` (the current turn: ``{"id", "role", "text", "provenance"}``).
-        Returns the fact id; raises :class:`RememberRejected` with a reason code otherwise."""
-        with self.db.transaction() as conn:
-            return remember_fact(conn, quote, content, turn_messages, category=category, replaces=replaces,
-                                 project=project, session_id=session_id)
-
-    def merge_facts(self, fact_ids: Sequence[int], content: str) -> int:
-        """Consolidate facts into one, which keeps the weakest evidence of them (never a stronger one)."""
-        with self.db.transaction() as conn:
-            return merge_facts(conn, fact_ids, content)
-
-    def facts(self, status: str | None = "active") -> list[dict[str, Any]]:
-        keys = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
-                "accepting_message_id", "session_id", "status", "superseded_by", "created_at")
-        sql = f"SELECT {', '.join(keys)} FROM memory_facts" + (" WHERE status = ?" if status else "")
-        rows = self.db.reader().execute(sql + " ORDER BY fact_id", (status,) if status else ()).fetchall()
-        return [dict(zip(keys, row, strict=True)) for row in rows]
-
-    def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
-               entity: str | None = None, source: str | None = None, start: float | None = None,
-               end: float | None = None) -> dict[str, Any]:
-        """Remove the matching events everywhere — full text, vectors, queues, entity links — and what was
-        derived only from them (L2 rows, L3 summaries citing them). Criteria combine (AND). Returns the
-        receipt (what each table lost), which is also kept (``forget_receipts``)."""
-        with self._process_lock:
-            with self.db.transaction() as conn:
-                receipt = forget_events(conn, event_ids=event_ids, source_item_ids=source_item_ids, entity=entity,
-                                        source=source, start=start, end=end)
-            self._entities.reset()
-        return receipt
-
-    def forget_receipts(self, limit: int = 50) -> list[dict[str, Any]]:
-        return [{"receipt_id": r[0], "created_at": r[1], "criteria": json.loads(r[2]), "event_ids": json.loads(r[3]),
-                 "removed": json.loads(r[4])} for r in self.db.reader().execute(
-            "SELECT receipt_id, created_at, criteria_json, event_ids_json, counts_json FROM forget_receipts "
-            "ORDER BY receipt_id DESC LIMIT ?", (limit,))]
 
     # ------------------------------------------------------------ L4 (DESIGN §8)
 

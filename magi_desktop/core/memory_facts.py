@@ -1,0 +1,82 @@
+"""The facts part of ``Memory`` (DESIGN §9, §14): ``remember()`` behind the quote gate, facts and
+their evidence, and ``forget()`` with a receipt.
+
+A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock
+and entity linker, and is not used on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .forget import forget as forget_events
+from .remember import merge as merge_facts
+from .remember import remember as remember_fact
+from .store.l1 import event_row
+
+
+class FactsMixin:
+    def remember(self, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]],
+                 category: str | None = None, replaces: int | None = None, project: str | None = None,
+                 session_id: str | None = None) -> int:
+        """Save a fact an agent heard, with proof: ``quote`` must occur verbatim in one qualifying human
+        message of ``turn_messages`` (the current turn: ``{"id", "role", "text", "provenance"}``).
+        Returns the fact id; raises :class:`RememberRejected` with a reason code otherwise."""
+        with self.db.transaction() as conn:
+            return remember_fact(conn, quote, content, turn_messages, category=category, replaces=replaces,
+                                 project=project, session_id=session_id)
+
+    def merge_facts(self, fact_ids: Sequence[int], content: str) -> int:
+        """Consolidate facts into one, which keeps the weakest evidence of them (never a stronger one)."""
+        with self.db.transaction() as conn:
+            return merge_facts(conn, fact_ids, content)
+
+    def facts(self, status: str | None = "active") -> list[dict[str, Any]]:
+        keys = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
+                "accepting_message_id", "session_id", "status", "superseded_by", "created_at")
+        sql = f"SELECT {', '.join(keys)} FROM memory_facts" + (" WHERE status = ?" if status else "")
+        rows = self.db.reader().execute(sql + " ORDER BY fact_id", (status,) if status else ()).fetchall()
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def fact(self, fact_id: int) -> dict[str, Any] | None:
+        """One fact with its evidence trail: the human message that states it (``source_message``) and,
+        for an accepted fact, the one that accepted it (``accepting_message``); None if unknown."""
+        found = [f for f in self.facts(status=None) if f["fact_id"] == fact_id] if fact_id else []
+        if not found:
+            return None
+        fact = found[0]
+        conn = self.db.reader()
+        for key, pointer in (("source_message", "source_message_id"), ("accepting_message", "accepting_message_id")):
+            message_id = fact[pointer]
+            row = conn.execute("SELECT event_id FROM fact_events WHERE event_id = ? OR source_item_id = ? LIMIT 1",
+                               (message_id, message_id)).fetchone() if message_id else None
+            fact[key] = event_row(conn, row[0]) if row else None
+        return fact
+
+    def delete_fact(self, fact_id: int) -> bool:
+        """The user deletes a fact (kept as ``deleted`` for the record, never recalled again)."""
+        with self.db.transaction() as conn:
+            return conn.execute("UPDATE memory_facts SET status = 'deleted', updated_at = ? WHERE fact_id = ? "
+                                "AND status != 'deleted'", (time.time(), fact_id)).rowcount > 0
+
+    def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
+               entity: str | None = None, source: str | None = None, start: float | None = None,
+               end: float | None = None) -> dict[str, Any]:
+        """Remove the matching events everywhere — full text, vectors, queues, entity links — and what was
+        derived only from them (L2 rows, L3 summaries citing them). Criteria combine (AND). Returns the
+        receipt (what each table lost), which is also kept (``forget_receipts``)."""
+        with self._process_lock:
+            with self.db.transaction() as conn:
+                receipt = forget_events(conn, event_ids=event_ids, source_item_ids=source_item_ids, entity=entity,
+                                        source=source, start=start, end=end)
+            self._entities.reset()
+        return receipt
+
+    def forget_receipts(self, limit: int = 50) -> list[dict[str, Any]]:
+        return [{"receipt_id": r[0], "created_at": r[1], "criteria": json.loads(r[2]), "event_ids": json.loads(r[3]),
+                 "removed": json.loads(r[4])} for r in self.db.reader().execute(
+            "SELECT receipt_id, created_at, criteria_json, event_ids_json, counts_json FROM forget_receipts "
+            "ORDER BY receipt_id DESC LIMIT ?", (limit,))]
