@@ -10,6 +10,7 @@ from magi_desktop.core import Memory
 pytest.importorskip("pytestqt")
 
 from magi_desktop.ui.models import BELIEF_COLUMNS, ENTITY_COLUMNS, EVENT_COLUMNS, RecordTableModel  # noqa: E402
+from magi_desktop.ui.qt import QApplication, QMessageBox, QTimer  # noqa: E402
 from magi_desktop.ui.tasks import TaskRunner  # noqa: E402
 from magi_desktop.ui.viewer import ViewerWindow  # noqa: E402
 
@@ -148,3 +149,114 @@ def test_entities_timeline_and_ask(qtbot, viewer):
         viewer.ask.ask_button.click()
     assert answered.args[0].findings
     assert "Jiaxing" in viewer.ask.result.toPlainText()
+
+
+SISTER = "Please note: my sister's name is Anna, and she lives in Suzhou."
+
+
+def remember_sister(memory):
+    """A stated fact whose quoted message was recorded (item m1), and one kept from before evidence types."""
+    memory.ingest(chat(SISTER, at=time.time() - DAY, session="s9", item="m1"))
+    stated = memory.remember("my sister's name is Anna", "The user's sister is called Anna.",
+                             [{"id": "m1", "role": "user", "text": SISTER, "provenance": "human_input"}],
+                             category="relation", session_id="s9")
+    with memory.db.transaction() as conn:          # no API makes a fact without proof: an old row has none
+        unknown = conn.execute("INSERT INTO memory_facts (content, created_at, updated_at) VALUES "
+                               "('The user has a cat.', 0, 0)").lastrowid
+    return stated, unknown
+
+
+def fact_cell(page, fact_id, header):
+    row = next(i for i, f in enumerate(page.model.records) if f["fact_id"] == fact_id)
+    column = next(i for i, c in enumerate(page.model.columns) if c.header == header)
+    return page.model.data(page.model.index(row, column))
+
+
+def answer_next_question(button):
+    """Click ``button`` in the next message box that opens (a real dialog, answered from the event loop)."""
+    def click():
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            box.button(button).click()
+        else:
+            QTimer.singleShot(10, click)
+    QTimer.singleShot(0, click)
+
+
+def test_remembered_facts_are_listed_apart_from_the_facts_beliefs_with_their_evidence(qtmodeltester, viewer, filled):
+    stated, unknown = remember_sister(filled)
+    viewer.refresh()
+    tabs = [viewer.tabs.tabText(i) for i in range(viewer.tabs.count())]
+    assert "Facts" in tabs and "Remembered" in tabs and "Forgotten" in tabs
+    page = viewer.remembered
+    qtmodeltester.check(page.model)
+    assert [f["fact_id"] for f in page.model.records] == [stated, unknown]      # newest saved first
+    assert fact_cell(page, stated, "Evidence") == "stated — the user said it"
+    assert fact_cell(page, stated, "Quote") == "my sister's name is Anna"
+    assert fact_cell(page, unknown, "Evidence") == "unknown — no proof kept"
+    assert not any(b.value == "The user's sister is called Anna." for b in viewer.pages["facts"].model.records)
+    page.search.setText("cat")
+    assert [f["fact_id"] for f in page.model.records] == [unknown]
+
+
+def test_a_remembered_fact_shows_its_quote_and_the_messages_behind_it(qtmodeltester, viewer, filled):
+    stated, unknown = remember_sister(filled)
+    filled.ingest(chat("Yes, that's right.", at=time.time() - DAY + 60, session="s9", item="m2"))
+    with filled.db.transaction() as conn:          # as an accepted fact would be kept (no API makes one yet)
+        conn.execute("UPDATE memory_facts SET evidence_type = 'accepted', accepting_message_id = 'm2' "
+                     "WHERE fact_id = ?", (stated,))
+    viewer.refresh()
+    page = viewer.remembered
+    assert not page.delete_button.isEnabled()
+    page.select_fact(stated)
+    assert "accepted — the user accepted the agent's conclusion" in page.summary.text()
+    assert page.quote.text() == "Quote: “my sister's name is Anna”"
+    qtmodeltester.check(page.messages)
+    said, accepted = page.messages.records
+    assert said["part"] == "said it" and said["source_item_id"] == "m1"
+    assert page.messages.data(page.messages.index(0, 5)).endswith(SISTER)
+    assert accepted["part"] == "accepted it"
+    assert page.messages.data(page.messages.index(1, 5)).endswith("Yes, that's right.")
+    assert page.missing.text() == "" and page.delete_button.isEnabled()
+    page.select_fact(unknown)
+    assert page.messages.records == [] and page.missing.text() == "No message was kept as proof."
+
+
+def test_deleting_a_remembered_fact_asks_first_and_removes_it_from_the_active_list(qtbot, viewer, filled):
+    stated, unknown = remember_sister(filled)
+    viewer.refresh()
+    page = viewer.remembered
+    page.select_fact(stated)
+    answer_next_question(QMessageBox.StandardButton.No)
+    page.delete_button.click()
+    viewer.runner.wait()
+    assert [f["fact_id"] for f in filled.facts()] == [stated, unknown]       # said no: nothing deleted
+    answer_next_question(QMessageBox.StandardButton.Yes)
+    page.delete_button.click()
+    qtbot.waitUntil(lambda: [f["fact_id"] for f in page.model.records] == [unknown])
+    assert [f["fact_id"] for f in filled.facts()] == [unknown]
+    assert [f["fact_id"] for f in filled.facts(status="deleted")] == [stated]
+    assert "deleted the remembered fact" in viewer.statusBar().currentMessage()
+    page.status.setCurrentIndex(page.status.findData("deleted"))
+    page.select_fact(stated)
+    assert fact_cell(page, stated, "Status") == "deleted" and not page.delete_button.isEnabled()
+
+
+def test_a_forget_receipt_is_listed_with_its_criteria_and_counts(qtmodeltester, viewer, filled):
+    assert viewer.forgotten.model.records == []
+    assert viewer.forgotten.summary.text() == "Nothing has been forgotten."
+    receipt = filled.forget(source_item_ids=["e3"])
+    viewer.refresh()
+    page = viewer.forgotten
+    qtmodeltester.check(page.model)
+    qtmodeltester.check(page.counts)
+    assert [r["receipt_id"] for r in page.model.records] == [receipt["receipt_id"]]
+    assert page.model.data(page.model.index(0, 1)) == "items e3"
+    assert page.model.data(page.model.index(0, 2)) == "1"
+    assert page.model.data(page.model.index(0, 3)).startswith("recorded events: 1, ")
+    page.table.selectRow(0)
+    counts = {c["what"]: c["count"] for c in page.counts.records}
+    assert counts["recorded events"] == 1 and counts["evidence behind beliefs"] >= 1
+    assert sum(counts.values()) == sum(receipt["removed"].values())
+    assert "items e3" in page.summary.text() and "1 event(s)" in page.summary.text()
+    assert ("likes", "jazz") not in values(viewer.pages["assertions"])      # what it alone supported went too

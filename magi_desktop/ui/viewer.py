@@ -1,4 +1,5 @@
-"""The memory viewer: what the memory believes and why, and the user's confirm / correct / delete.
+"""The memory viewer: what the memory believes and why, and the user's confirm / correct / delete;
+what agents remembered and what was forgotten (their pages are in :mod:`.remembered`).
 
 Reads go through ``Memory`` on the UI thread (read connections, small pages);
 every write (an action, a question that may load the model) runs on the task
@@ -12,13 +13,12 @@ import html
 from datetime import date
 
 from ..core import Memory
-from .models import BELIEF_COLUMNS, ENTITY_COLUMNS, EVENT_COLUMNS, RecordTableModel, when
+from .models import BELIEF_COLUMNS, ENTITY_COLUMNS, EVENT_COLUMNS, RecordTableModel, record_table, when
 from .qt import (
     QAbstractItemView,
     QAction,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QKeySequence,
     QLabel,
@@ -28,36 +28,19 @@ from .qt import (
     QPushButton,
     QSplitter,
     Qt,
-    QTableView,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
     Signal,
 )
+from .remembered import ForgottenPage, RememberedPage
 from .tasks import TaskRunner
 from .timeline import TimelineChart
 
 STATE_CHOICES = [("Current", "current"), ("History", "history"), ("Deleted", "denied"), ("All", None)]
 TITLES = {"assertions": "Assertions", "facts": "Facts", "relationships": "Relationships"}
 TIMELINE_DAYS = 14
-
-
-def _table(model: RecordTableModel, sort_by: str | None = None, descending: bool = False) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setSortingEnabled(True)
-    view.setAlternatingRowColors(True)
-    view.verticalHeader().setVisible(False)
-    view.horizontalHeader().setStretchLastSection(True)
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    if sort_by is not None:
-        column = next(i for i, c in enumerate(model.columns) if c.header == sort_by)
-        view.sortByColumn(column, Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder)
-    return view
 
 
 class BeliefPage(QWidget):
@@ -76,9 +59,9 @@ class BeliefPage(QWidget):
         self.entity.setClearButtonEnabled(True)
         self.source = QComboBox()
         self.model = RecordTableModel(BELIEF_COLUMNS, self)
-        self.table = _table(self.model, "Last seen", descending=True)
+        self.table = record_table(self.model, "Last seen", descending=True)
         self.events = RecordTableModel(EVENT_COLUMNS, self)
-        self.events_view = _table(self.events, "Time")
+        self.events_view = record_table(self.events, "Time")
         self.events_view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.summary = QLabel("Select a row to see the evidence behind it.")
         self.summary.setWordWrap(True)
@@ -248,7 +231,7 @@ class EntitiesPage(QWidget):
         self.search.setPlaceholderText("Search names and aliases…")
         self.search.setClearButtonEnabled(True)
         self.model = RecordTableModel(ENTITY_COLUMNS, self)
-        self.table = _table(self.model, "Events", descending=True)
+        self.table = record_table(self.model, "Events", descending=True)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.alias_button = QPushButton("Add alias…")
         self.merge_button = QPushButton("Merge selected")
@@ -385,13 +368,23 @@ class ViewerWindow(QMainWindow):
         for category, page in self.pages.items():
             self.tabs.addTab(page, TITLES[category])
             page.acted.connect(self._acted)
+        self.remembered = RememberedPage(memory, runner)
+        self.remembered.acted.connect(self._acted)
         self.entities = EntitiesPage(memory, runner)
         self.entities.acted.connect(self._acted)
         self.timeline = TimelinePage(memory)
+        self.forgotten = ForgottenPage(memory)
         self.ask = AskPage(memory, runner)
+        self.tabs.addTab(self.remembered, "Remembered")
         self.tabs.addTab(self.entities, "Entities")
         self.tabs.addTab(self.timeline, "Timeline")
+        self.tabs.addTab(self.forgotten, "Forgotten")
         self.tabs.addTab(self.ask, "Ask memory")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.pages["facts"]),
+                                "What the memory worked out from recorded events (the knowledge graph)")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.remembered),
+                                "What agents saved with remember(), with your words as proof")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.forgotten), "Receipts of what you had the memory forget")
         self.setCentralWidget(self.tabs)
         self.undo_action = QAction("Undo", self)
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -413,8 +406,10 @@ class ViewerWindow(QMainWindow):
         for page in self.pages.values():
             page.set_sources(sources)
             page.refresh()
+        self.remembered.refresh()
         self.entities.refresh()
         self.timeline.refresh()
+        self.forgotten.refresh()
 
     def _acted(self, review_id: int, description: str) -> None:
         if review_id:
