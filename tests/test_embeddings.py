@@ -111,7 +111,7 @@ def test_chunking_rejects_nonsense_bounds():
 def test_process_pending_embeds_every_event_once(memory):
     memory.ingest_many([chat(f"message number {i}", at=1.7e9 + i) for i in range(150)])
     memory.ingest(chat("long " * 600, at=1.8e9))
-    assert memory.pending_by_queue() == {"embedding": 151, "l2": 151, "l4": 0}
+    assert memory.pending_by_queue() == {"embedding": 151, "l2": 151, "l4": 0, "facts": 0}
     report = memory.process_pending()
     assert report["embedded"] == 151 and report["failed"] == 0
     conn = memory.db.reader()

@@ -80,3 +80,53 @@ def test_magi_forget_prints_a_receipt(tmp_path):
     nothing = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "forget"], capture_output=True, text=True,
                              env=env, timeout=120)
     assert nothing.returncode == 2 and "say what to forget" in nothing.stderr
+
+
+def test_forgetting_a_message_deletes_the_facts_that_point_at_it(memory):
+    said = memory.ingest(chat("Remember that my locker code is 2231.", at=T0, item="m1")).event_id
+    other = memory.ingest(chat("I drink tea every morning.", at=T0 + 1, item="m2")).event_id
+    kept = memory.remember("I drink tea", "The user drinks tea every morning.",
+                           [{"id": other, "role": "user", "text": "I drink tea every morning.",
+                             "provenance": "human_input"}])
+    gone = memory.remember("my locker code is 2231", "The user's locker code is 2231.",
+                           [{"id": "m1", "role": "user", "text": "Remember that my locker code is 2231.",
+                             "provenance": "human_input"}])        # the runtime's own message id: the item id
+    merged = memory.merge_facts([kept, gone], "Tea, and locker 2231.")
+    receipt = memory.forget(event_ids=[said])
+    assert receipt["removed"]["memory_facts"] == 2                 # the fact and the merge that holds its words
+    assert [f["fact_id"] for f in memory.facts(status=None)] == [kept]
+    assert memory.fact(kept)["status"] == "active" and merged not in {f["fact_id"] for f in memory.facts(None)}
+
+
+def test_forgetting_an_extracted_conversation_takes_its_facts_and_episode(memory):
+    ids = [memory.ingest(chat(text, at=T0 + i, session="s9", role=role,
+                              provenance="human_input" if role == "user" else None)).event_id
+           for i, (role, text) in enumerate([("user", "Which shell?"), ("assistant", "Use fish."),
+                                             ("user", "Sounds good.")])]
+    memory.end_session("s9")
+    memory.extract_facts(now=T0 + 10)
+    assert len(memory.facts()) == 1 and len(memory.extractions()) == 1
+    receipt = memory.forget(event_ids=ids[2:])                      # the acceptance alone
+    assert receipt["removed"]["memory_facts"] == 1 and memory.facts() == []
+    assert len(memory.extractions()) == 1                           # two of its messages remain
+    receipt = memory.forget(event_ids=ids[:2])
+    assert receipt["removed"]["fact_extractions"] == 1 and memory.extractions() == []
+
+
+def test_forgetting_runtime_traces_re_derives_the_tool_experience(memory):
+    from test_l4 import run
+
+    memory.ingest(run("web_search", True, T0, query="private medical question"))
+    memory.ingest(run("web_search", False, T0 + 60, error="timeout"))
+    memory.ingest(run("web_search", True, T0 + 3 * DAY))
+    memory.process_pending(queues=("l4",))
+    receipt = memory.forget(start=T0 - 1, end=T0 + DAY)
+    assert receipt["removed"]["runtime_traces"] == 2 and receipt["removed"]["l4_execution_traces"] == 2
+    skill, = memory.skills()
+    assert (skill["runs"], skill["successes"], skill["failures"]) == (1, 1, 0)
+    memory.process_pending(queues=("l4",))
+    assert "private medical" not in str(memory.skills())
+    conn = memory.db.reader()
+    assert "private medical" not in str(conn.execute("SELECT * FROM l4_execution_traces").fetchall())
+    memory.forget(start=T0, end=T0 + 4 * DAY)
+    assert memory.skills() == [] and conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -34,8 +34,14 @@ MIN_TIMESTAMP = 86_400.0
 MAX_TIMESTAMP = 4_102_444_800.0
 
 CHAT_ROLES = ("user", "assistant", "tool")
-CHAT_PROVENANCES = ("human_input", "interjection", "task_result", "timer", "wake", "template", "quarantined")
+CHAT_PROVENANCES = ("human_input", "interjection", "task_result", "timer", "wake", "template", "quarantined",
+                    "recalled")
 HUMAN_PROVENANCES = ("human_input", "interjection")
+# Memories recalled into a turn are wrapped in this marker (recalled_block) wherever an agent puts
+# them; the marked text is a copy of what the memory already holds, never new testimony, so it is
+# cut out of chat text before storage and out of the turn before the quote gate.
+RECALL_OPEN, RECALL_CLOSE = "<magi-recalled>", "</magi-recalled>"
+_RECALLED = re.compile(re.escape(RECALL_OPEN) + r".*?(?:" + re.escape(RECALL_CLOSE) + r"|\Z)", re.DOTALL)
 
 PayloadKind = Literal["chat", "runtime", "sensor"]
 
@@ -52,6 +58,16 @@ _CHAT_FIELDS = frozenset({"role", "text", "provenance", "tool_name", "speaker"})
 _ACTIVITY_FIELDS = frozenset({"source_code", "action_code", "object_code"})
 _ACTION_FIELDS = frozenset({"tool", "category", "ok", "duration_ms", "input", "output", "error"})
 _ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
+
+
+def recalled_block(text: str) -> str:
+    """Wrap recalled memory for injection into a turn, so it is never taken as new testimony."""
+    return f"{RECALL_OPEN}{text}{RECALL_CLOSE}"
+
+
+def strip_recalled(text: str) -> str:
+    """The text without recalled-memory blocks (an unclosed block runs to the end)."""
+    return _RECALLED.sub(" ", text).strip() if RECALL_OPEN in text else text
 
 
 def is_valid_source_type(value: Any) -> bool:
@@ -318,6 +334,9 @@ def _validate_chat(raw: Mapping) -> ChatTurn:
     provenance = _str(chat, "provenance", "chat.provenance", required=False)
     if provenance is not None and provenance not in CHAT_PROVENANCES:
         _fail("chat.provenance", f"{_preview(provenance)} is not one of {', '.join(CHAT_PROVENANCES)}")
+    if RECALL_OPEN in text:
+        stripped = strip_recalled(text)
+        text, provenance = (stripped, provenance) if stripped else (text, "recalled")
     if provenance is None and role == "user":
         # Never guess that a user-role message is human testimony: frameworks
         # also put task results, timers and templates in user messages.

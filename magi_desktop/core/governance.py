@@ -114,6 +114,13 @@ def _rule_non_human_user_turn(p: Payload) -> Verdict | None:
     return None
 
 
+def _rule_recalled_turn(p: Payload) -> Verdict | None:
+    # Recalled memory is the memory's own copy: kept for the audit, never evidence again.
+    if p.kind == "chat" and p.chat.provenance == "recalled":
+        return Verdict(E.SYSTEM_RUNTIME, "system", "trace", "recalled_turn")
+    return None
+
+
 def _rule_quarantined_turn(p: Payload) -> Verdict | None:
     if p.kind == "chat" and p.chat.provenance == "quarantined":
         return Verdict(E.SYSTEM_RUNTIME, "external", "trace", "quarantined_turn")
@@ -155,6 +162,7 @@ RULES: tuple[Callable[[Payload], Verdict | None], ...] = (
     _rule_runtime_action,
     _rule_system_activity,
     _rule_non_human_user_turn,
+    _rule_recalled_turn,
     _rule_quarantined_turn,
     _rule_task_result_turn,
     _rule_tool_turn,

@@ -13,7 +13,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
-from . import l2, l3, l4
+from . import extraction, l2, l3, l4
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
@@ -260,8 +260,13 @@ class Memory(ReviewMixin, FactsMixin):
         self._l0.set_goal(session_id, goal)
 
     def end_session(self, session_id: str | None) -> None:
-        """The session ended: its working memory is cleared (what reached L1 stays)."""
+        """The session ended: its working memory is cleared (what reached L1 stays), and its conversation so
+        far is ready for fact extraction; later messages of the same id are its next generation."""
         self._l0.end(session_id or "")
+        if session_id:
+            with self.db.transaction() as conn:
+                conn.execute("UPDATE chat_sessions SET generation = generation + 1 WHERE session_id = ?",
+                             (session_id,))
 
     def _notify(self) -> None:
         for callback in list(self._listeners):
@@ -281,25 +286,27 @@ class Memory(ReviewMixin, FactsMixin):
         return l2_jobs.revive_dead(self.db)
 
     def pending_by_queue(self) -> dict[str, int]:
-        """Due jobs per queue: {"embedding": n, "l2": m}."""
+        """Due jobs per queue: {"embedding": n, "l2": m, "l4": k, "facts": conversations to extract}."""
         return {"embedding": pending_count(self.db) if self.vectors_ready else 0,
                 "l2": l2_jobs.pending_count(self.db),
                 "l4": self.db.reader().execute("SELECT count(*) FROM procedural_skills WHERE distill_due = 1"
-                                               ).fetchone()[0]}
+                                               ).fetchone()[0],
+                "facts": extraction.pending_count(self.db.reader(), time.time())}
 
     def process_pending(self, limit: int | None = None, now: float | None = None,
-                        queues: tuple[str, ...] = ("embedding", "l2", "l4")) -> dict[str, Any]:
+                        queues: tuple[str, ...] = ("embedding", "l2", "l4", "facts")) -> dict[str, Any]:
         """Drain the background queues now: embeddings, then L2 projection and snapshots, then the
-        L4 strategies due for distillation.
+        L4 strategies due for distillation, then the conversations due for fact extraction.
 
         ``limit`` caps the events each queue handles in this call; ``now`` is the
         clock the L2 queue runs on (tests and replays); ``queues`` picks which to
         drain. Failed jobs are retried later with backoff and end in the dead
         letter; see :meth:`stats`.
         """
-        unknown = set(queues) - {"embedding", "l2", "l4"}
+        unknown = set(queues) - {"embedding", "l2", "l4", "facts"}
         if unknown:
-            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding, l2 and l4")
+            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding, l2, l4 and facts")
+        extracted = extraction.ExtractionReport()
         distilled = 0
         report = EmbedReport()
         cognition = l2.L2Report()
@@ -321,8 +328,11 @@ class Memory(ReviewMixin, FactsMixin):
             if "l4" in queues:
                 distilled = l4.distill.run(self.db, self.llm, time.time() if now is None else now,
                                            limit=limit or l4.distill.BATCH)
+            if "facts" in queues:
+                extracted = extraction.run(self.db, self.llm, now, limit=limit or extraction.BATCH)
         return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
-                "errors": report.errors[:10], "l2": cognition.to_dict(), "l4": {"distilled": distilled}}
+                "errors": report.errors[:10], "l2": cognition.to_dict(), "l4": {"distilled": distilled},
+                "facts": extracted.to_dict()}
 
     def run_due(self, now: float | None = None, jobs: Iterable[str] | None = None) -> dict[str, Any]:
         """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
@@ -483,7 +493,7 @@ def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
     if isinstance(llm, LLMProvider) and not isinstance(llm, str):
         return llm
     if llm == "rules":
-        return RulesLLM(l2.RULE_HANDLERS)
+        return RulesLLM({**l2.RULE_HANDLERS, **extraction.RULE_HANDLERS})
     if llm == "openai":
         return OpenAICompatibleLLM(OpenAISettings.from_env())
     raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "

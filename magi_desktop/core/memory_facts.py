@@ -12,10 +12,15 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import extraction
 from .forget import forget as forget_events
 from .remember import merge as merge_facts
 from .remember import remember as remember_fact
 from .store.l1 import event_row
+
+FACT_KEYS = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
+             "proposal_message_id", "accepting_message_id", "session_id", "generation", "extraction_id", "status",
+             "superseded_by", "created_at")
 
 
 class FactsMixin:
@@ -34,22 +39,25 @@ class FactsMixin:
         with self.db.transaction() as conn:
             return merge_facts(conn, fact_ids, content)
 
-    def facts(self, status: str | None = "active") -> list[dict[str, Any]]:
-        keys = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
-                "accepting_message_id", "session_id", "status", "superseded_by", "created_at")
-        sql = f"SELECT {', '.join(keys)} FROM memory_facts" + (" WHERE status = ?" if status else "")
-        rows = self.db.reader().execute(sql + " ORDER BY fact_id", (status,) if status else ()).fetchall()
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+    def facts(self, status: str | None = "active", *, fact_id: int | None = None) -> list[dict[str, Any]]:
+        """Facts with ``status`` (active | superseded | merged | deleted; None: all), oldest first."""
+        where = {"status = ?": status, "fact_id = ?": fact_id}
+        where = {clause: value for clause, value in where.items() if value is not None}
+        sql = f"SELECT {', '.join(FACT_KEYS)} FROM memory_facts" + (
+            f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY fact_id"
+        return [dict(zip(FACT_KEYS, row, strict=True)) for row in self.db.reader().execute(sql, list(where.values()))]
 
     def fact(self, fact_id: int) -> dict[str, Any] | None:
         """One fact with its evidence trail: the human message that states it (``source_message``) and,
-        for an accepted fact, the one that accepted it (``accepting_message``); None if unknown."""
-        found = [f for f in self.facts(status=None) if f["fact_id"] == fact_id] if fact_id else []
+        for an accepted fact, the agent's conclusion (``proposal_message``) and the human message that
+        accepted it (``accepting_message``); None if unknown."""
+        found = self.facts(status=None, fact_id=fact_id)
         if not found:
             return None
         fact = found[0]
         conn = self.db.reader()
-        for key, pointer in (("source_message", "source_message_id"), ("accepting_message", "accepting_message_id")):
+        for key, pointer in (("source_message", "source_message_id"), ("proposal_message", "proposal_message_id"),
+                             ("accepting_message", "accepting_message_id")):
             message_id = fact[pointer]
             row = conn.execute("SELECT event_id FROM fact_events WHERE event_id = ? OR source_item_id = ? LIMIT 1",
                                (message_id, message_id)).fetchone() if message_id else None
@@ -62,17 +70,35 @@ class FactsMixin:
             return conn.execute("UPDATE memory_facts SET status = 'deleted', updated_at = ? WHERE fact_id = ? "
                                 "AND status != 'deleted'", (time.time(), fact_id)).rowcount > 0
 
+    def extract_facts(self, now: float | None = None, limit: int | None = None) -> dict[str, Any]:
+        """Run fact extraction over the conversations that are due now (ended, or idle 30 minutes)."""
+        with self._process_lock:
+            return extraction.run(self.db, self.llm, now, limit=limit or extraction.BATCH).to_dict()
+
+    def extractions(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The committed extractions, newest first: the episode, and what was kept or rejected and why."""
+        keys = ("extraction_id", "session_id", "generation", "extractor", "segments", "message_count", "first_at",
+                "last_at", "episode", "report", "created_at")
+        rows = self.db.reader().execute(
+            "SELECT extraction_id, session_id, generation, extractor, segments, message_count, first_at, last_at, "
+            "episode, report_json, created_at FROM fact_extractions ORDER BY extraction_id DESC LIMIT ?", (limit,))
+        return [dict(zip(keys, (*row[:9], json.loads(row[9]), row[10]), strict=True)) for row in rows]
+
     def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
                entity: str | None = None, source: str | None = None, start: float | None = None,
                end: float | None = None) -> dict[str, Any]:
         """Remove the matching events everywhere — full text, vectors, queues, entity links — and what was
-        derived only from them (L2 rows, L3 summaries citing them). Criteria combine (AND). Returns the
-        receipt (what each table lost), which is also kept (``forget_receipts``)."""
+        derived from them: L2 rows left without evidence, L3 summaries citing them, facts pointing at them,
+        the tool executions L4 learnt from matching runtime traces, and the working memory of their
+        sessions. Criteria combine (AND). Returns the receipt (what each table lost), which is also kept
+        (``forget_receipts``)."""
         with self._process_lock:
             with self.db.transaction() as conn:
                 receipt = forget_events(conn, event_ids=event_ids, source_item_ids=source_item_ids, entity=entity,
                                         source=source, start=start, end=end)
             self._entities.reset()
+            for session_id in receipt.pop("sessions"):
+                self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
         return receipt
 
     def forget_receipts(self, limit: int = 50) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .contracts import strip_recalled
 from .store.connection import Connection
 
 QUALIFYING_PROVENANCE = ("human_input", "interjection")
@@ -52,18 +53,24 @@ def qualifies(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "user" and message.get("provenance") in QUALIFYING_PROVENANCE
 
 
+def _said(message: Mapping[str, Any]) -> str:
+    """What a message says, without memory recalled into it (a copy, never new testimony)."""
+    return normalise(strip_recalled(str(message.get("text", ""))))
+
+
 def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The qualifying human message of this turn that holds the quote; else RememberRejected."""
     wanted = normalise(quote)
     if not wanted:
         raise RememberRejected("empty_quote", "give the user's exact words that state this fact")
     for message in turn_messages:
-        if qualifies(message) and wanted in normalise(message.get("text", "")):
+        if qualifies(message) and wanted in _said(message):
             return message
     if any(wanted in normalise(m.get("text", "")) for m in turn_messages):
-        raise RememberRejected("quote_not_from_the_human", "the quote is in a message the human did not type "
-                                                          "(a task result, timer, template or the agent's own)")
-    joined = " ".join(normalise(m.get("text", "")) for m in turn_messages if qualifies(m))
+        raise RememberRejected("quote_not_from_the_human", "the quote is in text the human did not type (a task "
+                                                          "result, timer, template, recalled memory or the "
+                                                          "agent's own)")
+    joined = " ".join(_said(m) for m in turn_messages if qualifies(m))
     if wanted in joined:
         raise RememberRejected("quote_spans_messages", "quote from a single message; do not join two")
     raise RememberRejected("quote_not_found", "the quote does not occur verbatim in the human's messages of "

@@ -1,7 +1,8 @@
 """The app's background work: apscheduler says when, the Qt task pool runs it (DESIGN §11).
 
-* ``process`` — drain the embedding and L2 queues (``workers.jobs.drain``): when ingest
-  queues work (the memory's listener) and every ``idle_poll`` seconds.
+* ``process`` — drain the embedding, L2, L4 and fact-extraction queues (``workers.jobs.drain``):
+  when ingest queues work (the memory's listener) and every ``idle_poll`` seconds (a conversation
+  becomes due for extraction by going quiet, which no ingest announces).
 * the periodic jobs of ``Memory.run_due``, each on its own schedule (``PERIODIC_SECONDS``) and
   once at start: ``maintenance`` (L2 upkeep, idle sessions), ``l3:hour`` … ``l3:month`` (the
   windows closed since), ``l3:insights``.

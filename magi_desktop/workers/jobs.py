@@ -11,11 +11,11 @@ from ..core import Memory
 
 
 def process_batch(memory: Memory, batch: int = 64) -> tuple[int, dict[str, Any]]:
-    """One batch of every queue (embedding, L2); returns (jobs handled, the report)."""
+    """One batch of every queue (embedding, L2, L4, fact extraction); returns (jobs handled, the report)."""
     report = memory.process_pending(limit=batch)
     cognition = report["l2"]
     handled = (report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]
-               + report["l4"]["distilled"])
+               + report["l4"]["distilled"] + report["facts"]["runs"] + report["facts"]["failed"])
     return handled, report
 
 

@@ -15,6 +15,7 @@ from ..embed import Embedder
 from ..store import Database
 from ..store.entities import EntityLinker
 from . import paths
+from .facts import FactRecall
 from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from .pack import (
@@ -46,6 +47,7 @@ L2_LEAD_MODES = frozenset({"current_state"})   # where they go first; elsewhere 
 L3_LEAD = 3                  # L3 summaries and insights added to a pack, at most
 L3_LEAD_MODES = frozenset({"summary", "activity_summary"})      # broad questions: summaries first
 L3_FOLLOW_MODES = frozenset({"temporal_compare", "strategy"})  # insights and reflections help, after L1
+FACT_LEAD = 2                # saved facts (remember / extraction) added to a pack, at most
 L4_LEAD = 3                  # tool experience leads "how did we handle this" (strategy) packs
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
@@ -127,6 +129,7 @@ class Retriever:
                                        for rowid, score in ranked], limit)
         self._flag_indirect(findings, ctx, temporal)
         findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
+        findings = self._with_facts(findings, chosen, ctx, trace)
         findings = self._with_l3(findings, chosen, temporal, ctx, trace, summary_type)
         if chosen == "strategy":
             skills = L4Recall(self.db.reader()).findings(ctx, limit=L4_LEAD)
@@ -154,6 +157,12 @@ class Retriever:
         # of all@1, and placed after the fifth finding 5 points of all@10: the rules extract loosely).
         placed = derived[:L2_LEAD]
         return placed + findings if mode in L2_LEAD_MODES else findings + placed
+
+    def _with_facts(self, findings: list[Finding], mode: str, ctx: paths.QueryContext, trace: dict) -> list[Finding]:
+        """Saved facts that cover the question: first for "now" questions (as L2), else after the findings."""
+        facts = FactRecall(self.db.reader()).findings(ctx, limit=FACT_LEAD)
+        trace["facts"] = {"findings": len(facts)}
+        return facts + findings if mode in L2_LEAD_MODES else findings + facts
 
     def _with_l3(self, findings: list[Finding], mode: str, temporal: TemporalIntent, ctx: paths.QueryContext,
                  trace: dict, summary_type: str | None = None) -> list[Finding]:
@@ -368,6 +377,9 @@ class Retriever:
                          "user's questions are excluded.")
         else:
             hints.append("Findings may include assistant turns: what the assistant said is not a fact about the user.")
+        if any(f.layer == "fact" for f in findings):
+            hints.append("Fact findings carry their evidence: only 'stated' ones are the user's words; 'accepted' "
+                         "ones are the agent's conclusion the user accepted; 'unknown' ones have no proof kept.")
         if any(f.layer == "L2" for f in findings):
             hints.append("L2 findings are derived from the cited events: 'current' holds as of the question's time, "
                          "'history' held before and was replaced or lapsed; cite their supporting event ids.")

@@ -1,0 +1,261 @@
+"""Background extraction of whole conversations: claim, read in segments, check, commit once.
+
+A session generation is due when it has messages no extraction consumed and it is over — ended
+(``Memory.end_session`` starts the next generation) or idle for ``IDLE_SECONDS``. Its run:
+
+1. claims the pending messages (a lease; messages another live claim holds are left alone);
+2. asks the extractor segment by segment, each answer the complete revised candidate set;
+3. checks the final set's pointers (validate.py) — the extractor's word is not enough;
+4. commits, in ONE transaction, the facts, the episode and the "extracted" marks — but only if
+   its claim still holds and no new message of that generation arrived meanwhile (then nothing is
+   written and the generation is read again, whole, next time).
+
+A failure anywhere before the commit writes nothing: the messages stay pending, the claim is
+released, and the generation is retried with backoff (dead after MAX_ATTEMPTS, as the queues).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..l0 import IDLE_SECONDS
+from ..llm import LLMProvider, UnexpectedLLMCall
+from ..remember import normalise
+from ..retry import MAX_ATTEMPTS, backoff_delay
+from ..store import Database
+from ..store.connection import Connection
+from .task import (
+    CONTEXT_MESSAGES,
+    EPISODE_MAX_CHARS,
+    EXTRACT_SEGMENT,
+    MESSAGE_MAX_CHARS,
+    SEGMENT_MAX_CHARS,
+    SEGMENT_MAX_MESSAGES,
+)
+from .validate import Message, final_set
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 600.0
+BATCH = 10                   # session generations per run
+
+
+@dataclass
+class ExtractionReport:
+    runs: int = 0
+    facts: int = 0
+    rejected: int = 0
+    aborted: dict[str, int] = field(default_factory=dict)   # reason -> generations left for next time
+    failed: int = 0
+    dead: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": self.runs, "facts": self.facts, "rejected": self.rejected, "aborted": dict(self.aborted),
+                "failed": self.failed, "dead": self.dead, "errors": self.errors[:10]}
+
+
+class Aborted(Exception):
+    """The commit found the world changed (claim lost, new messages): nothing was written."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+_DUE = """
+SELECT x.session_id, x.generation
+FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid
+LEFT JOIN chat_sessions s ON s.session_id = x.session_id
+LEFT JOIN extraction_retries r ON r.session_id = x.session_id AND r.generation = x.generation
+WHERE x.extraction_id IS NULL AND (r.state IS NULL OR (r.state = 'pending' AND r.next_attempt_at <= :now))
+GROUP BY x.session_id, x.generation
+HAVING x.generation < coalesce(max(s.generation), 0)
+    OR (max(e.timestamp) <= :idle AND max(e.ingested_at) <= :idle)
+ORDER BY min(e.timestamp)
+"""
+
+
+def due(conn: Connection, now: float, limit: int | None = None) -> list[tuple[str, int]]:
+    """Session generations ready for extraction (ended or idle, not waiting out a backoff)."""
+    sql = _DUE + (" LIMIT :limit" if limit else "")
+    return [(r[0], r[1]) for r in conn.execute(sql, {"now": now, "idle": now - IDLE_SECONDS, "limit": limit})]
+
+
+def pending_count(conn: Connection, now: float) -> int:
+    return len(due(conn, now))
+
+
+def run(db: Database, llm: LLMProvider, now: float | None = None, limit: int = BATCH) -> ExtractionReport:
+    """Extract every due session generation (up to ``limit``)."""
+    now = time.time() if now is None else now
+    report = ExtractionReport()
+    for session_id, generation in due(db.reader(), now, limit):
+        extract(db, llm, session_id, generation, now, report)
+    return report
+
+
+def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, now: float,
+            report: ExtractionReport) -> int | None:
+    """One session generation, start to end; returns the extraction id when something was committed."""
+    claim = uuid.uuid4().hex
+    claimed = _claim(db, session_id, generation, claim, now)
+    if not claimed:
+        report.aborted["claimed_elsewhere"] = report.aborted.get("claimed_elsewhere", 0) + 1
+        return None
+    try:
+        messages = _messages(db.reader(), session_id, generation)
+        pending = [m for m in messages if m.rowid in claimed]
+        candidates, episode, segments = _segments(llm, session_id, messages, pending)
+        kept, rejected = final_set(candidates, {m.event_id: m for m in messages})
+        with db.transaction() as conn:
+            extraction_id, committed = _commit(conn, llm, session_id, generation, claim, claimed, pending, kept,
+                                               rejected, episode, segments, now)
+    except Aborted as exc:
+        _release(db, claim)
+        report.aborted[exc.reason] = report.aborted.get(exc.reason, 0) + 1
+        return None
+    except UnexpectedLLMCall:
+        _release(db, claim)
+        raise                       # a test's script went wrong: fail there, not in a retry
+    except Exception as exc:  # noqa: BLE001 - any failure: nothing written, retried later
+        _release(db, claim)
+        report.failed += 1
+        report.errors.append(f"{session_id}: {type(exc).__name__}: {exc}")
+        if _failed(db, session_id, generation, f"{type(exc).__name__}: {exc}", now):
+            report.dead += 1
+        log.warning("fact extraction of session %s failed: %s", session_id, exc)
+        return None
+    report.runs += 1
+    report.facts += committed
+    report.rejected += sum(1 for r in rejected if r["reason"] != "not_accepted")
+    return extraction_id
+
+
+def _claim(db: Database, session_id: str, generation: int, claim: str, now: float) -> set[int]:
+    with db.transaction() as conn:
+        rows = conn.execute("SELECT event_rowid, claim_id, claimed_until FROM chat_extraction WHERE session_id = ? "
+                            "AND generation = ? AND extraction_id IS NULL", (session_id, generation)).fetchall()
+        if not rows or any(c is not None and until is not None and until > now for _, c, until in rows):
+            return set()
+        conn.execute("UPDATE chat_extraction SET claim_id = ?, claimed_until = ? WHERE session_id = ? "
+                     "AND generation = ? AND extraction_id IS NULL", (claim, now + LEASE_SECONDS, session_id,
+                                                                       generation))
+    return {r[0] for r in rows}
+
+
+def _release(db: Database, claim: str) -> None:
+    with db.transaction() as conn:
+        conn.execute("UPDATE chat_extraction SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", (claim,))
+
+
+def _failed(db: Database, session_id: str, generation: int, error: str, now: float) -> bool:
+    """Count a failed attempt; True when the generation goes to the dead letter."""
+    with db.transaction() as conn:
+        row = conn.execute("SELECT attempts FROM extraction_retries WHERE session_id = ? AND generation = ?",
+                           (session_id, generation)).fetchone()
+        attempts = (row[0] if row else 0) + 1
+        state = "dead" if attempts >= MAX_ATTEMPTS else "pending"
+        conn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, next_attempt_at, state, "
+                     "last_error) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, generation) DO UPDATE SET "
+                     "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
+                     "state = excluded.state, last_error = excluded.last_error",
+                     (session_id, generation, attempts, now + backoff_delay(attempts), state, error[:500]))
+    return state == "dead"
+
+
+def _messages(conn: Connection, session_id: str, generation: int) -> list[Message]:
+    """Every message of the generation, in order (earlier extracted ones are context only)."""
+    rows = conn.execute(
+        "SELECT e.id, e.event_id, e.timestamp, e.content_type, e.content, e.metadata_json, x.extraction_id "
+        "FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid "
+        "WHERE x.session_id = ? AND x.generation = ? ORDER BY e.timestamp, e.id", (session_id, generation))
+    out = []
+    for rowid, event_id, at, kind, content, metadata, extraction_id in rows:
+        timeline = json.loads(metadata).get("timeline", {})
+        out.append(Message(rowid, event_id, at, timeline.get("role", ""), timeline.get("provenance"), kind, content,
+                           extraction_id is not None))
+    return out
+
+
+def _split(pending: list[Message]) -> list[list[Message]]:
+    segments: list[list[Message]] = [[]]
+    chars = 0
+    for message in pending:
+        size = min(len(message.text), MESSAGE_MAX_CHARS)
+        if segments[-1] and (len(segments[-1]) >= SEGMENT_MAX_MESSAGES or chars + size > SEGMENT_MAX_CHARS):
+            segments.append([])
+            chars = 0
+        segments[-1].append(message)
+        chars += size
+    return segments
+
+
+def _segments(llm: LLMProvider, session_id: str, messages: list[Message], pending: list[Message]
+              ) -> tuple[list[dict[str, Any]], str, int]:
+    """Ask the extractor segment by segment; the last answer is the final candidate set."""
+    candidates: list[dict[str, Any]] = []
+    episode = ""
+    segments = _split(pending)
+    for number, segment in enumerate(segments, 1):
+        start = messages.index(segment[0])
+        context = messages[max(0, start - CONTEXT_MESSAGES):start]
+        answer = llm.run(EXTRACT_SEGMENT, {
+            "session_id": session_id, "segment": number, "segments": len(segments),
+            "context": [m.to_input(MESSAGE_MAX_CHARS) for m in context],
+            "messages": [m.to_input(MESSAGE_MAX_CHARS) for m in segment],
+            "candidates": candidates, "episode": episode})
+        candidates, episode = answer["candidates"], answer["episode"]
+    return candidates, episode, len(segments)
+
+
+def _commit(conn: Connection, llm: LLMProvider, session_id: str, generation: int, claim: str, claimed: set[int],
+            pending: list[Message], kept: list[dict], rejected: list[dict], episode: str, segments: int,
+            now: float) -> tuple[int, int]:
+    held = conn.execute("SELECT count(*) FROM chat_extraction WHERE claim_id = ? AND extraction_id IS NULL",
+                        (claim,)).fetchone()[0]
+    if held != len(claimed):
+        raise Aborted("claim_lost")                # a lease ran out and another took it, or messages were forgotten
+    arrived = conn.execute("SELECT count(*) FROM chat_extraction WHERE session_id = ? AND generation = ? "
+                           "AND extraction_id IS NULL AND (claim_id IS NULL OR claim_id != ?)",
+                           (session_id, generation, claim)).fetchone()[0]
+    if arrived:
+        raise Aborted("new_messages")              # the discussion went on: read it again, whole
+    report = {"committed": [], "rejected": rejected}
+    extraction_id = conn.execute(
+        "INSERT INTO fact_extractions (session_id, generation, extractor, segments, message_count, first_at, "
+        "last_at, episode, report_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
+        (session_id, generation, getattr(llm, "name", "llm"), segments, len(pending), pending[0].at, pending[-1].at,
+         normalise(episode)[:EPISODE_MAX_CHARS] or f"{len(pending)} messages", now)).lastrowid
+    for candidate in kept:
+        content = normalise(candidate["content"])
+        duplicate = conn.execute("SELECT fact_id FROM memory_facts WHERE status = 'active' AND lower(content) = ? "
+                                 "AND coalesce(project, '') = ?",
+                                 (content.lower(), candidate.get("project") or "")).fetchone()
+        if duplicate:
+            report["rejected"].append(dict(candidate, reason="already_known", fact_id=duplicate[0]))
+            continue
+        fact_id = conn.execute(
+            "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
+            "accepting_message_id, proposal_message_id, session_id, generation, extraction_id, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (content, normalise(candidate.get("quote") or "") or None,
+             "project" if candidate.get("project") else "user", candidate.get("category") or "knowledge",
+             candidate.get("project") or None, candidate["evidence"], candidate["source_message_id"],
+             candidate.get("accepting_message_id") if candidate["evidence"] == "accepted" else None,
+             candidate.get("proposal_message_id") if candidate["evidence"] == "accepted" else None,
+             session_id, generation, extraction_id, now, now)).lastrowid
+        report["committed"].append(dict(candidate, fact_id=fact_id))
+    conn.execute("UPDATE fact_extractions SET report_json = ? WHERE extraction_id = ?",
+                 (json.dumps(report, ensure_ascii=False), extraction_id))
+    conn.execute("UPDATE chat_extraction SET extraction_id = ?, claim_id = NULL, claimed_until = NULL "
+                 "WHERE claim_id = ?", (extraction_id, claim))
+    conn.execute("DELETE FROM extraction_retries WHERE session_id = ? AND generation = ?", (session_id, generation))
+    return extraction_id, len(report["committed"])
+
+

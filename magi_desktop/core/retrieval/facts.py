@@ -1,0 +1,71 @@
+"""Fact recall (DESIGN §9): the facts agents saved or extraction committed, found by their words.
+
+A fact is recalled with its evidence in plain sight: "stated" facts are the user's own words
+(the quote is shown), "accepted" ones the agent's conclusion the user accepted, "unknown" ones
+carry no proof — the pack never presents an accepted or unknown fact as something the user said.
+A fact is offered only when it covers at least half of the question's content words: BM25 over a
+handful of short rows would otherwise match on any shared word.
+"""
+
+from __future__ import annotations
+
+from ..store.connection import Connection
+from ..text import fts_or_query
+from .pack import Finding
+from .paths import QueryContext
+
+FETCH_K = 20
+MIN_COVERAGE = 0.5
+LABELS = {"stated": "the user said it", "accepted": "the user accepted the agent's conclusion",
+          "unknown": "no proof kept"}
+AUTHORS = {"stated": "user", "accepted": "memory", "unknown": "memory"}
+
+
+class FactRecall:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def findings(self, ctx: QueryContext, limit: int = 2) -> list[Finding]:
+        if not ctx.terms:
+            return []
+        rows = self.conn.execute(
+            "SELECT f.fact_id, f.content, f.quote, f.evidence_type, f.category, f.project, f.source_message_id, "
+            "f.proposal_message_id, f.accepting_message_id, f.session_id, f.created_at, bm25(memory_facts_fts) "
+            "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
+            "WHERE memory_facts_fts MATCH ? AND f.status = 'active' ORDER BY bm25(memory_facts_fts) LIMIT ?",
+            (fts_or_query(ctx.terms), FETCH_K)).fetchall()
+        out = []
+        for fact_id, content, quote, evidence, category, project, *pointers, session_id, created_at, rank in rows:
+            if _coverage(ctx.terms, f"{content} {quote or ''}") < MIN_COVERAGE:
+                continue
+            events = self._events(pointers)
+            said_at = max(e[1] for e in events) if events else created_at   # true once accepted
+            if said_at > ctx.now:
+                continue                                  # learnt after the question's time
+            text = f"[fact · {evidence}: {LABELS.get(evidence, evidence)}] {content}"
+            if evidence == "stated" and quote:
+                text += f" (the user: “{quote}”)"
+            out.append(Finding(layer="fact", text=text, occurred_at=said_at, source="memory_facts",
+                               source_item_id=None, session_id=session_id, author=AUTHORS.get(evidence, "memory"),
+                               evidence_class=f"fact_{evidence}", score=-rank, event_id=f"fact:{fact_id}",
+                               supporting_event_ids=[e[0] for e in events], paths=["facts_bm25"],
+                               status=category if not project else f"{category} · {project}"))
+            if len(out) == limit:
+                break
+        return out
+
+    def _events(self, pointers: list[str | None]) -> list[tuple[str, float]]:
+        """The stored messages a fact points at (source, proposal, acceptance), by event or item id."""
+        found = []
+        for pointer in pointers:
+            if pointer:
+                row = self.conn.execute("SELECT event_id, timestamp FROM fact_events WHERE event_id = ? OR "
+                                        "source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
+                if row:
+                    found.append((row[0], row[1]))
+        return found
+
+
+def _coverage(terms: list[str], text: str) -> float:
+    text = text.lower()
+    return sum(1 for term in terms if term.lower() in text) / len(terms)
