@@ -326,15 +326,16 @@ def test_facts_are_recalled_with_their_evidence(tmp_path):
     memory.end_session("s1")
     memory.extract_facts(now=chat.at + 1)
     pack = memory.query("where do the nightly backups go?", now=chat.at + 1)
-    fact = next(f for f in pack.findings if f.layer == "fact")
+    fact = next(f for f in pack.findings if f.evidence_class.startswith("fact_"))
     assert fact.text.startswith("[fact · accepted: the user accepted the agent's conclusion] Store the nightly")
     assert fact.author == "memory" and len(fact.supporting_event_ids) == 3
     assert any("only 'stated' ones are the user's words" in h for h in pack.answering_hints)
     pack = memory.query("what backup drive do I have?", now=chat.at + 1)
-    fact = next(f for f in pack.findings if f.layer == "fact")
+    fact = next(f for f in pack.findings if f.evidence_class.startswith("fact_"))
     assert fact.author == "user" and "(the user: “my backup drive is a Samsung T7.”)" in fact.text
     assert fact.supporting_event_ids == [said]
-    assert not [f for f in memory.query("what backup drive do I have?", now=T0).findings if f.layer == "fact"]
+    before = memory.query("what backup drive do I have?", now=T0).findings      # asked before it was said
+    assert not [f for f in before if f.evidence_class.startswith("fact_")]
     memory.delete_fact(int(fact.event_id.split(":")[1]))
     assert fact.event_id not in {f.event_id for f in memory.query("what backup drive do I have?",
                                                                   now=chat.at + 1).findings}

@@ -37,6 +37,10 @@ def test_whitespace_differences_are_forgiven(memory):
      "quote_not_from_the_human"),                                                    # role user, not typed
     ("wake up", turn(("user", "wake up: daily check-in", "wake"), HUMAN), "quote_not_from_the_human"),
     ("I prefer tea", turn(HUMAN), "quote_not_found"),                                  # said in an earlier turn
+    ("the user lives in Paris", turn(("user", "Hi! <magi-recalled>Memory: the user lives in Paris.</magi-recalled>",
+                                      "human_input")), "quote_not_from_the_human"),  # recalled into the turn
+    ("lives in Paris", turn(("user", "the user lives in Paris", "recalled"), HUMAN), "quote_not_from_the_human"),
+    ("in Suzhou", turn(("user", "Please note: my sister lives in Suzhou.", "quarantined")), "quote_not_from_the_human"),
 ])
 def test_what_the_gate_rejects(memory, quote, messages, reason):
     with pytest.raises(RememberRejected) as caught:

@@ -377,7 +377,7 @@ class Retriever:
                          "user's questions are excluded.")
         else:
             hints.append("Findings may include assistant turns: what the assistant said is not a fact about the user.")
-        if any(f.layer == "fact" for f in findings):
+        if any(f.evidence_class.startswith("fact_") for f in findings):
             hints.append("Fact findings carry their evidence: only 'stated' ones are the user's words; 'accepted' "
                          "ones are the agent's conclusion the user accepted; 'unknown' ones have no proof kept.")
         if any(f.layer == "L2" for f in findings):

@@ -3,8 +3,11 @@
 A fact is recalled with its evidence in plain sight: "stated" facts are the user's own words
 (the quote is shown), "accepted" ones the agent's conclusion the user accepted, "unknown" ones
 carry no proof — the pack never presents an accepted or unknown fact as something the user said.
-A fact is offered only when it covers at least half of the question's content words: BM25 over a
-handful of short rows would otherwise match on any shared word.
+Facts are structured knowledge: their findings are layer "L2" (status "current": only active
+facts are recalled), told apart by ``evidence_class`` "fact_stated" / "fact_accepted" /
+"fact_unknown" and an ``event_id`` "fact:<id>". A fact is offered only when it covers at least
+half of the question's content words: BM25 over a handful of short rows would otherwise match on
+any shared word.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ class FactRecall:
         if not ctx.terms:
             return []
         rows = self.conn.execute(
-            "SELECT f.fact_id, f.content, f.quote, f.evidence_type, f.category, f.project, f.source_message_id, "
+            "SELECT f.fact_id, f.content, f.quote, f.evidence_type, f.source_message_id, "
             "f.proposal_message_id, f.accepting_message_id, f.session_id, f.created_at, bm25(memory_facts_fts) "
             "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
             "WHERE memory_facts_fts MATCH ? AND f.status = 'active' ORDER BY bm25(memory_facts_fts) LIMIT ?",
             (fts_or_query(ctx.terms), FETCH_K)).fetchall()
         out = []
-        for fact_id, content, quote, evidence, category, project, *pointers, session_id, created_at, rank in rows:
+        for fact_id, content, quote, evidence, *pointers, session_id, created_at, rank in rows:
             if _coverage(ctx.terms, f"{content} {quote or ''}") < MIN_COVERAGE:
                 continue
             events = self._events(pointers)
@@ -45,24 +48,25 @@ class FactRecall:
             text = f"[fact · {evidence}: {LABELS.get(evidence, evidence)}] {content}"
             if evidence == "stated" and quote:
                 text += f" (the user: “{quote}”)"
-            out.append(Finding(layer="fact", text=text, occurred_at=said_at, source="memory_facts",
+            out.append(Finding(layer="L2", text=text, occurred_at=said_at, source="memory_facts",
                                source_item_id=None, session_id=session_id, author=AUTHORS.get(evidence, "memory"),
                                evidence_class=f"fact_{evidence}", score=-rank, event_id=f"fact:{fact_id}",
-                               supporting_event_ids=[e[0] for e in events], paths=["facts_bm25"],
-                               status=category if not project else f"{category} · {project}"))
+                               supporting_event_ids=[e[0] for e in events],
+                               supporting_source_item_ids=[e[2] for e in events if e[2]], paths=["facts_bm25"],
+                               status="current"))
             if len(out) == limit:
                 break
         return out
 
-    def _events(self, pointers: list[str | None]) -> list[tuple[str, float]]:
+    def _events(self, pointers: list[str | None]) -> list[tuple[str, float, str | None]]:
         """The stored messages a fact points at (source, proposal, acceptance), by event or item id."""
         found = []
         for pointer in pointers:
             if pointer:
-                row = self.conn.execute("SELECT event_id, timestamp FROM fact_events WHERE event_id = ? OR "
-                                        "source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
+                row = self.conn.execute("SELECT event_id, timestamp, source_item_id FROM fact_events WHERE "
+                                        "event_id = ? OR source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
                 if row:
-                    found.append((row[0], row[1]))
+                    found.append(tuple(row))
         return found
 
 
