@@ -98,11 +98,13 @@ def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence
         row = conn.execute("SELECT status FROM memory_facts WHERE fact_id = ?", (replaces,)).fetchone()
         if row is None or row[0] != "active":
             raise RememberRejected("nothing_to_replace", f"fact {replaces} does not exist or was already replaced")
+    generation = conn.execute("SELECT generation FROM chat_sessions WHERE session_id = ?",
+                              (session_id,)).fetchone() if session_id else None
     fact_id = conn.execute(
         "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
-        "session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?)",
+        "session_id, generation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?, ?)",
         (content, normalise(quote), scope, category, project, str(message.get("id") or "") or None, session_id,
-         now, now)).lastrowid
+         generation[0] if generation else None, now, now)).lastrowid
     if replaces is not None:
         conn.execute("UPDATE memory_facts SET status = 'superseded', superseded_by = ?, updated_at = ? "
                      "WHERE fact_id = ?", (fact_id, now, replaces))
@@ -114,7 +116,8 @@ def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | 
     now = time.time() if now is None else now
     rows = conn.execute(
         f"SELECT fact_id, evidence_type, source_message_id, accepting_message_id, session_id, scope, category, "
-        f"project FROM memory_facts WHERE status = 'active' AND fact_id IN ({', '.join('?' * len(fact_ids))})",
+        f"project, proposal_message_id, generation FROM memory_facts WHERE status = 'active' "
+        f"AND fact_id IN ({', '.join('?' * len(fact_ids))})",
         list(fact_ids)).fetchall()
     if len(rows) != len(set(fact_ids)) or len(rows) < 2:
         raise ValueError("merge needs two or more active facts")
@@ -122,9 +125,10 @@ def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | 
     source = next(r for r in rows if r[1] == weakest)
     merged = conn.execute(
         "INSERT INTO memory_facts (content, scope, category, project, evidence_type, source_message_id, "
-        "accepting_message_id, session_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (normalise(content), source[5], source[6], source[7], weakest, source[2], source[3], source[4], now,
-         now)).lastrowid
+        "accepting_message_id, session_id, proposal_message_id, generation, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (normalise(content), source[5], source[6], source[7], weakest, source[2], source[3], source[4], source[8],
+         source[9], now, now)).lastrowid
     conn.executemany("UPDATE memory_facts SET status = 'merged', superseded_by = ?, updated_at = ? WHERE fact_id = ?",
                      [(merged, now, r[0]) for r in rows])
     return merged
