@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -70,7 +71,83 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--from", dest="start", help="from this ISO-8601 time")
     forget.add_argument("--to", dest="end", help="until this ISO-8601 time")
     forget.add_argument("--json", action="store_true", help="print the receipt as JSON")
+
+    export = commands.add_parser("export", help="write everything the memory holds to a JSON Lines file (for "
+                                                "`magi import`), or its facts and beliefs as Markdown files")
+    _add_data_dir(export)
+    export.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl",
+                        help="jsonl: everything, with provenance (default); markdown: one file per scope × "
+                             "category of the saved facts, and beliefs.md")
+    export.add_argument("--out", required=True, help="jsonl: a file ('-' for stdout); markdown: a folder")
+
+    load = commands.add_parser("import", help="load a `magi export` JSONL file into a new, empty memory "
+                                              "(all or nothing)")
+    _add_data_dir(load)
+    load.add_argument("file", help="the export ('-' for stdin)")
+    load.add_argument("--no-embed", action="store_true",
+                      help="leave re-embedding the imported events to the app's background worker")
     return parser
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    import io
+
+    from .core import Memory
+    from .core.export_markdown import MarkdownTargetError
+
+    if args.format == "markdown" and args.out == "-":
+        print("magi export: --format markdown writes a folder of files; give --out DIR", file=sys.stderr)
+        return 2
+    with Memory.open(_data_dir(args)) as memory:
+        try:
+            if args.format == "markdown":
+                files = memory.export_markdown(args.out)
+                print(f"wrote {len(files)} Markdown file(s) to {args.out}", file=sys.stderr)
+                return 0
+            if args.out == "-":
+                stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n")
+                try:
+                    counts = memory.export_jsonl(stdout)
+                finally:
+                    stdout.flush()
+                    stdout.detach()
+            else:
+                counts = memory.export_jsonl(args.out)
+        except (MarkdownTargetError, OSError) as exc:
+            print(f"magi export: {exc}", file=sys.stderr)
+            return 2
+    print(f"exported {counts.get('fact_events', 0)} events, {sum(counts.values())} rows of {len(counts)} tables "
+          f"to {'stdout' if args.out == '-' else args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
+    from .core import Memory
+    from .core.export import ImportFailed
+
+    if args.file != "-" and not Path(args.file).is_file():
+        print(f"magi import: no such file: {args.file}", file=sys.stderr)
+        return 2
+    with contextlib.ExitStack() as stack:
+        source: object = args.file
+        if args.file == "-":                      # the import reads its file twice (check, then load)
+            source = stack.enter_context(tempfile.TemporaryFile())
+            shutil.copyfileobj(sys.stdin.buffer, source)
+            source.seek(0)
+        memory = stack.enter_context(Memory.open(_data_dir(args)))
+        try:
+            report = memory.import_jsonl(source)
+        except ImportFailed as exc:
+            print(f"magi import: {exc}\nnothing was imported", file=sys.stderr)
+            return 2
+        print(f"imported {report['events']} events, {sum(report['rows'].values())} rows of {len(report['rows'])} "
+              f"tables (exported from schema v{report['schema_version']})")
+        if not args.no_embed:
+            _drain_queues(memory)
+    return 0
 
 
 def _cmd_forget(args: argparse.Namespace) -> int:
@@ -242,18 +319,23 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         if len(errors) > 20:
             print(f"  … and {len(errors) - 20} more", file=sys.stderr)
         if not args.no_embed:
-            total = memory.pending_work()
-            done = 0
-            while True:
-                report = memory.process_pending(limit=256)
-                handled = report["embedded"] + report["failed"]
-                if handled == 0:
-                    break
-                done += handled
-                print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
-            if done:
-                print(file=sys.stderr)
+            _drain_queues(memory)
     return 1 if rejected else 0
+
+
+def _drain_queues(memory) -> None:
+    """Embed what is queued (and run the other background queues), with progress on stderr."""
+    total = memory.pending_work()
+    done = 0
+    while True:
+        report = memory.process_pending(limit=256)
+        handled = report["embedded"] + report["failed"]
+        if handled == 0:
+            break
+        done += handled
+        print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
+    if done:
+        print(file=sys.stderr)
 
 
 # ------------------------------------------------------------------- query
@@ -397,8 +479,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
-                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "app": _cmd_app,
-                None: _cmd_app}
+                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "export": _cmd_export,
+                "import": _cmd_import, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

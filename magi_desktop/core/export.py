@@ -1,0 +1,333 @@
+"""Export everything in the memory as JSON Lines, and import it into a new memory (issue 8).
+
+The format (``FORMAT_VERSION`` 1), one JSON object per line:
+
+- line 1, the header: ``{"format": "magi-desktop-export", "format_version": 1, "schema_version": 12,
+  "migrations": [[1, "l1_fact_events"], …], "exported_at": 1764000000.0, "exported_at_iso": "…Z",
+  "app_version": "…", "embedding": {"model": …, "dimension": …}, "tables": [{"name": "fact_events",
+  "rows": 1234}, …], "not_exported": {table: why}}``;
+- then every row of every exported table, grouped by table in load order:
+  ``{"table": "fact_events", "row": {"id": 1, "event_id": "01J…", …}}``, with ``"rowid"`` beside
+  ``"row"`` for a table whose rowid is not one of its columns; a BLOB is ``{"$blob": "<base64>"}``.
+
+Provenance travels with the rows: events keep their ids, sources, items and metadata; derived rows
+keep the links to the events behind them (l2_evidence, summary_event_links, the pointers of facts).
+The tables come from the live schema (:mod:`.export_schema`). Left out, and rebuilt on import: the
+full-text indexes, the vectors and their chunks (every imported event is queued for embedding and
+the model is deterministic; the L2 edge, entity and summary vectors are made again likewise), the
+embedding queue and the schema record. The other queues (L2 projection jobs, snapshot refreshes,
+extraction state, periodic jobs) are exported as they are, so work that was done is not done twice
+and work that was pending is still pending.
+
+An import reads the file twice: first it checks every line (a bad line is named with its number
+and field before anything is written), then it loads the tables in the importing schema's order in
+ONE transaction. It only imports into an empty memory; a file from a newer schema is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import IO, Any
+
+from .export_schema import NOT_EXPORTED, TableSpec, exported_tables, quote_name, schema_version
+from .store.connection import Connection, DatabaseError
+
+FORMAT = "magi-desktop-export"
+FORMAT_VERSION = 1
+
+# What the importing memory writes itself when it opens, so its presence does not make it "not empty".
+_OWN_ROWS = ("memory_meta",)
+
+# Derived rows an import makes again in its transaction (the rest follows triggers or the embedding queue).
+# The event index is written in bulk by store/l1.py, not by a trigger: rebuilt as Memory.reindex does.
+_REBUILD = (
+    "DELETE FROM fact_events_fts",
+    "INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
+    "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), c.context "
+    "FROM fact_events e JOIN fact_events_context c ON c.id = e.id",
+    "UPDATE kg_edges SET embedded = 0",          # edge vectors are not exported: embedded again
+)
+
+
+class ImportFailed(ValueError):
+    """The import wrote nothing; ``line`` and ``field`` say where the file is wrong (when it is the file)."""
+
+    def __init__(self, reason: str, line: int | None = None, field: str | None = None):
+        where = ": ".join(p for p in (f"line {line}" if line else None, field) if p)
+        super().__init__(f"{where}: {reason}" if where else reason)
+        self.line, self.field, self.reason = line, field, reason
+
+
+# ------------------------------------------------------------------ export
+
+
+def open_private(path: str | os.PathLike, mode: str = "w") -> IO:
+    """Open a file for writing that only the user can read (an export holds the whole memory; DESIGN §14)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if os.name == "posix":
+        os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)      # an existing file keeps its mode otherwise
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8", newline=None if "b" in mode else "\n")
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return {"$blob": base64.b64encode(value).decode("ascii")}
+    return value
+
+
+def _line(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def export_jsonl(conn: Connection, out: IO[str], *, app_version: str, now: float | None = None) -> dict[str, int]:
+    """Write the whole memory to ``out`` from one read snapshot; returns the rows written per table."""
+    now = time.time() if now is None else now
+    conn.execute("BEGIN")                         # one snapshot: the header's counts match the rows
+    try:
+        tables = exported_tables(conn)
+        counts = {t.name: conn.execute(f"SELECT count(*) FROM {quote_name(t.name)}").fetchone()[0] for t in tables}
+        model = conn.execute("SELECT model, dimension FROM vector_index WHERE name = 'chunks'").fetchone()
+        out.write(_line({
+            "format": FORMAT, "format_version": FORMAT_VERSION, "schema_version": schema_version(conn),
+            "migrations": [list(r) for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY 1")],
+            "exported_at": now, "exported_at_iso": iso(now), "app_version": app_version,
+            "embedding": {"model": model[0], "dimension": model[1]} if model else None,
+            "tables": [{"name": t.name, "rows": counts[t.name]} for t in tables],
+            "not_exported": dict(NOT_EXPORTED) | {"virtual tables": "full-text and vector indexes, rebuilt"},
+        }))
+        for table in tables:
+            for values in conn.execute(table.select_sql()):
+                record: dict[str, Any] = {"table": table.name}
+                if table.with_rowid:
+                    record["rowid"], values = values[0], values[1:]
+                record["row"] = {c: _encode(v) for c, v in zip(table.columns, values, strict=True)}
+                out.write(_line(record))
+    finally:
+        conn.execute("COMMIT")
+    return counts
+
+
+# ------------------------------------------------------------------ import
+
+
+@dataclass
+class _Segment:
+    """Where one table's rows are in the file."""
+
+    offset: int = 0
+    first_line: int = 0
+    rows: int = 0
+
+
+@dataclass
+class _Checked:
+    header: dict[str, Any]
+    segments: dict[str, _Segment] = field(default_factory=dict)
+    last_line: int = 1
+
+
+def _lines(handle: IO[bytes], first_number: int = 1) -> Iterator[tuple[int, int, Any]]:
+    """(line number, byte offset, parsed JSON) for every non-blank line; ImportFailed on a bad one."""
+    number = first_number - 1
+    while True:
+        offset = handle.tell()
+        raw = handle.readline()
+        if not raw:
+            return
+        number += 1
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(f"not UTF-8 (byte {exc.start + 1})", number) from None
+        if not text.strip():
+            continue
+        try:
+            yield number, offset, json.loads(text)
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            detail = f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ImportFailed(f"invalid JSON: {detail}", number) from None
+
+
+def _check_header(obj: Any, target_version: int, known: dict[str, TableSpec]) -> dict[str, Any]:
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise ImportFailed(f"not a Magi Desktop export (the first line must be its header, with \"format\": "
+                           f"\"{FORMAT}\")", 1, "format")
+    version = obj.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ImportFailed("must be a positive integer", 1, "format_version")
+    if version > FORMAT_VERSION:
+        raise ImportFailed(f"the export's format version {version} is newer than this program reads "
+                           f"({FORMAT_VERSION}); upgrade Magi Desktop", 1, "format_version")
+    schema = obj.get("schema_version")
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 0:
+        raise ImportFailed("must be a non-negative integer", 1, "schema_version")
+    if schema > target_version:
+        raise ImportFailed(f"the export comes from a newer memory schema (v{schema}) than this one "
+                           f"(v{target_version}); upgrade Magi Desktop to import it", 1, "schema_version")
+    tables = obj.get("tables")
+    if not isinstance(tables, list):
+        raise ImportFailed("must be a list of {\"name\", \"rows\"}", 1, "tables")
+    seen: set[str] = set()
+    for i, entry in enumerate(tables):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        rows = entry.get("rows") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+            raise ImportFailed("must be {\"name\": str, \"rows\": int >= 0}", 1, f"tables[{i}]")
+        if name not in known:
+            raise ImportFailed(f"table {name!r} is not one this memory (schema v{target_version}) imports",
+                               1, f"tables[{i}].name")
+        if name in seen:
+            raise ImportFailed(f"table {name!r} is listed twice", 1, f"tables[{i}].name")
+        seen.add(name)
+    return obj
+
+
+def _check_value(value: Any, line: int, where: str) -> None:
+    if value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return
+    if isinstance(value, dict) and set(value) == {"$blob"} and isinstance(value["$blob"], str):
+        try:
+            base64.b64decode(value["$blob"], validate=True)
+            return
+        except ValueError:
+            raise ImportFailed("$blob is not base64", line, where) from None
+    raise ImportFailed(f"must be null, a number, a string or {{\"$blob\": base64}}, not {type(value).__name__}",
+                       line, where)
+
+
+def _check_row(obj: Any, line: int, known: dict[str, TableSpec], listed: set[str]) -> str:
+    if not isinstance(obj, dict):
+        raise ImportFailed("must be a JSON object {\"table\", \"row\"}", line)
+    table = obj.get("table")
+    if not isinstance(table, str):
+        raise ImportFailed("missing or not a string", line, "table")
+    if table not in listed:
+        raise ImportFailed(f"table {table!r} is not in the header's list", line, "table")
+    row = obj.get("row")
+    if not isinstance(row, dict) or not row:
+        raise ImportFailed("missing or not an object of column values", line, "row")
+    extra = set(obj) - {"table", "row", "rowid"}
+    if extra:
+        raise ImportFailed("unexpected key", line, sorted(extra)[0])
+    spec = known[table]
+    if spec.with_rowid or "rowid" in obj:
+        rowid = obj.get("rowid")
+        if not isinstance(rowid, int) or isinstance(rowid, bool):
+            raise ImportFailed("missing or not an integer", line, "rowid")
+    columns = set(spec.columns)
+    for column, value in row.items():
+        if column not in columns:
+            raise ImportFailed(f"{table} has no column {column!r}", line, f"row.{column}")
+        _check_value(value, line, f"row.{column}")
+    return table
+
+
+def _check(handle: IO[bytes], target_version: int, known: dict[str, TableSpec]) -> _Checked:
+    """Pass 1: every line well-formed, each table's rows together and as many as the header says."""
+    lines = _lines(handle)
+    first = next(lines, None)
+    if first is None:
+        raise ImportFailed("the file is empty; line 1 must be the header of a Magi Desktop export")
+    if first[0] != 1:
+        raise ImportFailed("the header must be the first line", 1)
+    checked = _Checked(_check_header(first[2], target_version, known))
+    promised = {t["name"]: t["rows"] for t in checked.header["tables"]}
+    current: str | None = None
+    for number, offset, obj in lines:
+        table = _check_row(obj, number, known, set(promised))
+        if table != current:
+            if table in checked.segments:
+                raise ImportFailed(f"the rows of {table} must be together (they began at line "
+                                   f"{checked.segments[table].first_line})", number, "table")
+            checked.segments[table] = _Segment(offset, number)
+            current = table
+        segment = checked.segments[table]
+        segment.rows += 1
+        if segment.rows > promised[table]:
+            raise ImportFailed(f"more rows of {table} than the header's {promised[table]}", number, "table")
+        checked.last_line = number
+    for table, rows in promised.items():
+        found = checked.segments[table].rows if table in checked.segments else 0
+        if found != rows:
+            raise ImportFailed(f"the header promises {rows} row(s) of {table}, the file has {found} "
+                               "(is it truncated?)", checked.last_line + 1)
+    return checked
+
+
+def _decode(value: Any) -> Any:
+    return base64.b64decode(value["$blob"]) if isinstance(value, dict) else value
+
+
+def _refuse_if_not_empty(conn: Connection, tables: list[TableSpec]) -> None:
+    holding = [t.name for t in tables if t.name not in _OWN_ROWS
+               and conn.execute(f"SELECT 1 FROM {quote_name(t.name)} LIMIT 1").fetchone()]
+    if holding:
+        raise ImportFailed(f"this memory is not empty ({', '.join(holding[:3])}{' …' if len(holding) > 3 else ''} "
+                           "hold rows); import into a new data folder — merging is not supported")
+
+
+def _load(conn: Connection, handle: IO[bytes], table: TableSpec, segment: _Segment) -> None:
+    handle.seek(segment.offset)
+    statements: dict[tuple[str, ...], str] = {}
+    loaded = 0
+    for number, _, obj in _lines(handle, segment.first_line):
+        names = (("rowid",) if "rowid" in obj else ()) + tuple(obj["row"])
+        sql = statements.get(names)
+        if sql is None:
+            sql = statements[names] = (f"INSERT INTO {quote_name(table.name)} ({', '.join(map(quote_name, names))}) "
+                                       f"VALUES ({', '.join('?' * len(names))})")
+        values = ([obj["rowid"]] if "rowid" in obj else []) + [_decode(v) for v in obj["row"].values()]
+        try:
+            conn.execute(sql, values)
+        except DatabaseError as exc:
+            raise ImportFailed(str(exc), number, f"table {table.name}") from None
+        loaded += 1
+        if loaded == segment.rows:
+            return
+
+
+def _foreign_key_problem(conn: Connection) -> str | None:
+    row = conn.execute("PRAGMA foreign_key_check").fetchone()
+    return f"a row of {row[0]} (rowid {row[1]}) refers to a missing row of {row[2]}" if row else None
+
+
+def import_jsonl(conn: Connection, handle: IO[bytes]) -> dict[str, Any]:
+    """Load an export into the empty memory behind ``conn``, inside the caller's write transaction.
+
+    ``handle`` is a seekable binary file. Raises :class:`ImportFailed` (naming the line and field when
+    the file is at fault); the caller rolls back, so nothing is written.
+    """
+    tables = exported_tables(conn)
+    known = {t.name: t for t in tables}
+    target_version = schema_version(conn)
+    _refuse_if_not_empty(conn, tables)
+    handle.seek(0)
+    checked = _check(handle, target_version, known)
+    listed = {t["name"] for t in checked.header["tables"]}
+    conn.execute("PRAGMA defer_foreign_keys = ON")    # self-references (merged_into, superseded_by) load in any order
+    for table in tables:                               # the importing schema's order, whatever the file's
+        if table.name not in listed:
+            continue                                   # an older export: what the triggers made stays
+        conn.execute(f"DELETE FROM {quote_name(table.name)}")   # replaces what triggers wrote while loading
+        if table.name in checked.segments:
+            _load(conn, handle, table, checked.segments[table.name])
+    for statement in _REBUILD:
+        conn.execute(statement)
+    problem = _foreign_key_problem(conn)
+    if problem:
+        raise ImportFailed(f"the export is inconsistent: {problem}")
+    rows = {t["name"]: t["rows"] for t in checked.header["tables"] if t["rows"]}
+    queued = conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0]
+    return {"schema_version": checked.header["schema_version"], "exported_at": checked.header.get("exported_at"),
+            "rows": rows, "events": rows.get("fact_events", 0), "queued_for_embedding": queued}

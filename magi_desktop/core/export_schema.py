@@ -1,0 +1,122 @@
+"""Which tables an export holds and in which order they load, read from the live schema.
+
+Table-driven, not a hard-coded list: a migration that adds a table adds it to the export. Left
+out are what SQLite keeps for itself (``sqlite_*``), views, virtual tables (FTS5, vec0) and their
+shadow tables — all rebuilt — and the tables in :data:`NOT_EXPORTED`, whose rows the importing
+memory makes itself.
+
+The load order puts a table after the tables its foreign keys point at, and after every table
+whose INSERT triggers write into it: an import lets the triggers fire (they fill the trigger-kept
+full-text indexes), then replaces what they wrote into an exported table with the exported rows.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass
+
+from .store.connection import Connection
+
+# Rows the importing memory derives or owns, so they are not exported (the header lists them too).
+NOT_EXPORTED = {
+    "schema_migrations": "the header carries the schema version; the importing memory has its own",
+    "vector_index": "names the importing memory's embedding model",
+    "event_chunks": "made again when the imported events are embedded (the model is deterministic)",
+    "embedding_jobs": "every imported event is queued for embedding by the fact_events insert trigger",
+}
+
+_TRIGGER_EVENT = re.compile(r"CREATE\s+(?:TEMP\w*\s+)?TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+"
+                            r"(?:BEFORE\s+|AFTER\s+|INSTEAD\s+OF\s+)?(INSERT|DELETE|UPDATE)\b", re.IGNORECASE)
+_WRITE_TARGET = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE\s+(?:OR\s+\w+\s+)?|"
+                           r"DELETE\s+FROM)\s+[\"`\[]?(\w+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """An exported table: its columns, and whether its rowid is exported (a rowid table without an
+    INTEGER PRIMARY KEY, whose rowid something else may point at, e.g. kg_edges for its vectors)."""
+
+    name: str
+    columns: tuple[str, ...]
+    with_rowid: bool
+    order_by: str
+
+    def select_sql(self) -> str:
+        columns = ", ".join(quote_name(c) for c in self.columns)
+        rowid = "rowid, " if self.with_rowid else ""
+        return f"SELECT {rowid}{columns} FROM {quote_name(self.name)} ORDER BY {self.order_by}"
+
+
+def quote_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _is_integer_key(pk_columns: list[tuple[str, str]]) -> bool:
+    return len(pk_columns) == 1 and pk_columns[0][1].strip().upper() == "INTEGER"
+
+
+def _spec(conn: Connection, name: str, without_rowid: bool) -> TableSpec:
+    # cid, name, type, notnull, default, pk, hidden (generated columns are not data)
+    info = conn.execute(f"PRAGMA table_xinfo({quote_name(name)})").fetchall()
+    columns = tuple(row[1] for row in info if row[6] == 0)
+    pk = [(row[1], row[2]) for row in sorted(info, key=lambda r: r[5]) if row[5]]
+    if without_rowid:
+        return TableSpec(name, columns, False, ", ".join(quote_name(c) for c, _ in pk))
+    return TableSpec(name, columns, not _is_integer_key(pk), "rowid")
+
+
+def _skipped(tables: list[tuple[str, str]]) -> set[str]:
+    """sqlite_* tables, virtual tables and their shadow tables (vec0 reports some as plain tables)."""
+    virtual = [name for name, kind in tables if kind == "virtual"]
+    return {name for name, kind in tables
+            if kind in ("virtual", "shadow") or name.startswith("sqlite_") or name in NOT_EXPORTED
+            or any(name.startswith(v + "_") for v in virtual)}
+
+
+def _dependencies(conn: Connection, names: set[str]) -> dict[str, set[str]]:
+    """For each table, the tables that must load before it (foreign-key parents, INSERT-trigger sources)."""
+    before: dict[str, set[str]] = {name: set() for name in names}
+    for name in names:
+        for fk in conn.execute(f"PRAGMA foreign_key_list({quote_name(name)})"):
+            if fk[2] in names and fk[2] != name:
+                before[name].add(fk[2])
+    for table, sql in conn.execute("SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"):
+        event = _TRIGGER_EVENT.search(sql or "")
+        if table not in names or not event or event.group(1).upper() != "INSERT":
+            continue
+        begin = re.search(r"\bBEGIN\b", sql, re.IGNORECASE)
+        body = sql[begin.end():] if begin else ""
+        for target in _WRITE_TARGET.findall(body):
+            if target in names and target != table:
+                before[target].add(table)
+    return before
+
+
+def _ordered(before: dict[str, set[str]]) -> list[str]:
+    """A topological order, ties by name (deterministic); tables left in a cycle follow by name."""
+    waiting = {name: set(parents) for name, parents in before.items()}
+    ready = [name for name, parents in waiting.items() if not parents]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        order.append(name)
+        for other, parents in waiting.items():
+            if name in parents:
+                parents.discard(name)
+                if not parents and other not in order and other not in ready:
+                    heapq.heappush(ready, other)
+    return order + sorted(set(before) - set(order))
+
+
+def exported_tables(conn: Connection) -> list[TableSpec]:
+    """The tables an export holds, in load order."""
+    listed = [(row[1], row[2], bool(row[4])) for row in conn.execute("PRAGMA main.table_list")]
+    skipped = _skipped([(name, kind) for name, kind, _ in listed])
+    kept = {name: without_rowid for name, kind, without_rowid in listed if kind == "table" and name not in skipped}
+    return [_spec(conn, name, kept[name]) for name in _ordered(_dependencies(conn, set(kept)))]
+
+
+def schema_version(conn: Connection) -> int:
+    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]

@@ -1,0 +1,72 @@
+"""The export part of ``Memory`` (issue 8): everything out as JSON Lines and back in, and a Markdown
+copy of the facts and beliefs a person can read.
+
+A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock
+and entity linker, and is not used on its own.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from .export import ImportFailed, export_jsonl, import_jsonl, open_private
+from .export_markdown import beliefs_file, evidence_counts, fact_files, index_file, read_facts, write_files
+
+__all__ = ["ExportMixin", "ImportFailed"]
+
+
+class ExportMixin:
+    def export_jsonl(self, out: str | os.PathLike | IO[str]) -> dict[str, int]:
+        """Write everything the memory holds, with provenance, as JSON Lines (a header line, then one row per
+        line) to a path (written whole or not at all, readable by the user only) or an open text stream.
+        Returns the rows written per table. :meth:`import_jsonl` loads it into a new memory."""
+        from .. import __version__
+
+        if not isinstance(out, (str, os.PathLike)):
+            return export_jsonl(self.db.reader(), out, app_version=__version__)
+        target = Path(out)
+        partial = target.with_name(target.name + ".partial")
+        try:
+            with open_private(partial) as handle:
+                counts = export_jsonl(self.db.reader(), handle, app_version=__version__)
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+        return counts
+
+    def export_markdown(self, directory: str | os.PathLike) -> list[Path]:
+        """Write the facts agents saved, one Markdown file per scope × category with their evidence, and the
+        current beliefs with their evidence counts (``beliefs.md``) into ``directory``; same memory, same
+        files. Returns the files written."""
+        conn = self.db.reader()
+        files = fact_files(read_facts(conn))
+        beliefs = {category: self.beliefs(category, state="current", limit=1_000_000)
+                   for category in ("assertions", "relationships", "facts")}
+        files["beliefs.md"] = beliefs_file(beliefs, evidence_counts(conn))
+        files["index.md"] = index_file(files)
+        return write_files(Path(directory), files)
+
+    def import_jsonl(self, source: str | os.PathLike | IO[bytes]) -> dict[str, Any]:
+        """Load an export made by :meth:`export_jsonl` into this memory, which must be empty, in ONE
+        transaction: :class:`ImportFailed` (naming the line and field) leaves the memory untouched; an
+        export from a newer schema is refused. Full-text indexes are rebuilt here; every event is queued
+        for embedding, so call :meth:`process_pending` (as after ingest) to make the vectors again."""
+        handle = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source  # noqa: SIM115
+        try:
+            with self._process_lock:
+                try:
+                    with self.db.transaction() as conn:
+                        report = import_jsonl(conn, handle)
+                finally:
+                    self._entities.reset()      # ids it cached may be rolled back, or now name other rows
+                row = self.db.reader().execute(
+                    "SELECT value FROM memory_meta WHERE key = 'idempotency_secret'").fetchone()
+                if row:
+                    self._key_secret = bytes.fromhex(row[0])   # the exported memory's, so its dedupe keys match
+        finally:
+            if handle is not source:
+                handle.close()
+        self._notify()
+        return report
