@@ -415,6 +415,11 @@ def _print_status(stats: dict) -> None:
           f"{jobs['dead']} dead" + (f"; oldest waiting {lag:.0f} s" if lag is not None else ""))
     print(f"  {cognition['entities']} entities, {cognition['edges']} edges, {cognition['assertions']} assertions, "
           f"{cognition['episodes']} episodes")
+    facts = stats["facts"]
+    evidence = ", ".join(f"{n} {kind}" for kind, n in facts["by_evidence"].items()) or "none"
+    failed = facts["failed"]
+    print(f"facts         {evidence}; {facts['extractions']} conversations read, {facts['conversations_due']} due"
+          + (f", {failed.get('pending', 0)} retrying, {failed.get('dead', 0)} failed" if failed else ""))
     if stats["sources"]:
         print("sources       accepted  duplicates  rejected")
         for source, c in stats["sources"].items():

@@ -484,6 +484,13 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin):
                                            "('tentative', 'corroborated', 'stable')").fetchone()[0],
                 "episodes": conn.execute("SELECT count(*) FROM l2_episodes WHERE status = 'promoted'").fetchone()[0],
             },
+            "facts": {
+                "by_evidence": grouped("SELECT evidence_type, count(*) FROM memory_facts WHERE status = 'active' "
+                                       "GROUP BY 1 ORDER BY 2 DESC"),
+                "extractions": conn.execute("SELECT count(*) FROM fact_extractions").fetchone()[0],
+                "conversations_due": extraction.pending_count(conn, time.time()),
+                "failed": grouped("SELECT state, count(*) FROM extraction_retries GROUP BY 1"),
+            },
             "collectors": self.collector_statuses(),
             "working_memory_sessions": len(self._l0),
         }
