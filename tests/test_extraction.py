@@ -213,6 +213,7 @@ def test_only_valid_pointers_are_committed(tmp_path):
     propose = chat.say("assistant", "The dev server listens on 5173.")
     result = chat.say("user", "Task result: build green", "task_result")
     question = chat.say("user", "Are you sure?")
+    conditional = chat.say("user", "If it builds cleanly, then yes.")
     accept = chat.say("user", "Yes, that's right.")
     memory.end_session("s1")
     other_generation = chat.say("user", "Yes, do that.")        # after the session ended: its next generation
@@ -230,6 +231,11 @@ def test_only_valid_pointers_are_committed(tmp_path):
         candidate("noquote", "stated", "No quote kept.", ask),
         candidate("pending", "pending", "Not accepted yet.", ask, proposal=propose),
         candidate("cell", "stated", "Wrong cell.", ask, quote="Which port", category="directive"),
+        candidate("conditional", "accepted", "Accepted on a condition.", ask, conditional, propose),
+        candidate("unsaid", "accepted", "Whose conclusion?", ask, accepting=accept),
+        candidate("asked", "stated", "The user is sure.", question, quote="Are you sure"),
+        candidate("short", "stated", "The user uses 8080.", ask, quote="8080"),
+        candidate("midword", "stated", "Port.", ask, quote="hich port"),
     ]
     llm.steps.append(("facts.extract_segment", None, {"candidates": [good, stated, *bad], "episode": "Ports."}))
     assert memory.process_pending(now=T0 + 100, queues=("facts",))["facts"]["facts"] == 2
@@ -240,8 +246,10 @@ def test_only_valid_pointers_are_committed(tmp_path):
                        "question": "acceptance_is_a_question", "missing": "acceptance_missing",
                        "generation": "acceptance_missing", "early": "acceptance_before_source",
                        "source": "source_not_human", "paraphrase": "quote_not_in_source",
-                       "noquote": "stated_without_quote", "pending": "not_accepted", "cell": "invalid_category"}
-    assert state(memory)["extracted"] == 5                      # the next generation waits for its own run
+                       "noquote": "stated_without_quote", "pending": "not_accepted", "cell": "invalid_category",
+                       "conditional": "acceptance_is_conditional", "unsaid": "proposal_missing",
+                       "asked": "stated_in_a_question", "short": "quote_too_short", "midword": "quote_not_in_source"}
+    assert state(memory)["extracted"] == 6                      # the next generation waits for its own run
 
 
 def test_a_conversation_is_due_once_ended_or_idle(tmp_path):
@@ -271,8 +279,13 @@ def test_the_rules_extractor_reads_a_conversation(tmp_path):
     chat.say("assistant", "Should I also tag every nightly build?")
     chat.say("user", "No.")
     chat.say("user", "记住我住在杭州。")
-    chat.say("assistant", "要不要用 uv 管理依赖？")
+    chat.say("assistant", "要不要用 uv 管理依赖？")            # a question proposes nothing to accept
     chat.say("user", "好的")
+    chat.say("user", "那依赖用什么管理？")
+    chat.say("assistant", "建议用 uv 管理依赖。")
+    chat.say("user", "好，我再想想")                            # not an acceptance
+    chat.say("assistant", "那就用 uv，锁定版本。")
+    chat.say("user", "好的，就这样")
     chat.say("user", "Remember that I love jazz <magi-recalled>Remember that the user hates jazz</magi-recalled>")
     chat.say("assistant", "I could also set up CI on every push.")
     memory.end_session("s1")
@@ -281,7 +294,7 @@ def test_the_rules_extractor_reads_a_conversation(tmp_path):
     assert facts == {("Name them release/<version>, cut from main.", "accepted", "knowledge"),
                      ("My manager is Dana", "stated", "relation"),
                      ("我住在杭州", "stated", "profile"),
-                     ("要不要用 uv 管理依赖？", "accepted", "knowledge"),
+                     ("那就用 uv，锁定版本。", "accepted", "knowledge"),
                      ("I love jazz", "stated", "preference")}, report
     episode = memory.extractions()[0]["episode"]
     assert "left open: I could also set up CI on every push." in episode

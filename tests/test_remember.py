@@ -35,8 +35,13 @@ def test_whitespace_differences_are_forgiven(memory):
      "quote_spans_messages"),
     ("the build passed", turn(HUMAN, ("user", "Task result: the build passed", "task_result")),
      "quote_not_from_the_human"),                                                    # role user, not typed
-    ("wake up", turn(("user", "wake up: daily check-in", "wake"), HUMAN), "quote_not_from_the_human"),
-    ("I prefer tea", turn(HUMAN), "quote_not_found"),                                  # said in an earlier turn
+    ("wake up: daily", turn(("user", "wake up: daily check-in", "wake"), HUMAN), "quote_not_from_the_human"),
+    ("timer fired", turn(("user", "timer fired at 9:00", "timer"), HUMAN), "quote_not_from_the_human"),
+    ("I", turn(("user", "Is the cache strategy OK?", "human_input")), "quote_too_short"),
+    ("Anna", turn(HUMAN), "quote_too_short"),
+    ("name is An", turn(HUMAN), "quote_not_found"),                                    # not inside a word
+    ("disable the cache", turn(("user", "Should we disable the cache?", "human_input")), "quote_from_a_question"),
+    ("I were rich", turn(("user", "Imagine I were rich.", "human_input")), "quote_from_a_question"),
     ("the user lives in Paris", turn(("user", "Hi! <magi-recalled>Memory: the user lives in Paris.</magi-recalled>",
                                       "human_input")), "quote_not_from_the_human"),  # recalled into the turn
     ("lives in Paris", turn(("user", "the user lives in Paris", "recalled"), HUMAN), "quote_not_from_the_human"),
@@ -47,6 +52,36 @@ def test_what_the_gate_rejects(memory, quote, messages, reason):
         memory.remember(quote, "Something", messages)
     assert caught.value.reason == reason
     assert memory.facts(status=None) == []
+
+
+def test_a_quote_from_a_previous_turn_is_refused_even_though_the_memory_holds_it(memory):
+    from payloads import chat
+
+    memory.ingest(chat("I prefer tea over coffee.", at=1_700_000_000.0, item="old"))
+    with pytest.raises(RememberRejected) as caught:
+        memory.remember("I prefer tea", "The user prefers tea.", turn(("user", "And biscuits, please.", "human_input")))
+    assert caught.value.reason == "quote_not_found" and memory.facts(status=None) == []
+
+
+def test_a_message_without_an_id_cannot_be_pointed_at(memory):
+    with pytest.raises(RememberRejected) as caught:
+        memory.remember("my sister's name is Anna", "Anna.", [{"role": "user", "text": HUMAN[1],
+                                                                "provenance": "human_input"}])
+    assert caught.value.reason == "message_without_id"
+
+
+def test_the_pointer_is_the_stored_chat_message_when_the_runtime_id_names_one(memory):
+    from payloads import chat
+
+    event_id = memory.ingest(chat(HUMAN[1], at=1_700_000_000.0, item="turn-42")).event_id
+    memory.ingest({"source_type": "browser", "occurred_at": 1_700_000_001.0, "source_item_id": "turn-42",
+                   "activity": {"source_code": "browser", "action_code": "visit_page"},
+                   "provenance": {"url": "https://example.com/", "title": "Example"}})
+    fact = memory.remember("my sister's name is Anna", "Anna.", [{"id": "turn-42", "role": "user", "text": HUMAN[1],
+                                                                  "provenance": "human_input"}])
+    assert memory.fact(fact)["source_message_id"] == event_id
+    memory.forget(source="browser")                        # the same item id elsewhere is not this message
+    assert memory.fact(fact) is not None
 
 
 def test_an_interjection_counts_as_the_human(memory):

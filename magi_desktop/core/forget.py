@@ -85,12 +85,13 @@ def forget(conn: Connection, *, event_ids=None, source_item_ids=None, entity: st
                                   "entity": entity, "source": source, "start": start, "end": end}.items() if v}
     before = _counts(conn)
     traces = _trace_targets(conn, event_ids, source_item_ids, entity, source, start, end)
-    rows = conn.execute(f"SELECT event_id, source_item_id, session_id FROM fact_events WHERE id IN "
+    rows = conn.execute(f"SELECT event_id, source_item_id, session_id, source FROM fact_events WHERE id IN "
                         f"({', '.join('?' * len(rowids))})", rowids).fetchall() if rowids else []
     ids = [r[0] for r in rows]
     if rowids:
         marks = ", ".join("?" * len(rowids))
-        _forget_facts(conn, {value for r in rows for value in r[:2] if value})
+        # A fact names its message by event id, or by the chat item id it was given before it was stored.
+        _forget_facts(conn, {r[0] for r in rows} | {r[1] for r in rows if r[1] and r[3] == "chat"})
         summaries = conn.execute(f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
                                  f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id "
                                  f"WHERE l.event_rowid IN ({marks})", rowids).fetchall()

@@ -16,6 +16,7 @@ from . import extraction
 from .forget import forget as forget_events
 from .remember import merge as merge_facts
 from .remember import remember as remember_fact
+from .remember import stored_message
 from .store.l1 import event_row
 
 FACT_KEYS = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
@@ -59,9 +60,7 @@ class FactsMixin:
         for key, pointer in (("source_message", "source_message_id"), ("proposal_message", "proposal_message_id"),
                              ("accepting_message", "accepting_message_id")):
             message_id = fact[pointer]
-            row = conn.execute("SELECT event_id FROM fact_events WHERE event_id = ? OR source_item_id = ? LIMIT 1",
-                               (message_id, message_id)).fetchone() if message_id else None
-            fact[key] = event_row(conn, row[0]) if row else None
+            fact[key] = event_row(conn, stored_message(conn, message_id)) if message_id else None
         return fact
 
     def delete_fact(self, fact_id: int) -> bool:

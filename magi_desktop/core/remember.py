@@ -12,11 +12,14 @@ Evidence types rank ``stated`` > ``accepted`` > ``unknown``; merging facts keeps
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .contracts import strip_recalled
+from .text import has_cjk
+from .utterance import HYPOTHETICAL, QUESTION, text_kind
 from .store.connection import Connection
 
 QUALIFYING_PROVENANCE = ("human_input", "interjection")
@@ -29,6 +32,8 @@ VALID_CELLS = {
     "project": ("knowledge", "event", "state", "procedure", "directive"),
 }
 MAX_CONTENT_CHARS = 2000
+MIN_QUOTE_CHARS = 8
+MIN_CJK_QUOTE_CHARS = 4
 
 
 class RememberRejected(ValueError):
@@ -58,20 +63,45 @@ def _said(message: Mapping[str, Any]) -> str:
     return normalise(strip_recalled(str(message.get("text", ""))))
 
 
+def too_short(quote: str) -> bool:
+    """A quote too short to prove anything ("I", "yes", "the cache"): at least two words and eight
+    characters, or four characters of Chinese."""
+    quote = normalise(quote)
+    if has_cjk(quote):
+        return len(quote) < MIN_CJK_QUOTE_CHARS
+    return len(quote.split()) < 2 or len(quote) < MIN_QUOTE_CHARS
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """``quote`` occurs verbatim in ``text`` (whitespace-normalised), and not inside a word: "I" is not in "Is"."""
+    quote, text = normalise(quote), normalise(text)
+    if has_cjk(quote):
+        return quote in text
+    return re.search(r"(?<!\w)" + re.escape(quote) + r"(?!\w)", text) is not None
+
+
 def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The qualifying human message of this turn that holds the quote; else RememberRejected."""
     wanted = normalise(quote)
     if not wanted:
         raise RememberRejected("empty_quote", "give the user's exact words that state this fact")
+    if too_short(wanted):
+        raise RememberRejected("quote_too_short", "quote the whole phrase that states the fact (two words or more)")
     for message in turn_messages:
-        if qualifies(message) and wanted in _said(message):
+        if qualifies(message) and quote_in(wanted, _said(message)):
+            if text_kind(_said(message)) in (QUESTION, HYPOTHETICAL):
+                raise RememberRejected("quote_from_a_question", "the human asked or supposed this; a question or "
+                                                                "a supposition states no fact")
+            if not message.get("id"):
+                raise RememberRejected("message_without_id", "give each turn message its id (the event id the "
+                                                             "memory returned, or your own message id)")
             return message
-    if any(wanted in normalise(m.get("text", "")) for m in turn_messages):
+    if any(quote_in(wanted, m.get("text", "")) for m in turn_messages):
         raise RememberRejected("quote_not_from_the_human", "the quote is in text the human did not type (a task "
                                                           "result, timer, template, recalled memory or the "
                                                           "agent's own)")
     joined = " ".join(_said(m) for m in turn_messages if qualifies(m))
-    if wanted in joined:
+    if quote_in(wanted, joined):
         raise RememberRejected("quote_spans_messages", "quote from a single message; do not join two")
     raise RememberRejected("quote_not_found", "the quote does not occur verbatim in the human's messages of "
                                               "this turn; quote them exactly (a paraphrase or an earlier turn "
@@ -100,15 +130,25 @@ def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence
             raise RememberRejected("nothing_to_replace", f"fact {replaces} does not exist or was already replaced")
     generation = conn.execute("SELECT generation FROM chat_sessions WHERE session_id = ?",
                               (session_id,)).fetchone() if session_id else None
+    pointer = stored_message(conn, str(message["id"]))
     fact_id = conn.execute(
         "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
         "session_id, generation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?, ?)",
-        (content, normalise(quote), scope, category, project, str(message.get("id") or "") or None, session_id,
+        (content, normalise(quote), scope, category, project, pointer, session_id,
          generation[0] if generation else None, now, now)).lastrowid
     if replaces is not None:
         conn.execute("UPDATE memory_facts SET status = 'superseded', superseded_by = ?, updated_at = ? "
                      "WHERE fact_id = ?", (fact_id, now, replaces))
     return fact_id
+
+
+def stored_message(conn: Connection, message_id: str) -> str:
+    """The event id of the stored chat message a runtime's message id names (its event id, or the
+    ``source_item_id`` it was ingested with); the id as given when it was not stored (yet)."""
+    row = conn.execute("SELECT event_id FROM fact_events WHERE event_id = ? UNION ALL SELECT event_id FROM "
+                       "fact_events WHERE source = 'chat' AND source_item_id = ? LIMIT 1",
+                       (message_id, message_id)).fetchone()
+    return row[0] if row else message_id
 
 
 def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | None = None) -> int:

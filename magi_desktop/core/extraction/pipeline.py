@@ -20,6 +20,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,9 +95,11 @@ def pending_count(conn: Connection, now: float) -> int:
 def run(db: Database, llm: LLMProvider, now: float | None = None, limit: int = BATCH) -> ExtractionReport:
     """Extract every due session generation (up to ``limit``)."""
     now = time.time() if now is None else now
+    started = time.monotonic()
     report = ExtractionReport()
     for session_id, generation in due(db.reader(), now, limit):
-        extract(db, llm, session_id, generation, now, report)
+        # The clock moves on while the model reads: each claim's lease starts when it is taken.
+        extract(db, llm, session_id, generation, now + (time.monotonic() - started), report)
     return report
 
 
@@ -108,10 +111,20 @@ def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, no
     if not claimed:
         report.aborted["claimed_elsewhere"] = report.aborted.get("claimed_elsewhere", 0) + 1
         return None
+    started = time.monotonic()
+
+    def renew() -> None:
+        """Hold the claim for another lease: a long conversation may take several model calls."""
+        with db.transaction() as conn:
+            conn.execute("UPDATE chat_extraction SET claimed_until = ? WHERE claim_id = ?",
+                         (now + (time.monotonic() - started) + LEASE_SECONDS, claim))
+
     try:
         messages = _messages(db.reader(), session_id, generation)
         pending = [m for m in messages if m.rowid in claimed]
-        candidates, episode, segments = _segments(llm, session_id, messages, pending)
+        if not pending:
+            raise Aborted("claim_lost")              # forgotten between the claim and the read
+        candidates, episode, segments = _segments(llm, session_id, messages, pending, renew)
         kept, rejected = final_set(candidates, {m.event_id: m for m in messages})
         with db.transaction() as conn:
             extraction_id, committed = _commit(conn, llm, session_id, generation, claim, claimed, pending, kept,
@@ -196,8 +209,8 @@ def _split(pending: list[Message]) -> list[list[Message]]:
     return segments
 
 
-def _segments(llm: LLMProvider, session_id: str, messages: list[Message], pending: list[Message]
-              ) -> tuple[list[dict[str, Any]], str, int]:
+def _segments(llm: LLMProvider, session_id: str, messages: list[Message], pending: list[Message],
+              renew: Callable[[], None]) -> tuple[list[dict[str, Any]], str, int]:
     """Ask the extractor segment by segment; the last answer is the final candidate set."""
     candidates: list[dict[str, Any]] = []
     episode = ""
@@ -211,6 +224,8 @@ def _segments(llm: LLMProvider, session_id: str, messages: list[Message], pendin
             "messages": [m.to_input(MESSAGE_MAX_CHARS) for m in segment],
             "candidates": candidates, "episode": episode})
         candidates, episode = answer["candidates"], answer["episode"]
+        if number < len(segments):
+            renew()
     return candidates, episode, len(segments)
 
 
@@ -244,7 +259,8 @@ def _commit(conn: Connection, llm: LLMProvider, session_id: str, generation: int
             "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
             "accepting_message_id, proposal_message_id, session_id, generation, extraction_id, created_at, "
             "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (content, normalise(candidate.get("quote") or "") or None,
+            # Only a stated fact keeps a quote: anything else shown in quotes would pass for the user's words.
+            (content, (normalise(candidate.get("quote") or "") or None) if candidate["evidence"] == "stated" else None,
              "project" if candidate.get("project") else "user", candidate.get("category") or "knowledge",
              candidate.get("project") or None, candidate["evidence"], candidate["source_message_id"],
              candidate.get("accepting_message_id") if candidate["evidence"] == "accepted" else None,

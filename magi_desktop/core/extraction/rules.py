@@ -24,15 +24,25 @@ from ..remember import normalise
 _REMEMBER = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?:please|also|and|oh),?\s+)*(?:remember|keep in mind)(?:\s+that)?"
                        r"[:,]?\s+(?P<fact>[^.!?]+[.!?]?)", re.IGNORECASE)
 _REMEMBER_ZH = re.compile(r"^(?:请)?(?:记住|记一下)[：:，,]?\s*(?P<fact>[^。！？]+[。！？]?)")
-_STANDING = re.compile(r"^(?:(?:from now on|going forward|in (?:the )?future|always|never)\b|以后|今后|从现在起|"
+# A standing instruction names what to do: "from now on, …", "always use …", "以后请…" — not
+# "Never thought about that", "Always the same problem" or "以后再说吧".
+_STANDING = re.compile(r"^(?:(?:from now on|going forward|in (?:the )?future)[,:]?\s+\w|"
+                       r"(?:please\s+)?(?:always|never)\s+(?:use|do|call|write|answer|reply|respond|put|add|run|ask|make|keep|send|include|mention|"
+                       r"say|give|show|commit|push|deploy|delete|format)\b|(?:以后|今后|从现在起)(?:请|都|要|别|不要)|"
                        r"永远不要|不要再)", re.IGNORECASE)
+_NOT_A_FACT = re.compile(r"^(?:when|if|how|what|why|who|where|me|us|it|this|that)\b|^[了吗没啦呢]", re.IGNORECASE)
 _RETRACT = re.compile(r"\b(?:scratch that|never ?mind|forget (?:that|it)|ignore that|disregard that)\b|"
                       r"算了|不用记|忘了它", re.IGNORECASE)
-_ACCEPT = re.compile(r"\b(?:yes|yep|yeah|agreed|i agree|correct|exactly|that'?s right|sounds good|looks good|lgtm|"
-                     r"perfect|do that|go ahead|let'?s do (?:that|it)|let'?s go with|works for me|makes sense|"
-                     r"confirmed)\b", re.IGNORECASE)
-_ACCEPT_ZH = re.compile(r"^(?:好的|好|对|对的|是的|可以|行|没问题|同意|就这样|就这么办)(?:[，,。!！\s].*)?$")
-_NEGATION = re.compile(r"\b(?:no|not|don'?t|doesn'?t|isn'?t|wrong|wait|but)\b|不对|不是|不行|不要", re.IGNORECASE)
+# An acceptance IS the reply: it opens with the yes and adds little ("Yes, let's do that."), with no
+# condition, deferral or objection after it ("Yeah, let me check with my team first", "Go ahead and
+# explain why", "好，我再想想", "对，但是这样太慢了").
+_ACCEPT = re.compile(r"^(?:yes|yep|yeah|yup|agreed|i agree|correct|exactly|that'?s right|sounds good|looks good|lgtm|"
+                     r"perfect|do that|go ahead|let'?s do (?:that|it)|let'?s go with (?:that|it|this)|works for me|"
+                     r"makes sense|confirmed)(?:[\s,.!]+(?:please|thanks|thank you|let'?s do (?:that|it)|"
+                     r"do (?:that|it)|go ahead|sounds good|that works|ship it|agreed|perfect|great)?)*[\s.!]*$",
+                     re.IGNORECASE)
+_ACCEPT_ZH = re.compile(r"^(?:好的|好|对|对的|是的|可以|行|没问题|同意|就这样|就这么办)"
+                        r"(?:[，,。!！\s]*(?:就这样|就这么办|谢谢|没问题|可以|好的|同意|照做|按你说的办)?)*[。!！\s]*$")
 _REJECT = re.compile(r"^(?:no|nope|not really|that'?s wrong|wrong|不对|不是|不行)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _PREFERENCE = re.compile(r"\b(?:prefer|like|love|hate|dislike|favou?rite|enjoy)\b|喜欢|讨厌|偏好", re.IGNORECASE)
@@ -67,15 +77,19 @@ def _is_acceptance(text: str) -> bool:
     text = normalise(text)
     if not text or len(text) > ACCEPT_MAX_CHARS or "?" in text or "？" in text:
         return False
-    return bool(_ACCEPT_ZH.match(text) or (_ACCEPT.search(text) and not _NEGATION.search(text)))
+    return bool(_ACCEPT_ZH.match(text) or _ACCEPT.match(text))
 
 
 def _stated(message: dict) -> dict[str, Any] | None:
     text = normalise(message["text"])
+    if text.endswith(("?", "？")):
+        return None                      # "Remember when we went to Paris?" asks, it does not state
     match = _REMEMBER.search(text) or _REMEMBER_ZH.search(text)
     if match:
         quote = match.group("fact").strip()
         fact = quote.rstrip(".!。！")
+        if _NOT_A_FACT.match(fact) or len(fact) < 4:
+            return None
     elif _STANDING.match(text):
         quote = fact = _SENTENCE.split(text)[0]
         return {"key": f"stated:{message['id']}", "content": fact, "category": "preference", "evidence": "stated",
@@ -94,6 +108,18 @@ def _proposal(agent: dict, raised_by: dict, evidence: str, accepted_by: dict | N
             "accepting_message_id": accepted_by["id"] if accepted_by else None}
 
 
+def _raised_by(seen: list[dict], agent: dict) -> dict | None:
+    """The human message the agent's message answers: the one right before it (tool output aside)."""
+    before = seen[:len(seen) - 1 - seen[::-1].index(agent)]
+    previous = next((m for m in reversed(before) if m["role"] != "tool"), None)
+    return previous if previous is not None and _human(previous) else None
+
+
+def _proposes(agent: dict) -> bool:
+    """An agent's message that concludes something; a question ("shall I …?") proposes nothing to accept."""
+    return not normalise(agent["text"]).endswith(("?", "？"))
+
+
 def extract_segment(inputs: dict[str, Any]) -> dict[str, Any]:
     """The rules' answer to facts.extract_segment (task.py)."""
     candidates = [c for c in inputs.get("candidates", []) if c["evidence"] != "pending"]
@@ -103,10 +129,10 @@ def extract_segment(inputs: dict[str, Any]) -> dict[str, Any]:
         agent = agent if agent is not None and agent["role"] == "assistant" else None
         if _human(message):
             text = normalise(message["text"])
-            raised_by = next((m for m in reversed(seen) if _human(m)), None) if agent else None
+            raised_by = _raised_by(seen, agent) if agent and _proposes(agent) else None
             if _RETRACT.search(text) and candidates:
                 candidates.pop()
-            elif agent and raised_by and _is_acceptance(text):
+            elif raised_by and _is_acceptance(text):
                 key = f"proposal:{agent['id']}"
                 candidates = [c for c in candidates if c["key"] != key] + [
                     _proposal(agent, raised_by, "accepted", message)]
@@ -117,9 +143,11 @@ def extract_segment(inputs: dict[str, Any]) -> dict[str, Any]:
                 if stated is not None:
                     candidates = [c for c in candidates if c["key"] != stated["key"]] + [stated]
         seen.append(message)
-    last, raised_by = (seen[-1] if seen else None), next((m for m in reversed(seen) if _human(m)), None)
-    if last is not None and last["role"] == "assistant" and raised_by is not None and last in inputs["messages"]:
-        candidates.append(_proposal(last, raised_by, "pending"))
+    last = seen[-1] if seen else None
+    if last is not None and last["role"] == "assistant" and last in inputs["messages"] and _proposes(last):
+        raised_by = _raised_by(seen, last)
+        if raised_by is not None:
+            candidates.append(_proposal(last, raised_by, "pending"))
     return {"candidates": candidates, "episode": _episode(inputs, seen, candidates)}
 
 

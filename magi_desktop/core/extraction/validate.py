@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..remember import MAX_CONTENT_CHARS, VALID_CELLS, normalise
+from ..remember import MAX_CONTENT_CHARS, VALID_CELLS, normalise, quote_in, too_short
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,11 @@ def check(candidate: Mapping[str, Any], messages: Mapping[str, Message]) -> str 
         quote = normalise(candidate.get("quote") or "")
         if not quote:
             return "stated_without_quote"
-        return None if quote in normalise(source.text) else "quote_not_in_source"
+        if too_short(quote):
+            return "quote_too_short"
+        if not quote_in(quote, source.text):
+            return "quote_not_in_source"
+        return "stated_in_a_question" if source.kind in ("question", "hypothetical") else None
     accepting = messages.get(candidate.get("accepting_message_id") or "")
     if accepting is None:
         return "acceptance_missing"
@@ -72,14 +76,18 @@ def check(candidate: Mapping[str, Any], messages: Mapping[str, Message]) -> str 
         return "acceptance_not_human"
     if accepting.kind == "question":
         return "acceptance_is_a_question"
+    if accepting.kind == "hypothetical":
+        return "acceptance_is_conditional"      # "if the benchmark holds, yes" accepts nothing yet
     if accepting.position <= source.position:
         return "acceptance_before_source"
     between = [m for m in messages.values()
                if m.role == "assistant" and source.position < m.position < accepting.position]
+    if not between:
+        return "nothing_to_accept"
     proposal_id = candidate.get("proposal_message_id")
-    if proposal_id and proposal_id not in {m.event_id for m in between}:
-        return "proposal_not_between"
-    return None if between else "nothing_to_accept"
+    if not proposal_id:
+        return "proposal_missing"               # the fact holds the agent's words: say which message
+    return None if proposal_id in {m.event_id for m in between} else "proposal_not_between"
 
 
 def final_set(candidates: Sequence[Mapping[str, Any]], messages: Mapping[str, Message]

@@ -63,8 +63,10 @@ class FactRecall:
         found = []
         for pointer in pointers:
             if pointer:
-                row = self.conn.execute("SELECT event_id, timestamp, source_item_id FROM fact_events WHERE "
-                                        "event_id = ? OR source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
+                row = self.conn.execute(
+                    "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE event_id = ? UNION ALL "
+                    "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE source = 'chat' AND "
+                    "source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
                 if row:
                     found.append(tuple(row))
         return found
