@@ -352,3 +352,36 @@ def test_facts_are_recalled_with_their_evidence(tmp_path):
     memory.delete_fact(int(fact.event_id.split(":")[1]))
     assert fact.event_id not in {f.event_id for f in memory.query("what backup drive do I have?",
                                                                   now=chat.at + 1).findings}
+
+
+def test_a_dead_letter_comes_back_when_asked_or_when_the_conversation_goes_on(tmp_path):
+    from magi_desktop.core.retry import MAX_ATTEMPTS
+
+    bad = {"candidates": [{"content": "no pointers"}], "episode": ""}
+    llm = ScriptedLLM([("facts.extract_segment", None, bad)] * MAX_ATTEMPTS)
+    memory = open_with(tmp_path / "m", llm)
+    chat = Chat(memory)
+    chat.say("user", "Remember that the wifi password rotates monthly.")
+    memory.end_session("s1")
+    for attempt in range(MAX_ATTEMPTS):
+        report = memory.extract_facts(now=LATER + attempt * 7200)
+    assert report["dead"] == 1 and memory.stats()["facts"]["failed"] == {"dead": 1}
+    assert memory.extract_facts(now=LATER + 10 * 86400)["runs"] == 0          # dead: left alone
+    assert memory.retry_dead_jobs() >= 1
+    llm.steps.append(("facts.extract_segment", None, {"candidates": [], "episode": "nothing"}))
+    assert memory.extract_facts(now=LATER + 10 * 86400)["runs"] == 1 and llm.finished
+    conn = memory.db.reader()
+    # A generation dead again is revived by the next message in it (a fresh start for the run).
+    chat2 = Chat(memory, "s2")
+    chat2.say("user", "Remember that the printer is on floor 3.")
+    with memory.db.transaction() as wconn:
+        wconn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, state) "
+                      "VALUES ('s2', 0, 5, 'dead')")
+    chat2.say("user", "And the scanner too.")
+    assert conn.execute("SELECT count(*) FROM extraction_retries WHERE session_id = 's2'").fetchone()[0] == 0
+    # Forgetting a whole session leaves no retry state behind for the next session of that id.
+    with memory.db.transaction() as wconn:
+        wconn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, state) "
+                      "VALUES ('s2', 0, 5, 'dead')")
+    memory.forget(event_ids=chat2.ids)
+    assert conn.execute("SELECT count(*) FROM extraction_retries WHERE session_id = 's2'").fetchone()[0] == 0

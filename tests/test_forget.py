@@ -107,8 +107,9 @@ def test_forgetting_an_extracted_conversation_takes_its_facts_and_episode(memory
     memory.extract_facts(now=T0 + 10)
     assert len(memory.facts()) == 1 and len(memory.extractions()) == 1
     receipt = memory.forget(event_ids=ids[2:])                      # the acceptance alone
-    assert receipt["removed"]["memory_facts"] == 1 and memory.facts() == []
-    assert len(memory.extractions()) == 1                           # two of its messages remain
+    assert receipt["removed"]["memory_facts"] == 1 and receipt["removed"]["fact_extractions"] == 1
+    memory.extract_facts(now=T0 + 20)                               # the rest is read again: no acceptance left
+    assert memory.facts() == [] and "Use fish" in memory.extractions()[0]["episode"]
     receipt = memory.forget(event_ids=ids[:2])
     assert receipt["removed"]["fact_extractions"] == 1 and memory.extractions() == []
 
@@ -130,3 +131,70 @@ def test_forgetting_runtime_traces_re_derives_the_tool_experience(memory):
     assert "private medical" not in str(conn.execute("SELECT * FROM l4_execution_traces").fetchall())
     memory.forget(start=T0, end=T0 + 4 * DAY)
     assert memory.skills() == [] and conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _said(memory, text, at, item):
+    event_id = memory.ingest(chat(text, at=at, item=item)).event_id
+    return event_id, [{"id": event_id, "role": "user", "text": text, "provenance": "human_input"}]
+
+
+def test_forgetting_a_fact_in_a_chain_never_brings_back_what_was_replaced_or_deleted_later(memory):
+    a_id, a = _said(memory, "I drink coffee every morning.", T0, "a")
+    _, b = _said(memory, "I drink green tea at night.", T0 + 1, "b")
+    _, r = _said(memory, "These days I drink only tea, no coffee.", T0 + 2, "r")
+    fa = memory.remember("I drink coffee every morning", "Coffee in the morning.", a)
+    fb = memory.remember("I drink green tea at night", "Green tea at night.", b)
+    merged = memory.merge_facts([fa, fb], "Coffee in the morning, green tea at night.")
+    latest = memory.remember("I drink only tea, no coffee", "Only tea.", r, replaces=merged)
+    receipt = memory.forget(event_ids=[a_id])                   # takes fa and the merge that holds its words
+    assert receipt["removed"]["memory_facts"] == 2
+    assert [f["fact_id"] for f in memory.facts()] == [latest]   # fb stays replaced: by the survivor now
+    assert memory.fact(fb)["superseded_by"] == latest
+
+
+def test_forgetting_a_fact_the_user_deleted_keeps_what_it_absorbed_retired(memory):
+    a_id, a = _said(memory, "My gym locker is number 12.", T0, "a")
+    _, b = _said(memory, "My gym is on Elm Street.", T0 + 1, "b")
+    fa = memory.remember("My gym locker is number 12", "Locker 12.", a)
+    fb = memory.remember("My gym is on Elm Street", "Gym on Elm Street.", b)
+    merged = memory.merge_facts([fa, fb], "Locker 12 at the Elm Street gym.")
+    memory.delete_fact(merged)
+    assert "Locker 12" not in str(memory.fact(merged))        # the words are erased, not only hidden
+    memory.forget(event_ids=[a_id])
+    assert memory.facts() == [] and memory.fact(fb)["status"] == "merged"
+
+
+def test_a_forgotten_message_takes_its_extractions_episode_and_the_rest_is_read_again(memory):
+    rows = [("user", "My HIV test came back positive, which clinic?"), ("assistant", "Go to the Rivera clinic."),
+            ("user", "Sounds good."), ("user", "Remember that my doctor is Dr. Osei.")]
+    ids = [memory.ingest(chat(text, at=T0 + i, session="s9", role=role,
+                              provenance="human_input" if role == "user" else None)).event_id
+           for i, (role, text) in enumerate(rows)]
+    memory.end_session("s9")
+    memory.extract_facts(now=T0 + 10)
+    assert len(memory.facts()) == 2 and "HIV" in memory.extractions()[0]["episode"]
+    receipt = memory.forget(event_ids=ids[:1])
+    assert receipt["removed"]["fact_extractions"] == 1 and memory.extractions() == []
+    assert [f["content"] for f in memory.facts()] == ["My doctor is Dr. Osei"]
+    memory.extract_facts(now=T0 + 20)                           # what remains is read again: nothing doubled
+    assert [f["content"] for f in memory.facts()] == ["My doctor is Dr. Osei"]
+    assert "HIV" not in str(memory.extractions()) and "HIV" not in str(memory.db.reader().execute(
+        "SELECT * FROM memory_facts").fetchall())
+    conn = memory.db.reader()
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_fact_is_gone_from_the_index_and_the_answers_once_its_message_is_forgotten(memory):
+    said, turn = _said(memory, "My blood type is AB negative.", T0, "m1")
+    memory.remember("My blood type is AB negative", "The user's blood type is AB negative.", turn)
+    assert any(f.evidence_class == "fact_stated" for f in memory.query("what is my blood type?", now=T0 + 5).findings)
+    memory.forget(event_ids=[said])
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM memory_facts_fts WHERE memory_facts_fts MATCH 'blood'").fetchone()[0] == 0
+    assert not memory.query("what is my blood type?", now=T0 + 5).findings
+
+
+def test_a_turn_of_recalled_memory_alone_keeps_no_copy(memory):
+    memory.ingest(chat("<magi-recalled>The user has Crohn's disease.</magi-recalled>", at=T0, item="r1"))
+    assert "Crohn" not in str(memory.db.reader().execute("SELECT * FROM runtime_traces").fetchall())

@@ -336,7 +336,10 @@ def _validate_chat(raw: Mapping) -> ChatTurn:
         _fail("chat.provenance", f"{_preview(provenance)} is not one of {', '.join(CHAT_PROVENANCES)}")
     if RECALL_OPEN in text:
         stripped = strip_recalled(text)
-        text, provenance = (stripped, provenance) if stripped else (text, "recalled")
+        # A turn of nothing but recalled memory is kept as a mark, not a second copy of the memory
+        # (which forgetting the original would leave behind).
+        text, provenance = (stripped, provenance) if stripped else (f"[recalled memory, {len(text)} characters]",
+                                                                    "recalled")
     if provenance is None and role == "user":
         # Never guess that a user-role message is human testimony: frameworks
         # also put task results, timers and templates in user messages.

@@ -95,7 +95,14 @@ def forget(conn: Connection, *, event_ids=None, source_item_ids=None, entity: st
         summaries = conn.execute(f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
                                  f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id "
                                  f"WHERE l.event_rowid IN ({marks})", rowids).fetchall()
+        # An extraction's episode and report may quote any of its messages: it goes when one does, and
+        # the messages left are read again (what they still support is found, no more).
+        extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
+                                                  f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
         conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
+        conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
+        # A session with no message left starts again at generation 0: no retry state may carry over.
+        conn.execute("DELETE FROM extraction_retries WHERE session_id NOT IN (SELECT session_id FROM chat_sessions)")
         for summary_id, _, _, _ in summaries:
             conn.execute("DELETE FROM l3_summaries WHERE summary_id = ?", (summary_id,))
         # Windows whose summary went are summarised again from what remains, on the next run.
@@ -115,8 +122,8 @@ def forget(conn: Connection, *, event_ids=None, source_item_ids=None, entity: st
 
 def _forget_facts(conn: Connection, message_ids: set[str]) -> None:
     """Facts that point at a forgotten message hold its words or rest on them: they go, and so does
-    every fact merged from one of them (its text holds theirs); a fact that one of them had replaced
-    or that was merged into one of them is current again."""
+    every fact merged from one of them (its text holds theirs). What one of them had replaced or
+    absorbed is current again — unless something later replaced that, or the user deleted it."""
     doomed: set[int] = set()
     ids = sorted(message_ids)
     for start in range(0, len(ids), 300):
@@ -132,11 +139,31 @@ def _forget_facts(conn: Connection, message_ids: set[str]) -> None:
             f"SELECT superseded_by FROM memory_facts WHERE fact_id IN ({marks}) AND status = 'merged' "
             f"AND superseded_by IS NOT NULL", sorted(frontier))} - doomed
         doomed |= frontier
-    if doomed:
-        marks = ", ".join("?" * len(doomed))
-        conn.execute(f"UPDATE memory_facts SET status = 'active', superseded_by = NULL WHERE superseded_by IN "
-                     f"({marks}) AND fact_id NOT IN ({marks})", sorted(doomed) * 2)
-        conn.execute(f"DELETE FROM memory_facts WHERE fact_id IN ({marks})", sorted(doomed))
+    if not doomed:
+        return
+    status = dict(conn.execute(f"SELECT fact_id, status FROM memory_facts WHERE fact_id IN "
+                               f"({', '.join('?' * len(doomed))})", sorted(doomed)).fetchall())
+    after = dict(conn.execute(f"SELECT fact_id, superseded_by FROM memory_facts WHERE fact_id IN "
+                              f"({', '.join('?' * len(doomed))})", sorted(doomed)).fetchall())
+    marks = ", ".join("?" * len(doomed))
+    retired = conn.execute(f"SELECT fact_id, superseded_by FROM memory_facts WHERE superseded_by IN ({marks}) "
+                           f"AND fact_id NOT IN ({marks})", sorted(doomed) * 2).fetchall()
+    for fact_id, replaced_by in retired:
+        # Follow what replaced it past the forgotten facts: the first survivor replaces it now; when
+        # the chain ends in a forgotten fact that was current, it is current again; when the user had
+        # deleted that one, it stays retired.
+        last = replaced_by
+        while after.get(last) in doomed:
+            last = after[last]
+        survivor = after.get(last)
+        if survivor is not None:
+            conn.execute("UPDATE memory_facts SET superseded_by = ? WHERE fact_id = ?", (survivor, fact_id))
+        elif status[last] == "active":
+            conn.execute("UPDATE memory_facts SET status = 'active', superseded_by = NULL WHERE fact_id = ?",
+                         (fact_id,))
+        else:
+            conn.execute("UPDATE memory_facts SET superseded_by = NULL WHERE fact_id = ?", (fact_id,))
+    conn.execute(f"DELETE FROM memory_facts WHERE fact_id IN ({marks})", sorted(doomed))
 
 
 def _forget_traces(conn: Connection, traces: list[int]) -> None:

@@ -283,8 +283,9 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin):
         return sum(self.pending_by_queue().values())
 
     def retry_dead_jobs(self) -> int:
-        """Give dead-lettered L2 jobs another five attempts (e.g. after fixing the LLM endpoint)."""
-        return l2_jobs.revive_dead(self.db)
+        """Give dead-lettered L2 jobs and fact extractions another five attempts (e.g. after fixing the
+        LLM endpoint); returns how many were revived."""
+        return l2_jobs.revive_dead(self.db) + extraction.revive_dead(self.db)
 
     def pending_by_queue(self) -> dict[str, int]:
         """Due jobs per queue: {"embedding": n, "l2": m, "l4": k, "facts": conversations to extract}."""
@@ -329,8 +330,9 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin):
             if "l4" in queues:
                 distilled = l4.distill.run(self.db, self.llm, time.time() if now is None else now,
                                            limit=limit or l4.distill.BATCH)
-            if "facts" in queues:
-                extracted = extraction.run(self.db, self.llm, now, limit=limit or extraction.BATCH)
+        if "facts" in queues:
+            # Outside the lock: claims keep extractors apart, and model calls must not hold up forget().
+            extracted = extraction.run(self.db, self.llm, now, limit=min(limit or extraction.BATCH, extraction.BATCH))
         return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
                 "errors": report.errors[:10], "l2": cognition.to_dict(), "l4": {"distilled": distilled},
                 "facts": extracted.to_dict()}

@@ -64,15 +64,16 @@ class FactsMixin:
         return fact
 
     def delete_fact(self, fact_id: int) -> bool:
-        """The user deletes a fact (kept as ``deleted`` for the record, never recalled again)."""
+        """The user deletes a fact: its words are erased (from the index too); a row marked ``deleted``
+        stays, so what it had replaced is not brought back by mistake."""
         with self.db.transaction() as conn:
-            return conn.execute("UPDATE memory_facts SET status = 'deleted', updated_at = ? WHERE fact_id = ? "
-                                "AND status != 'deleted'", (time.time(), fact_id)).rowcount > 0
+            return conn.execute("UPDATE memory_facts SET status = 'deleted', content = '(deleted by the user)', "
+                                "quote = NULL, updated_at = ? WHERE fact_id = ? AND status != 'deleted'",
+                                (time.time(), fact_id)).rowcount > 0
 
     def extract_facts(self, now: float | None = None, limit: int | None = None) -> dict[str, Any]:
         """Run fact extraction over the conversations that are due now (ended, or idle 30 minutes)."""
-        with self._process_lock:
-            return extraction.run(self.db, self.llm, now, limit=limit or extraction.BATCH).to_dict()
+        return extraction.run(self.db, self.llm, now, limit=limit or extraction.BATCH).to_dict()
 
     def extractions(self, limit: int = 50) -> list[dict[str, Any]]:
         """The committed extractions, newest first: the episode, and what was kept or rejected and why."""

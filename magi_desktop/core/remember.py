@@ -156,7 +156,7 @@ def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | 
     now = time.time() if now is None else now
     rows = conn.execute(
         f"SELECT fact_id, evidence_type, source_message_id, accepting_message_id, session_id, scope, category, "
-        f"project, proposal_message_id, generation FROM memory_facts WHERE status = 'active' "
+        f"project, proposal_message_id, generation, quote FROM memory_facts WHERE status = 'active' "
         f"AND fact_id IN ({', '.join('?' * len(fact_ids))})",
         list(fact_ids)).fetchall()
     if len(rows) != len(set(fact_ids)) or len(rows) < 2:
@@ -165,10 +165,10 @@ def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | 
     source = next(r for r in rows if r[1] == weakest)
     merged = conn.execute(
         "INSERT INTO memory_facts (content, scope, category, project, evidence_type, source_message_id, "
-        "accepting_message_id, session_id, proposal_message_id, generation, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "accepting_message_id, session_id, proposal_message_id, generation, quote, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (normalise(content), source[5], source[6], source[7], weakest, source[2], source[3], source[4], source[8],
-         source[9], now, now)).lastrowid
+         source[9], source[10] if weakest == "stated" else None, now, now)).lastrowid
     conn.executemany("UPDATE memory_facts SET status = 'merged', superseded_by = ?, updated_at = ? WHERE fact_id = ?",
                      [(merged, now, r[0]) for r in rows])
     return merged

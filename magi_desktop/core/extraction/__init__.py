@@ -1,7 +1,8 @@
 """Background fact extraction from whole conversations (DESIGN §9; the quote-gate seed, part 5)."""
 
-from .pipeline import BATCH, ExtractionReport, due, extract, pending_count, run
+from .pipeline import BATCH, ExtractionReport, due, extract, pending_count, revive_dead, run
 from .rules import HANDLERS as RULE_HANDLERS
 from .task import EXTRACT_SEGMENT
 
-__all__ = ["BATCH", "EXTRACT_SEGMENT", "ExtractionReport", "RULE_HANDLERS", "due", "extract", "pending_count", "run"]
+__all__ = ["BATCH", "EXTRACT_SEGMENT", "ExtractionReport", "RULE_HANDLERS", "due", "extract", "pending_count",
+           "revive_dead", "run"]

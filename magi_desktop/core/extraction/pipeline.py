@@ -89,7 +89,13 @@ def due(conn: Connection, now: float, limit: int | None = None) -> list[tuple[st
 
 
 def pending_count(conn: Connection, now: float) -> int:
-    return len(due(conn, now))
+    return conn.execute(f"SELECT count(*) FROM ({_DUE})", {"now": now, "idle": now - IDLE_SECONDS}).fetchone()[0]
+
+
+def revive_dead(db: Database) -> int:
+    """Dead-lettered session generations get their attempts back."""
+    with db.transaction() as conn:
+        return conn.execute("DELETE FROM extraction_retries WHERE state = 'dead'").rowcount
 
 
 def run(db: Database, llm: LLMProvider, now: float | None = None, limit: int = BATCH) -> ExtractionReport:

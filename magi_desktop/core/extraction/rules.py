@@ -21,8 +21,11 @@ from typing import Any
 from ..remember import normalise
 
 # The verb opens a sentence: "I don't remember that" is not a request.
+# A sentence ends at . ! ? before a space or the end — not after "Dr", "Mr", "e.g" and their kind.
+_ABBREVIATION = "".join(rf"(?<!\b{a}\.)" for a in ("Mr", "Ms", "Dr", "St", "Jr", "Sr", "vs", "Mrs", "Prof", "e\\.g", "i\\.e"))
+_SENTENCE = re.compile(_ABBREVIATION + r"(?<=[.!?。！？])\s+")
 _REMEMBER = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?:please|also|and|oh),?\s+)*(?:remember|keep in mind)(?:\s+that)?"
-                       r"[:,]?\s+(?P<fact>[^.!?]+[.!?]?)", re.IGNORECASE)
+                       r"[:,]?\s+(?P<fact>.+)", re.IGNORECASE)
 _REMEMBER_ZH = re.compile(r"^(?:请)?(?:记住|记一下)[：:，,]?\s*(?P<fact>[^。！？]+[。！？]?)")
 # A standing instruction names what to do: "from now on, …", "always use …", "以后请…" — not
 # "Never thought about that", "Always the same problem" or "以后再说吧".
@@ -44,7 +47,6 @@ _ACCEPT = re.compile(r"^(?:yes|yep|yeah|yup|agreed|i agree|correct|exactly|that'
 _ACCEPT_ZH = re.compile(r"^(?:好的|好|对|对的|是的|可以|行|没问题|同意|就这样|就这么办)"
                         r"(?:[，,。!！\s]*(?:就这样|就这么办|谢谢|没问题|可以|好的|同意|照做|按你说的办)?)*[。!！\s]*$")
 _REJECT = re.compile(r"^(?:no|nope|not really|that'?s wrong|wrong|不对|不是|不行)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _PREFERENCE = re.compile(r"\b(?:prefer|like|love|hate|dislike|favou?rite|enjoy)\b|喜欢|讨厌|偏好", re.IGNORECASE)
 _RELATION = re.compile(r"\bmy (?:wife|husband|partner|son|daughter|friend|boss|manager|colleague|mother|father|mom|"
                        r"dad|sister|brother|kid|kids|children)\b", re.IGNORECASE)
@@ -86,7 +88,7 @@ def _stated(message: dict) -> dict[str, Any] | None:
         return None                      # "Remember when we went to Paris?" asks, it does not state
     match = _REMEMBER.search(text) or _REMEMBER_ZH.search(text)
     if match:
-        quote = match.group("fact").strip()
+        quote = _SENTENCE.split(match.group("fact").strip())[0]
         fact = quote.rstrip(".!。！")
         if _NOT_A_FACT.match(fact) or len(fact) < 4:
             return None

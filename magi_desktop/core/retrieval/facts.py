@@ -12,13 +12,17 @@ any shared word.
 
 from __future__ import annotations
 
+import re
+
 from ..store.connection import Connection
-from ..text import fts_or_query
+from ..text import fts_or_query, has_cjk
 from .pack import Finding
 from .paths import QueryContext
 
 FETCH_K = 20
 MIN_COVERAGE = 0.5
+MAX_SUFFIX = 3                  # "prefer" -> "preferred", not "preference"-like drift of longer words
+_WORD = re.compile(r"\w+")
 LABELS = {"stated": "the user said it", "accepted": "the user accepted the agent's conclusion",
           "unknown": "no proof kept"}
 AUTHORS = {"stated": "user", "accepted": "memory", "unknown": "memory"}
@@ -73,5 +77,15 @@ class FactRecall:
 
 
 def _coverage(terms: list[str], text: str) -> float:
+    """The share of the terms the text says: a word that is the term or the term with a short ending
+    ("backup" covers "backups", "cat" does not cover "category"); Chinese terms by substring."""
+    words = _WORD.findall(text.lower())
     text = text.lower()
-    return sum(1 for term in terms if term.lower() in text) / len(terms)
+
+    def says(term: str) -> bool:
+        term = term.lower()
+        if has_cjk(term):
+            return term in text
+        return any(word.startswith(term) and len(word) - len(term) <= MAX_SUFFIX for word in words)
+
+    return sum(1 for term in terms if says(term)) / len(terms)

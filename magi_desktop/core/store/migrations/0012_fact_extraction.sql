@@ -56,6 +56,12 @@ WHEN new.event_type = 'CHAT_MESSAGE' AND new.session_id IS NOT NULL BEGIN
             coalesce((SELECT generation FROM chat_sessions WHERE session_id = new.session_id), 0));
 END;
 
+-- The conversation went on: a generation that had failed for good gets a fresh start.
+CREATE TRIGGER chat_extraction_revive AFTER INSERT ON chat_extraction BEGIN
+    DELETE FROM extraction_retries WHERE session_id = new.session_id AND generation = new.generation
+        AND state = 'dead';
+END;
+
 -- An extraction whose messages were all forgotten goes, with its episode text.
 CREATE TRIGGER chat_extraction_orphans AFTER DELETE ON chat_extraction
 WHEN old.extraction_id IS NOT NULL BEGIN
@@ -68,6 +74,11 @@ ALTER TABLE memory_facts ADD COLUMN extraction_id INTEGER REFERENCES fact_extrac
     ON DELETE SET NULL;
 ALTER TABLE memory_facts ADD COLUMN generation INTEGER;
 ALTER TABLE memory_facts ADD COLUMN proposal_message_id TEXT;   -- for "accepted": the agent's conclusion
+-- forget() finds the facts that point at a message, and what a forgotten fact had replaced.
+CREATE INDEX memory_facts_source ON memory_facts (source_message_id);
+CREATE INDEX memory_facts_accepting ON memory_facts (accepting_message_id) WHERE accepting_message_id IS NOT NULL;
+CREATE INDEX memory_facts_proposal ON memory_facts (proposal_message_id) WHERE proposal_message_id IS NOT NULL;
+CREATE INDEX memory_facts_successor ON memory_facts (superseded_by) WHERE superseded_by IS NOT NULL;
 
 -- Facts are recalled by their words (retrieval/facts.py): a contentless index kept in step by triggers,
 -- over the fact and the user's quote.
