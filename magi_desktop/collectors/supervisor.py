@@ -389,8 +389,20 @@ class Supervisor:
     def _flush(self, pending: list[tuple[str, dict]]) -> None:
         if not pending:
             return
-        batch = list(pending)
+        batch = []
+        for name, payload in pending:
+            if _speaks(payload):
+                # A sensor observes; it never speaks for the user or the agent (DESIGN §14): a chat turn
+                # or a tool run from a collector would pass for testimony or experience.
+                self.status[name].counts["rejected"] += 1
+                self.status[name].last_rejection = ("source_type: a collector submits sensor payloads only; chat "
+                                                    "turns and tool executions come from agents")
+                self._queue.task_done()
+            else:
+                batch.append((name, payload))
         pending.clear()
+        if not batch:
+            return
         try:
             results = self.memory.ingest_many([p for _, p in batch], on_error="report")
         except Exception:  # noqa: BLE001 - the database is unavailable: keep the app alive, say so
@@ -458,6 +470,12 @@ def _forms(kind: str, values: list[str]) -> list[str]:
             except UnicodeError:
                 pass
     return forms
+
+
+def _speaks(payload: Any) -> bool:
+    """A chat turn or a tool execution, rather than a sensor observation."""
+    return isinstance(payload, Mapping) and (payload.get("source_type") in ("chat", "runtime") or "chat" in payload
+                                             or "action" in payload)
 
 
 def _mentions_any(payload: Any, needles: list[str], depth: int = 0) -> bool:
