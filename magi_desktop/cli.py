@@ -86,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("file", help="the export ('-' for stdin)")
     load.add_argument("--no-embed", action="store_true",
                       help="leave re-embedding the imported events to the app's background worker")
+
+    mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio); safe beside the app")
+    _add_data_dir(mcp)
+    mcp.add_argument("--no-background", action="store_true",
+                     help="leave embedding, L2 and summaries to the running app (default: do them here too)")
     return parser
 
 
@@ -465,6 +470,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(c.status == "FAIL" for c in checks) else 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from .agents.mcp_server import serve
+
+    return serve(_data_dir(args), background=not args.no_background)
+
+
 def _cmd_app(args: argparse.Namespace) -> int:
     from .ui.app import run_app
 
@@ -485,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
                 "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "export": _cmd_export,
-                "import": _cmd_import, "app": _cmd_app, None: _cmd_app}
+                "import": _cmd_import, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

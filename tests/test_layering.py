@@ -12,6 +12,7 @@ def test_core_and_workers_run_without_loading_pyside6():
     code = (
         "import sys, tempfile\n"
         "import magi_desktop.core, magi_desktop.workers, magi_desktop.cli, magi_desktop.doctor\n"
+        "import magi_desktop.agents.mcp_server, magi_desktop.agents.registration\n"
         "from magi_desktop.core import Memory\n"
         "m = Memory.open(tempfile.mkdtemp(), embedder='hashing')\n"
         "m.ingest({'source_type': 'chat', 'session_id': 's', 'occurred_at': 1.7e9,"
@@ -42,6 +43,13 @@ def test_only_the_ui_package_imports_qt():
             continue
         if any(name.split(".")[0] in ("PySide6", "shiboken6") for name in _imports(path)):
             offenders.append(str(path.relative_to(PACKAGE)))
+    assert offenders == []
+
+
+def test_only_the_agents_package_imports_the_mcp_sdk():
+    offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                 if "agents" not in p.relative_to(PACKAGE).parts[:1]
+                 and any(name.split(".")[0] in ("mcp", "mcp_types") for name in _imports(p))]
     assert offenders == []
 
 

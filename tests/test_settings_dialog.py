@@ -11,6 +11,7 @@ from magi_desktop.core.paths import chosen_data_dir, default_data_dir
 
 pytest.importorskip("pytestqt")
 
+from magi_desktop.ui.qt import Qt  # noqa: E402
 from magi_desktop.ui.settings_dialog import SettingsDialog  # noqa: E402
 
 
@@ -106,3 +107,45 @@ def test_autostart_and_data_folder(dialog, tmp_path, monkeypatch):
     dialog.choose_data_folder(None)
     assert dialog.save()
     assert not entry.exists() and chosen_data_dir() is None
+
+
+def test_the_agents_page_shows_each_agents_usage_and_the_registration_snippet(qtbot, tmp_path, qtmodeltester):
+    from magi_desktop.core import Memory
+    from magi_desktop.ui.qt import QApplication
+
+    with Memory.open(tmp_path / "data", embedder="hashing") as memory:
+        for tool, rejected in (("memory_query", None), ("memory_query", None), ("remember", None),
+                               ("remember", "quote_not_found"), ("log_turn", None)):
+            memory.record_agent_call("claude-ai", tool, rejected=rejected, now=1_772_000_000.0)
+        memory.record_agent_call("cursor", "log_tool_run", now=1_772_000_100.0)
+        dialog = SettingsDialog(tmp_path / "data", [], memory=memory)
+        qtbot.addWidget(dialog)
+        assert dialog.tabs.tabText(dialog.tabs.count() - 1) == "Agents"
+        model = dialog.agents_model
+        qtmodeltester.check(model)
+        headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+        rows = {model.index(r, 0).data(): {h: model.index(r, c).data() for c, h in enumerate(headers)}
+                for r in range(model.rowCount())}
+        assert set(rows) == {"claude-ai", "cursor"}
+        claude = rows["claude-ai"]
+        assert (claude["Queries"], claude["Remembered"], claude["Rejected"], claude["Turns logged"]) == ("2", "1",
+                                                                                                       "1", "1")
+        assert rows["cursor"]["Tool runs"] == "1"
+        rejected = model.index(next(r for r in range(model.rowCount()) if model.index(r, 0).data() == "claude-ai"),
+                               headers.index("Rejected"))
+        assert "remember: quote_not_found" in rejected.data(Qt.ItemDataRole.ToolTipRole)
+
+        memory.record_agent_call("vscode", "memory_query")
+        dialog.refresh_agents()
+        assert model.rowCount() == 3
+
+        snippet = json.loads(dialog.mcp_snippet.toPlainText())
+        server = snippet["mcpServers"]["magi-desktop"]
+        assert server["args"][-3:] == ["mcp", "--data-dir", str(tmp_path / "data")]
+        dialog.copy_mcp_snippet()
+        assert json.loads(QApplication.clipboard().text()) == snippet
+
+
+def test_without_the_running_app_the_agents_page_says_where_usage_shows(dialog):
+    assert dialog.agents_model.rowCount() == 0
+    assert "running app" in dialog.agents_empty.text()

@@ -22,6 +22,7 @@ from .l0 import WorkingMemory
 from .l2 import jobs as l2_jobs
 from .l3 import insights as l3_insights
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
+from .memory_agents import AgentsMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
 from .memory_review import ReviewMixin
@@ -48,7 +49,7 @@ PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:
 _UNKNOWN_SOURCE = "(invalid source)"
 
 
-class Memory(ReviewMixin, FactsMixin, ExportMixin):
+class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised

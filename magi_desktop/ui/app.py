@@ -143,7 +143,7 @@ class DesktopApp:
     def settings_dialog(self) -> SettingsDialog:
         from ..collectors import load_plugins
 
-        return SettingsDialog(self.memory.path.parent, load_plugins().collectors(), self.window)
+        return SettingsDialog(self.memory.path.parent, load_plugins().collectors(), self.window, memory=self.memory)
 
     def show_settings(self) -> None:
         dialog = self.settings_dialog()

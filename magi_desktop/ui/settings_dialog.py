@@ -1,11 +1,13 @@
 """Settings: collectors (on/off, their own settings from their schema), exclusions and the
-privacy pause, the language model (API key to the OS keyring), data folder, autostart."""
+privacy pause, the language model (API key to the OS keyring), data folder, autostart, and the agents
+that use the memory over MCP (their usage, and the JSON that registers the server in a client)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from ..agents.registration import client_config_json
 from ..app_settings import (
     AppSettings,
     AppSettingsError,
@@ -18,7 +20,9 @@ from ..collectors import CollectorSettings, SettingsError, check_settings, load_
 from ..collectors.settings import EXCLUSION_KINDS
 from ..core.llm.openai import TIERS, save_api_key, stored_api_key
 from ..core.paths import choose_data_dir, chosen_data_dir
+from .models import Column, RecordTableModel, record_table, when
 from .qt import (
+    QApplication,
     QCheckBox,
     QDialog,
     QDialogButtonBox,
@@ -38,6 +42,19 @@ from .qt import (
     QWidget,
 )
 
+AGENT_COLUMNS = [
+    Column("Agent", lambda a: a["client"], lambda a: f"first seen {when(a['first_used_at'])}"),
+    Column("Queries", lambda a: a["queries"], align_right=True),
+    Column("Remembered", lambda a: a["remembers"], lambda a: "facts saved with remember()", align_right=True),
+    Column("Rejected", lambda a: a["rejections"],
+           lambda a: f"last: {a['last_rejection']} ({when(a['last_rejected_at'])})" if a["last_rejection"]
+           else "calls the memory refused", align_right=True,
+           colour=lambda a: "#b3261e" if a["rejections"] else None),
+    Column("Turns logged", lambda a: a["turns"], align_right=True),
+    Column("Tool runs", lambda a: a["tool_runs"], align_right=True),
+    Column("Reads", lambda a: a["reads"], lambda a: "working context, snapshot, summaries", align_right=True),
+    Column("Last used", lambda a: when(a["last_used_at"])),
+]
 EXCLUSION_LABELS = {"domains": "Web sites (domains)", "apps": "Applications", "repositories": "Git repositories",
                     "paths": "Files and folders"}
 
@@ -112,8 +129,9 @@ class CollectorBox(QGroupBox):
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, data_folder: Path, collectors: list[Any], parent=None):
+    def __init__(self, data_folder: Path, collectors: list[Any], parent=None, memory=None):
         super().__init__(parent)
+        self.memory = memory
         self.setWindowTitle("Magi Desktop — settings")
         self.resize(720, 640)
         self.data_folder = Path(data_folder)
@@ -124,6 +142,7 @@ class SettingsDialog(QDialog):
         tabs.addTab(self._privacy_page(), "Privacy")
         tabs.addTab(self._llm_page(), "Language model")
         tabs.addTab(self._general_page(), "General")
+        tabs.addTab(self._agents_page(), "Agents")
         self.error = QLabel("")
         self.error.setStyleSheet("color: #b3261e")
         self.error.setWordWrap(True)
@@ -219,6 +238,50 @@ class SettingsDialog(QDialog):
         self.autostart.setChecked(autostart_enabled())
         form.addRow(self.autostart)
         return page
+
+    def _agents_page(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        intro = QLabel("Agents that use this memory through its MCP server, by the name their client gives: what "
+                       "they asked, saved and logged, and how often the memory refused them (a quote that was "
+                       "not your words, a message without its origin).")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        self.agents_model = RecordTableModel(AGENT_COLUMNS)
+        self.agents_table = record_table(self.agents_model, sort_by="Last used", descending=True)
+        layout.addWidget(self.agents_table, 1)
+        self.agents_empty = QLabel("")
+        layout.addWidget(self.agents_empty)
+        refresh = QPushButton("Refresh")
+        refresh.clicked.connect(self.refresh_agents)
+        layout.addWidget(refresh, 0, Qt.AlignmentFlag.AlignRight)
+        connect = QGroupBox("Connect an agent")
+        form = QVBoxLayout(connect)
+        how = QLabel("Add this to your MCP client's configuration — Claude Desktop: claude_desktop_config.json; "
+                     "Cursor: ~/.cursor/mcp.json; VS Code: .vscode/mcp.json under \"servers\" — then restart "
+                     "the client. The server runs beside this app on the same memory.")
+        how.setWordWrap(True)
+        form.addWidget(how)
+        self.mcp_snippet = QPlainTextEdit(client_config_json(self.data_folder))
+        self.mcp_snippet.setReadOnly(True)
+        self.mcp_snippet.setFixedHeight(190)
+        form.addWidget(self.mcp_snippet)
+        copy = QPushButton("Copy")
+        copy.clicked.connect(self.copy_mcp_snippet)
+        form.addWidget(copy, 0, Qt.AlignmentFlag.AlignRight)
+        layout.addWidget(connect)
+        self.refresh_agents()
+        return page
+
+    def refresh_agents(self) -> None:
+        usage = self.memory.agent_usage() if self.memory is not None else []
+        self.agents_model.set_records(usage)
+        self.agents_table.resizeColumnsToContents()
+        self.agents_empty.setText("" if usage else "No agent has used the memory yet." if self.memory is not None
+                                  else "Usage is shown when the settings are opened from the running app.")
+
+    def copy_mcp_snippet(self) -> None:
+        QApplication.clipboard().setText(self.mcp_snippet.toPlainText())
 
     def _pick_data_dir(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Data folder", str(self.data_folder))

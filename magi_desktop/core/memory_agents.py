@@ -1,0 +1,90 @@
+"""The agents' part of ``Memory`` (DESIGN §2, §11): what an agent reads besides ``query`` — the user's
+current snapshot and the recent L3 summaries — and the record of which agents use the memory (calls
+per client and tool, refusals), which Settings → Agents shows.
+
+A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database and is not
+used on its own. The usage record holds no content — the client's name, the tool, counts, times and
+the last refusal's reason code or bad field — so forgetting never has to look at it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .l2 import snapshots
+
+MAX_CLIENT_CHARS = 100
+MAX_REJECTION_CHARS = 200
+UNKNOWN_CLIENT = "unknown client"
+SELF_KEY = "@user"          # the user's entity (l2.resolve.SELF_KEY)
+# How the usage of each tool is shown: calls of memory_query are "queries", and so on.
+USAGE_GROUPS = {"memory_query": "queries", "remember": "remembers", "log_turn": "turns",
+                "log_tool_run": "tool_runs"}
+SUMMARY_KEYS = ("summary_id", "summary_type", "summary_category", "granularity", "window_start", "window_end",
+                "title", "content", "event_count")
+
+
+class AgentsMixin:
+    def record_agent_call(self, client: str | None, tool: str, *, rejected: str | None = None,
+                          now: float | None = None) -> None:
+        """Count one call of ``tool`` by the agent ``client`` (an MCP client's name); ``rejected`` is the
+        reason code or bad field when the memory refused it (counted as a rejection, never its text)."""
+        now = time.time() if now is None else now
+        client = " ".join(str(client or "").split())[:MAX_CLIENT_CHARS] or UNKNOWN_CLIENT
+        refused = rejected is not None
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO agent_usage (client, tool, calls, rejections, last_rejection, last_rejected_at, "
+                "first_used_at, last_used_at) VALUES (?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (client, tool) DO UPDATE "
+                "SET calls = calls + 1, rejections = rejections + excluded.rejections, "
+                "last_rejection = coalesce(excluded.last_rejection, last_rejection), "
+                "last_rejected_at = coalesce(excluded.last_rejected_at, last_rejected_at), "
+                "last_used_at = max(last_used_at, excluded.last_used_at)",
+                (client, tool, int(refused), str(rejected)[:MAX_REJECTION_CHARS] if refused else None,
+                 now if refused else None, now, now))
+
+    def agent_usage(self) -> list[dict[str, Any]]:
+        """Per agent (client), most recently active first: ``queries``, ``remembers`` (facts saved),
+        ``turns`` and ``tool_runs`` (logged), ``reads`` (working context, snapshot, summaries), ``calls``
+        (all), ``rejections`` (calls the memory refused, e.g. a remember whose quote failed the gate), the
+        last refusal's reason, and when the agent was first and last seen. ``by_tool`` has the raw rows."""
+        clients: dict[str, dict[str, Any]] = {}
+        rows = self.db.reader().execute(
+            "SELECT client, tool, calls, rejections, last_rejection, last_rejected_at, first_used_at, last_used_at "
+            "FROM agent_usage ORDER BY client, tool")
+        for client, tool, calls, rejections, last_rejection, last_rejected_at, first, last in rows:
+            entry = clients.setdefault(client, {
+                "client": client, "queries": 0, "remembers": 0, "turns": 0, "tool_runs": 0, "reads": 0, "calls": 0,
+                "rejections": 0, "last_rejection": None, "last_rejected_at": None, "first_used_at": first,
+                "last_used_at": last, "by_tool": {}})
+            entry[USAGE_GROUPS.get(tool, "reads")] += calls - rejections       # what the memory accepted
+            entry["calls"] += calls
+            entry["rejections"] += rejections
+            entry["first_used_at"] = min(entry["first_used_at"], first)
+            entry["last_used_at"] = max(entry["last_used_at"], last)
+            if last_rejected_at is not None and (entry["last_rejected_at"] or 0) <= last_rejected_at:
+                entry["last_rejection"], entry["last_rejected_at"] = f"{tool}: {last_rejection}", last_rejected_at
+            entry["by_tool"][tool] = {"calls": calls, "rejections": rejections}
+        return sorted(clients.values(), key=lambda e: e["last_used_at"], reverse=True)
+
+    def user_snapshot(self, now: float | None = None) -> dict[str, Any]:
+        """What the memory currently believes about the user: L2 traits, live states and relationships
+        (from their own statements and observations), and the active facts agents saved with remember()."""
+        now = time.time() if now is None else now
+        conn = self.db.reader()
+        row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = 'person' "
+                           "AND status = 'active'", (SELF_KEY,)).fetchone()
+        built = snapshots.build(conn, row[0], now) if row else None
+        facts = [{key: fact[key] for key in ("fact_id", "content", "category", "evidence_type", "created_at")}
+                 for fact in self.facts() if fact["scope"] == "user"]
+        return {"traits": built["traits"] if built else {}, "states": built["states"] if built else {},
+                "relations": built["relations"] if built else [], "facts": facts, "as_of": now}
+
+    def recent_summaries(self, limit: int = 5, summary_type: str | None = None) -> list[dict[str, Any]]:
+        """The latest L3 summaries (temporal | thematic | insight; None: all), newest window first."""
+        where = "WHERE summary_type = ? " if summary_type else ""
+        rows = self.db.reader().execute(
+            f"SELECT {', '.join(SUMMARY_KEYS)} FROM l3_summaries {where}ORDER BY window_end DESC, summary_id DESC "
+            f"LIMIT ?", ([summary_type] if summary_type else []) + [limit])
+        return [dict(zip(SUMMARY_KEYS, r, strict=True)) for r in rows]
