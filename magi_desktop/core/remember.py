@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .contracts import strip_recalled
+from .store.connection import Connection
 from .text import has_cjk
 from .utterance import HYPOTHETICAL, QUESTION, text_kind
-from .store.connection import Connection
 
 QUALIFYING_PROVENANCE = ("human_input", "interjection")
 EVIDENCE_RANK = {"stated": 2, "accepted": 1, "unknown": 0}

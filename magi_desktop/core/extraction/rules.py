@@ -22,7 +22,8 @@ from ..remember import normalise
 
 # The verb opens a sentence: "I don't remember that" is not a request.
 # A sentence ends at . ! ? before a space or the end — not after "Dr", "Mr", "e.g" and their kind.
-_ABBREVIATION = "".join(rf"(?<!\b{a}\.)" for a in ("Mr", "Ms", "Dr", "St", "Jr", "Sr", "vs", "Mrs", "Prof", "e\\.g", "i\\.e"))
+_ABBREVIATION = "".join(rf"(?<!\b{a}\.)"
+                        for a in ("Mr", "Ms", "Dr", "St", "Jr", "Sr", "vs", "Mrs", "Prof", "e\\.g", "i\\.e"))
 _SENTENCE = re.compile(_ABBREVIATION + r"(?<=[.!?。！？])\s+")
 _REMEMBER = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?:please|also|and|oh),?\s+)*(?:remember|keep in mind)(?:\s+that)?"
                        r"[:,]?\s+(?P<fact>.+)", re.IGNORECASE)
