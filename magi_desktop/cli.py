@@ -87,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--no-embed", action="store_true",
                       help="leave re-embedding the imported events to the app's background worker")
 
+    restore = commands.add_parser("restore", help="replace the memory with an automatic backup (a damaged memory: "
+                                                  "the newest sound one); the replaced file is kept aside")
+    _add_data_dir(restore)
+    restore.add_argument("backup", nargs="?", help="a backup file, or its name in backups/ (default: the newest "
+                                                   "that passes the integrity check)")
+    restore.add_argument("--list", action="store_true", help="list the automatic backups, newest first")
+    restore.add_argument("--json", action="store_true", help="print JSON")
+
     mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio); safe beside the app")
     _add_data_dir(mcp)
     mcp.add_argument("--no-background", action="store_true",
@@ -152,6 +160,28 @@ def _cmd_import(args: argparse.Namespace) -> int:
               f"tables (exported from schema v{report['schema_version']})")
         if not args.no_embed:
             _drain_queues(memory)
+    return 0
+
+
+def _cmd_restore(args: argparse.Namespace) -> int:
+    from .core import list_backups, restore_backup
+
+    if args.list:
+        backups = list_backups(_data_dir(args))
+        if args.json:
+            print(json.dumps(backups, indent=2, ensure_ascii=False))
+        elif not backups:
+            print("no automatic backups yet (the app makes one a day, and one before each upgrade)")
+        for backup in backups:
+            print(f"{Path(backup['path']).name}  {backup['label']}  {backup['size_bytes'] / 1e6:.1f} MB")
+        return 0
+    done = restore_backup(_data_dir(args), args.backup)
+    if args.json:
+        print(json.dumps(done, indent=2, ensure_ascii=False))
+    else:
+        print(f"restored {done['database']} from the backup of {done['restored_from']['label']}")
+        for path in done["kept_aside"]:
+            print(f"the replaced file is kept as {path}")
     return 0
 
 
@@ -406,6 +436,11 @@ def _print_status(stats: dict) -> None:
     events = stats["events"]
     emb = stats["embedding"]
     print(f"database      {stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB, schema v{stats['schema_version']})")
+    storage = stats["storage"]
+    last = storage["last_backup"]
+    print(f"storage       {'writable' if storage['writable'] else 'DISK FULL: read-only until space is freed'}; "
+          + (f"last backup {last['label']}" if last else "no backup yet")
+          + (f"; last backup failed: {storage['backup_error']}" if storage["backup_error"] else ""))
     print(f"L1 events     {events['total']}")
     for name, count in events["by_evidence_class"].items():
         print(f"  {name:<22}{count}")
@@ -496,7 +531,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
                 "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "export": _cmd_export,
-                "import": _cmd_import, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
+                "import": _cmd_import, "restore": _cmd_restore, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 
     try:

@@ -112,7 +112,8 @@ def test_a_corrupt_database_gets_a_clear_message(tmp_path):
     (data / "memory.db").write_bytes(b"this is not a database" * 100)
     result = magi("status", data_dir=data)
     assert result.returncode == 2
-    assert "cannot open the memory at" in result.stderr and "Traceback" not in result.stderr
+    assert f"the memory database {data / 'memory.db'} is corrupt" in result.stderr
+    assert "no automatic backup" in result.stderr and "Traceback" not in result.stderr
     doctor = magi("doctor", data_dir=data)
     assert doctor.returncode == 1 and "cannot be read" in doctor.stdout
 

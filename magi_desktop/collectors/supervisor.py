@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import Memory
+from ..core import Memory, MemoryUnavailable
 from ..core.contracts import parse_timestamp
 from ..plugin_api import Collector
 
@@ -405,8 +405,11 @@ class Supervisor:
             return
         try:
             results = self.memory.ingest_many([p for _, p in batch], on_error="report")
-        except Exception:  # noqa: BLE001 - the database is unavailable: keep the app alive, say so
-            log.exception("could not store %d collected payloads", len(batch))
+        except Exception as exc:  # noqa: BLE001 - the database is unavailable: keep the app alive, say so
+            if isinstance(exc, MemoryUnavailable):   # a full disk: the environment, not a bug
+                log.warning("could not store %d collected payloads: %s", len(batch), exc)
+            else:
+                log.exception("could not store %d collected payloads", len(batch))
             for name, _ in batch:
                 self.status[name].counts["write_failed"] += 1
                 self._unsafe.add(name)   # no cursor may move past what was not stored

@@ -91,7 +91,8 @@ class FactsMixin:
         derived from them: L2 rows left without evidence, L3 summaries citing them, facts pointing at them,
         the tool executions L4 learnt from matching runtime traces, and the working memory of their
         sessions. Criteria combine (AND). Returns the receipt (what each table lost), which is also kept
-        (``forget_receipts``)."""
+        (``forget_receipts``); the automatic backups made before are replaced by a fresh one
+        (``backups_replaced``)."""
         with self._process_lock:
             with self.db.transaction() as conn:
                 receipt = forget_events(conn, event_ids=event_ids, source_item_ids=source_item_ids, entity=entity,
@@ -99,6 +100,8 @@ class FactsMixin:
             self._entities.reset()
             for session_id in receipt.pop("sessions"):
                 self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
+        if receipt["event_ids"]:
+            receipt |= self._backups_after_forget()    # older backups still hold the forgotten events
         return receipt
 
     def forget_receipts(self, limit: int = 50) -> list[dict[str, Any]]:

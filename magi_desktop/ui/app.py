@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core import Memory
 from .qt import QAction, QApplication, QColor, QIcon, QMenu, QPainter, QPixmap, QSystemTrayIcon, Qt, QTimer
+from .recovery import open_memory
 from .scheduler import AppScheduler
 from .settings_dialog import SettingsDialog
 from .status_window import StatusWindow
@@ -115,7 +116,8 @@ class DesktopApp:
         pending = stats["embedding"]["pending"] + stats["l2"]["jobs"]["pending"]
         lag = stats["l2"]["oldest_pending_seconds"]
         waiting = f", oldest {lag / 60:.0f} min" if lag and lag >= 60 else f", oldest {lag:.0f} s" if lag else ""
-        return f"Collectors: {self.collectors_status()} · {pending} queued{waiting}"
+        full = "Disk full — read-only · " if not stats["storage"]["writable"] else ""
+        return f"{full}Collectors: {self.collectors_status()} · {pending} queued{waiting}"
 
     # --------------------------------------------------------------- actions
 
@@ -281,7 +283,9 @@ def _quit_on_signals(qapp: QApplication) -> QTimer:
 def run_app(data_dir: Path | None = None) -> int:
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     qapp.setApplicationName("Magi Desktop")
-    memory = Memory.open(data_dir, llm=_llm(data_dir))
+    memory = open_memory(data_dir, _llm(data_dir))   # a damaged database: the restore is offered
+    if memory is None:
+        return 2
     app = DesktopApp(qapp, memory)
     app.start()
     signal_timer = _quit_on_signals(qapp)

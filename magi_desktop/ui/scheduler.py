@@ -5,7 +5,7 @@
   becomes due for extraction by going quiet, which no ingest announces).
 * the periodic jobs of ``Memory.run_due``, each on its own schedule (``PERIODIC_SECONDS``) and
   once at start: ``maintenance`` (L2 upkeep, idle sessions), ``l3:hour`` … ``l3:month`` (the
-  windows closed since), ``l3:insights``.
+  windows closed since), ``l3:insights``, ``backup`` (the daily automatic backup).
 * ``collect`` — the collector supervisor's ``tick`` (cheap: it starts runs on their own
   threads), every ``tick_seconds``, and at once when a watched file changes.
 
@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 # How often each periodic job looks for work (seconds). A window is summarised at most this long
 # after it closes; the jobs are cheap when nothing is due.
 PERIODIC_SECONDS = {"maintenance": 600.0, "l3:hour": 300.0, "l3:day": 900.0, "l3:week": 3600.0,
-                    "l3:month": 3600.0, "l3:insights": 900.0}
+                    "l3:month": 3600.0, "l3:insights": 900.0,
+                    "backup": 3600.0}     # looks every hour; backs up when the newest backup is a day old
 
 
 class AppScheduler(QObject):

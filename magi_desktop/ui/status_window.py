@@ -21,6 +21,19 @@ from .qt import (
 REFRESH_MS = 3000
 
 
+def storage_text(storage: dict) -> str:
+    """Whether the memory can write, and its last automatic backup."""
+    if not storage["writable"]:
+        text = "disk full — read-only: nothing new is stored until space is freed (it resumes by itself)"
+    else:
+        text = "writable"
+    last = storage.get("last_backup")
+    text += f"; last backup {last['label']}" if last else "; no backup yet (one is made each day)"
+    if storage.get("backup_error"):
+        text += f"; the last backup failed: {storage['backup_error']}"
+    return text
+
+
 class StatusWindow(QMainWindow):
     def __init__(self, memory: Memory, *, hide_on_close: bool):
         super().__init__()
@@ -39,6 +52,7 @@ class StatusWindow(QMainWindow):
         form = QFormLayout()
         for key, label in (
             ("database", "Database"),
+            ("storage", "Storage"),
             ("events", "L1 events"),
             ("classes", "Evidence classes"),
             ("sessions", "Chat sessions"),
@@ -98,6 +112,8 @@ class StatusWindow(QMainWindow):
         events = stats["events"]
         emb = stats["embedding"]
         self.fields["database"].setText(f"{stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB)")
+        self.fields["storage"].setText(storage_text(stats["storage"]))
+        self.fields["storage"].setStyleSheet("" if stats["storage"]["writable"] else "color: #b3261e")
         self.fields["events"].setText(str(events["total"]))
         self.fields["classes"].setText(
             ", ".join(f"{name} {count}" for name, count in events["by_evidence_class"].items()) or "none yet")
@@ -113,8 +129,12 @@ class StatusWindow(QMainWindow):
             f"{emb['pending']} to embed, {l2['jobs']['pending']} to understand"
             + (f" (oldest waiting {lag:.0f} s)" if lag else "")
             + f"; {emb['dead'] + l2['jobs']['dead']} failed for good")
+        llm = l2["llm"]
+        breaker = stats["llm"].get("breaker")
+        if breaker and breaker["state"] != "closed":
+            llm += f": the endpoint keeps failing, paused after {breaker['failures_in_a_row']} failures"
         self.fields["cognition"].setText(f"{l2['assertions']} assertions, {l2['edges']} facts and relationships, "
-                                         f"{l2['entities']} entities ({l2['llm']})")
+                                         f"{l2['entities']} entities ({llm})")
         self.fields["collectors"].setText(self.collectors_text())
 
     def show_progress(self, label: str, done: int, total: int | None) -> None:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..core import MemoryUnavailable
 from .qt import QObject, QRunnable, QThreadPool, Signal
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,9 @@ class Task(QRunnable):
     def run(self) -> None:  # runs on a pool thread
         try:
             result = self.fn(*self.args, **self.kwargs)
+        except MemoryUnavailable as exc:       # the environment (a full disk), not a bug: no traceback
+            log.warning("background task %s: %s", getattr(self.fn, "__name__", self.fn), exc)
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - reported to the UI, logged with its traceback
             log.exception("background task %s failed", getattr(self.fn, "__name__", self.fn))
             self.signals.failed.emit(f"{type(exc).__name__}: {exc}")

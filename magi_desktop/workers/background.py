@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from ..core import Memory
+from ..core import Memory, MemoryUnavailable
 from .jobs import maintain, process_batch
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,10 @@ class BackgroundWorker:
                 self.processed += report["embedded"]
                 self.projected += report["l2"]["events"]
             except Exception as exc:  # noqa: BLE001 - keep the worker alive; the error is reported
-                log.exception("background processing failed")
+                if isinstance(exc, MemoryUnavailable):     # a full disk: said once per poll, no traceback
+                    log.warning("background processing paused: %s", exc)
+                else:
+                    log.exception("background processing failed")
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 handled = 0
             if handled == 0:

@@ -6,10 +6,12 @@ and the worker pool call); :func:`maintain` runs the periodic upkeep.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
 
+from ..errors import MemoryUnavailable
 from ..llm.base import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..store import Database
 from ..store.entities import EntityLinker
@@ -58,6 +60,13 @@ def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | N
             report.projected.add(projector.project(rowids, at))
         except UnexpectedLLMCall:
             jobs.release(db, rowids)
+            raise
+        except MemoryUnavailable:
+            # The disk is full (or the file damaged): not these events' fault. The batch rolled back;
+            # its jobs go back untouched if that can be written, else their lease runs out.
+            linker.reset()
+            with contextlib.suppress(MemoryUnavailable):
+                jobs.release(db, rowids)
             raise
         except LLMError as exc:
             if isinstance(exc, LLMOutputInvalid):

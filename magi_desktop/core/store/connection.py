@@ -34,6 +34,10 @@ DatabaseError = sqlite3.DatabaseError
 OperationalError = sqlite3.OperationalError
 IntegrityError = sqlite3.IntegrityError
 
+# Primary result codes (an extended code's low byte): a full disk, a damaged file.
+_FULL_CODES = {sqlite3.SQLITE_FULL}
+_CORRUPT_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+
 BUSY_TIMEOUT_MS = 10_000
 
 # Functions every connection registers, because triggers call them
@@ -46,6 +50,23 @@ _SQL_FUNCTIONS: dict[str, tuple[int, Callable]] = {
 
 def sqlite_version() -> str:
     return sqlite3.sqlite_version
+
+
+def _primary_code(exc: BaseException) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLITE_FULL: the disk (or ``max_page_count``) is full."""
+    return isinstance(exc, DatabaseError) and (_primary_code(exc) in _FULL_CODES
+                                               or "database or disk is full" in str(exc))
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """SQLITE_CORRUPT / SQLITE_NOTADB: the file is damaged or not a database at all."""
+    return isinstance(exc, DatabaseError) and (_primary_code(exc) in _CORRUPT_CODES
+                                               or "malformed" in str(exc) or "not a database" in str(exc))
 
 
 def _secure_file(path: Path) -> None:
@@ -131,4 +152,13 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
             conn.execute("ROLLBACK")
         raise
     else:
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            # A COMMIT that fails (SQLITE_FULL, an I/O error) may leave the transaction open: without
+            # this rollback every later BEGIN on the connection would fail, so a full disk could never
+            # recover without a restart.
+            if conn.in_transaction:
+                with contextlib.suppress(DatabaseError):
+                    conn.execute("ROLLBACK")
+            raise

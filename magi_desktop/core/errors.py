@@ -1,0 +1,44 @@
+"""The errors the memory raises when its storage, not the caller, is the problem (DESIGN §14).
+
+They live here, below both the store and ``Memory``, so the store can raise them and every caller
+(the CLI, the app, the MCP server) can catch one family: :class:`MemoryUnavailable`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MemoryUnavailable(RuntimeError):
+    """The database cannot be opened or written (permissions, corruption, a full disk, a newer schema…)."""
+
+
+class DiskFull(MemoryUnavailable):
+    """A write failed because the disk (or the database's size limit) is full. Nothing was written by it,
+    nothing committed before it is lost, and reads still work: the memory is read-only until space
+    is freed, then the next write succeeds by itself."""
+
+    def __init__(self, path: Path | str, detail: str = ""):
+        self.path = Path(path) if str(path) != ":memory:" else path
+        super().__init__(
+            f"the disk holding the memory ({path}) is full{f' ({detail})' if detail else ''}: nothing new is "
+            "stored until space is freed — delete or move files on that disk (or choose another data folder "
+            "in the settings); the memory keeps answering meanwhile and resumes writing by itself")
+
+
+class DatabaseCorrupt(MemoryUnavailable):
+    """The database file is damaged. ``backups`` are the automatic backups that can replace it
+    (newest first; see ``magi restore``)."""
+
+    def __init__(self, path: Path | str, detail: str, backups: list | None = None):
+        self.path = Path(path)
+        self.detail = detail = " ".join(str(detail).split())[:240]
+        self.backups = list(backups or [])
+        if self.backups:
+            newest = self.backups[0]
+            remedy = (f"restore the newest automatic backup ({newest.label}) with `magi restore` "
+                      "(the damaged file is kept aside, never deleted)")
+        else:
+            remedy = ("there is no automatic backup of it yet: keep a copy of the file, then try "
+                      f"`sqlite3 {self.path.name} .recover` on the copy, or move it away to start afresh")
+        super().__init__(f"the memory database {self.path} is corrupt ({detail}); {remedy}")

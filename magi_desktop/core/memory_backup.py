@@ -1,0 +1,91 @@
+"""Memory's storage-health methods: automatic backups, restore, and whether it can write (DESIGN §14)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import MemoryUnavailable
+from .paths import database_path
+from .store import backup
+
+log = logging.getLogger(__name__)
+
+
+class BackupMixin:
+    """Needs ``self.db`` (a :class:`~magi_desktop.core.store.Database`)."""
+
+    _backup_error: str | None = None
+
+    def backups(self) -> list[dict[str, Any]]:
+        """The automatic backups of this memory, newest first: path, created_at, reason, size_bytes, label."""
+        if not isinstance(self.db.path, Path):
+            return []
+        return [b.to_dict() for b in backup.list_backups(self.db.path)]
+
+    def backup_now(self, reason: str = "manual") -> dict[str, Any]:
+        """Copy the memory into ``backups/`` now (verified, rotated); returns the new backup."""
+        if not isinstance(self.db.path, Path):
+            raise MemoryUnavailable("an in-memory database has no backups")
+        made = backup.make_backup(self.db.path, reason)
+        self._backup_error = None
+        return made.to_dict()
+
+    def backup_if_due(self, interval: float = backup.INTERVAL_SECONDS) -> dict[str, Any]:
+        """The periodic job: a backup when the newest is ``interval`` old (real time, not a replay's).
+        A failure is logged and reported, never raised: the other periodic jobs carry on."""
+        if not isinstance(self.db.path, Path) or not backup.backup_due(self.db.path, interval=interval):
+            return {"made": None}
+        try:
+            made = self.backup_now("daily")
+        except (MemoryUnavailable, OSError) as exc:
+            self._backup_error = f"{type(exc).__name__}: {exc}"
+            log.error("the daily backup failed: %s", exc)
+            return {"made": None, "error": self._backup_error}
+        return {"made": made["path"]}
+
+    def _backups_after_forget(self) -> dict[str, int]:
+        """Forgetting is real: the older backups still hold what was forgotten, so a fresh backup
+        replaces them (they are deleted even if it cannot be made)."""
+        if not isinstance(self.db.path, Path) or not backup.list_backups(self.db.path):
+            return {"backups_replaced": 0}
+        older = backup.list_backups(self.db.path)
+        try:
+            made = backup.make_backup(self.db.path, "forget")
+            dropped = backup.drop_backups_before(self.db.path, made)
+        except (MemoryUnavailable, OSError) as exc:
+            log.error("no backup could be made after forgetting (%s); the older ones are deleted anyway", exc)
+            dropped = 0
+            for old in older:
+                try:
+                    old.path.unlink()
+                    dropped += 1
+                except OSError:
+                    log.exception("could not delete the backup %s", old.path)
+        return {"backups_replaced": dropped}
+
+    def storage_status(self) -> dict[str, Any]:
+        """Whether the memory can write: ``writable``; when the disk is full, ``full_since`` and ``error``;
+        the last backup and the last backup failure."""
+        full = self.db.full
+        newest = backup.list_backups(self.db.path) if isinstance(self.db.path, Path) else []
+        return {"writable": full is None, "full_since": self.db.full_since, "error": str(full) if full else None,
+                "last_backup": newest[0].to_dict() if newest else None, "backup_error": self._backup_error}
+
+
+def list_backups(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
+    """The backups of the memory at ``path`` (a data folder or a .db file) — usable when it cannot open."""
+    return [b.to_dict() for b in backup.list_backups(database_path(path))]
+
+
+def restore_backup(path: str | os.PathLike | None = None, backup_file: str | os.PathLike | None = None
+                   ) -> dict[str, Any]:
+    """Replace the memory at ``path`` with ``backup_file`` (default: the newest sound backup). The memory
+    must be closed everywhere. The replaced file is moved aside, never deleted; returns what was done."""
+    started = time.time()
+    done = backup.restore(database_path(path), backup_file)
+    return {"restored_from": done.backup.to_dict(), "database": str(done.database),
+            "kept_aside": [str(p) for p in done.kept_aside], "seconds": round(time.time() - started, 3)}
