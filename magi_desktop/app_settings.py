@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .collectors.settings import write_private
+from .collectors.settings import is_text, setting_name, write_private
 from .core.llm.openai import TIERS, OpenAICompatibleLLM, OpenAISettings
 from .core.paths import APP_NAME
 
@@ -77,21 +77,22 @@ def load_app_settings(data_folder: Path) -> AppSettings:
         raise AppSettingsError(path, "file", "must be a JSON object")
     unknown = set(raw) - {"llm", "autostart"}
     if unknown:
-        raise AppSettingsError(path, sorted(unknown)[0], "unknown setting")
+        raise AppSettingsError(path, setting_name(sorted(unknown)[0]), "unknown setting")
     if not isinstance(raw.get("autostart", False), bool):
         raise AppSettingsError(path, "autostart", "must be true or false")
     llm = raw.get("llm", {})
     if not isinstance(llm, dict):
         raise AppSettingsError(path, "llm", "must be an object")
     for key in ("base_url", "model"):
-        if not isinstance(llm.get(key, ""), str):
+        if not isinstance(llm.get(key, ""), str) or not is_text(llm.get(key, "")):
             raise AppSettingsError(path, f"llm.{key}", "must be a string")
     tiers = llm.get("tier_models", {})
-    if not isinstance(tiers, dict) or not all(isinstance(v, str) for v in tiers.values()):
+    if not isinstance(tiers, dict) or not all(isinstance(v, str) and is_text(v) for v in tiers.values()):
         raise AppSettingsError(path, "llm.tier_models", "must map tiers to model names")
     for tier in tiers:
         if tier not in TIERS:
-            raise AppSettingsError(path, f"llm.tier_models.{tier}", f"unknown tier; one of {', '.join(TIERS)}")
+            raise AppSettingsError(path, f"llm.tier_models.{setting_name(tier)}",
+                                   f"unknown tier; one of {', '.join(TIERS)}")
     settings = AppSettings(llm.get("base_url", ""), llm.get("model", ""), dict(tiers), raw.get("autostart", False))
     try:
         settings.llm_settings()

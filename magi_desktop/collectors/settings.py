@@ -17,6 +17,8 @@ names the bad field; the app then runs no collector rather than guessing.
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +57,7 @@ def load_settings(data_folder: Path) -> CollectorSettings:
         raise SettingsError(path, "file", "must be a JSON object")
     unknown = set(raw) - {"paused", "exclusions", "collectors"}
     if unknown:
-        raise SettingsError(path, sorted(unknown)[0], "unknown setting")
+        raise SettingsError(path, setting_name(sorted(unknown)[0]), "unknown setting")
     paused = raw.get("paused", False)
     if not isinstance(paused, bool):
         raise SettingsError(path, "paused", "must be true or false")
@@ -64,14 +66,17 @@ def load_settings(data_folder: Path) -> CollectorSettings:
         raise SettingsError(path, "exclusions", "must be an object")
     for kind, values in exclusions.items():
         if kind not in EXCLUSION_KINDS:
-            raise SettingsError(path, f"exclusions.{kind}", f"unknown list; one of {', '.join(EXCLUSION_KINDS)}")
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise SettingsError(path, f"exclusions.{setting_name(kind)}",
+                                f"unknown list; one of {', '.join(EXCLUSION_KINDS)}")
+        if not isinstance(values, list) or not all(isinstance(v, str) and is_text(v) for v in values):
             raise SettingsError(path, f"exclusions.{kind}", "must be a list of strings")
     collectors = raw.get("collectors", {})
     if not isinstance(collectors, dict):
         raise SettingsError(path, "collectors", "must be an object")
     enabled = {}
     for name, entry in collectors.items():
+        if not _PLAIN.match(name):
+            raise SettingsError(path, f"collectors.{setting_name(name)}", "is not a collector name")
         if not isinstance(entry, dict):
             raise SettingsError(path, f"collectors.{name}", "must be an object")
         if not isinstance(entry.get("enabled", False), bool):
@@ -98,6 +103,25 @@ def save_settings(data_folder: Path, settings: CollectorSettings) -> Path:
     return path
 
 
+_PLAIN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+def setting_name(key: str) -> str:
+    """A key as an error names it: as written when it reads as a name, else its escaped repr ("" → '')."""
+    return key if _PLAIN.match(key) else repr(key)[:40]
+
+
+def is_text(value: str) -> bool:
+    """Valid Unicode without NUL: JSON's "\\ud800" escape decodes to a lone surrogate no file can hold."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def write_private(path: Path, text: str) -> None:
     import os
 
@@ -120,6 +144,7 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
     for key, value in values.items():
         where = f"collectors.{collector.name}.settings.{key}"
         if key not in schema:
+            where = f"collectors.{collector.name}.settings.{setting_name(key)}"
             raise SettingsError(path, where, f"unknown setting; {collector.name} takes {', '.join(schema) or 'none'}")
         kind = schema[key].get("type") if isinstance(schema[key], dict) else None
         expected = _TYPES.get(kind)
@@ -127,6 +152,12 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
             continue
         if isinstance(value, bool) and kind in ("number", "integer") or not isinstance(value, expected):
             raise SettingsError(path, where, f"must be {'an' if kind[0] in 'aeio' else 'a'} {kind}")
+        if kind in ("number", "integer") and not math.isfinite(value):
+            raise SettingsError(path, where, "must be a finite number")   # JSON's NaN, Infinity, 1e999
+        if kind == "string" and not is_text(value):
+            raise SettingsError(path, where, "must be text without NUL characters or lone surrogates")
         items = schema[key].get("items", {}).get("type") if kind == "array" else None
         if items in _TYPES and not all(isinstance(v, _TYPES[items]) for v in value):
             raise SettingsError(path, where, f"must be a list of {items}s")
+        if items == "string" and not all(is_text(v) for v in value):
+            raise SettingsError(path, where, "must be a list of text without NUL characters or lone surrogates")

@@ -45,6 +45,7 @@ _RECALLED = re.compile(re.escape(RECALL_OPEN) + r".*?(?:" + re.escape(RECALL_CLO
 
 PayloadKind = Literal["chat", "runtime", "sensor"]
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 _SOURCE_TYPE = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
@@ -211,7 +212,10 @@ def _check_keys(obj: Mapping, allowed: frozenset, prefix: str) -> None:
         if not isinstance(key, str):
             _fail(prefix.rstrip(".") or "payload", f"keys must be strings, got {_preview(key)}")
         if key not in allowed:
-            _fail(prefix + key, f"unknown field (allowed: {', '.join(sorted(allowed))})")
+            # The field is named as sent only when it reads as a name: "" or a key holding control
+            # characters, lone surrogates or a secret is shown as its short, escaped, redacted repr.
+            name = key if _PLAIN_KEY.match(key) and redact_text(key) == key else _preview(key, 40)
+            _fail(prefix + name, f"unknown field (allowed: {', '.join(sorted(allowed))})")
 
 
 def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = MAX_ID_CHARS,

@@ -17,14 +17,12 @@ from . import extraction, l2, l3, l4
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
-from .errors import MemoryUnavailable
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import jobs as l2_jobs
 from .l3 import insights as l3_insights
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .memory_agents import AgentsMixin
-from .memory_backup import BackupMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
 from .memory_review import ReviewMixin
@@ -42,12 +40,16 @@ from .store.vectors import current_model, embed_edges, embed_entities, embed_sum
 log = logging.getLogger(__name__)
 
 
+class MemoryUnavailable(RuntimeError):
+    """The database cannot be opened (permissions, corruption, a newer schema…)."""
+
+
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
-PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
+PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights")
 _UNKNOWN_SOURCE = "(invalid source)"
 
 
-class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
+class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
@@ -340,17 +342,14 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
         """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
         episodes, entity merges, orphans) and the end of idle sessions (``maintenance``), the L3 windows
         closed by ``now`` (``l3:hour``, ``l3:day``, ``l3:week``, ``l3:month``) and the rule-made insights
-        (``l3:insights``), and the daily backup (``backup``, by the real clock). ``jobs`` picks some (the app's
-        scheduler runs each on its own schedule); None runs them all, which is how a test or a benchmark
-        replays a month with successive ``now``."""
+        (``l3:insights``). ``jobs`` picks some (the app's scheduler runs each on its own schedule); None
+        runs them all, which is how a test or a benchmark replays a month with successive ``now``."""
         chosen = set(PERIODIC_JOBS if jobs is None else jobs)
         unknown = chosen - set(PERIODIC_JOBS)
         if unknown:
             raise ValueError(f"unknown periodic job(s) {', '.join(sorted(unknown))}; jobs are "
                              f"{', '.join(PERIODIC_JOBS)}")
         report: dict[str, Any] = {}
-        if "backup" in chosen:
-            report["backup"] = self.backup_if_due()
         with self._process_lock:
             try:
                 if "maintenance" in chosen:
@@ -496,8 +495,6 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
                 "failed": grouped("SELECT state, count(*) FROM extraction_retries GROUP BY 1"),
             },
             "collectors": self.collector_statuses(),
-            "storage": self.storage_status(),
-            "llm": self.llm.health() if hasattr(self.llm, "health") else {"name": self.llm.name},
             "working_memory_sessions": len(self._l0),
         }
 
@@ -530,7 +527,9 @@ def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:
         source = raw.get("source_type") if isinstance(raw, Mapping) else None
         if not is_valid_source_type(source):
             source = _UNKNOWN_SOURCE
-        count_ingest(conn, source, rejected=1, rejection=redact_text(str(error))[:500])
+        # Escaped: a message quoting a bad value must still be storable (a lone surrogate is not UTF-8).
+        message = redact_text(str(error))[:500].encode("utf-8", "backslashreplace").decode("utf-8")
+        count_ingest(conn, source, rejected=1, rejection=message)
 
 
 def _prepare_vector_index(conn, embedder: Embedder) -> bool:

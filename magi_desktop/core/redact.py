@@ -166,7 +166,7 @@ def _prose(head: str, value: str) -> bool:
 _CHECKS_VALUE = frozenset({"assignment", "cli_flag"})
 
 
-def _replacer(rule: _Rule, counts: Counter | None):
+def _replacer(rule: _Rule, counts: Counter | None, found: list[str] | None):
     def replace(match: re.Match) -> str:
         if rule.keeps_head:
             head, secret = match.group("head"), match.group("secret")
@@ -174,9 +174,11 @@ def _replacer(rule: _Rule, counts: Counter | None):
                 return match.group(0)
             replacement = match.group("head") + MARK
         else:
-            replacement = MARK
+            secret, replacement = match.group(0), MARK
         if counts is not None:
             counts[rule.kind] += 1
+        if found is not None:
+            found.append(secret)
         return replacement
 
     return replace
@@ -202,8 +204,9 @@ def may_need_redaction(text: str) -> bool:
     return _CONTEXT_SCAN.search(text.lower()) is not None or _LONG_TOKEN.search(text) is not None
 
 
-def redact_text(text: str, counts: Counter | None = None) -> str:
-    """Return ``text`` with secrets replaced by ``[REDACTED]``; tally kinds in ``counts``."""
+def redact_text(text: str, counts: Counter | None = None, found: list[str] | None = None) -> str:
+    """Return ``text`` with secrets replaced by ``[REDACTED]``; tally kinds in ``counts``, and append the
+    secrets removed to ``found``."""
     if not text:
         return text
     if not may_need_redaction(text):
@@ -212,10 +215,28 @@ def redact_text(text: str, counts: Counter | None = None) -> str:
     present = {t for t in _TRIGGERS if t in lowered}
     for rule in RULES:
         if not present.isdisjoint(rule.any_of) and all(s in lowered for s in rule.all_of):
-            redacted = rule.regex.sub(_replacer(rule, counts), text)
+            redacted = rule.regex.sub(_replacer(rule, counts, found), text)
             if redacted is not text and redacted != text:
                 text = redacted
                 lowered = text.lower()
+    return text
+
+
+# A secret found in context ("my password is hunter22") is also removed where it stands alone ("hunter22")
+# in text derived from it; shorter ones would blank ordinary words and numbers.
+MIN_SCRUB_CHARS = 4
+
+
+def redact_with(text: str, context: str) -> str:
+    """``text`` redacted, and without the secrets redaction finds in ``context`` (the message it was taken
+    from): a quote or a summary of "my password is hunter22" may hold "hunter22" without the words that
+    mark it as a secret."""
+    found: list[str] = []
+    redact_text(context, found=found)
+    text = redact_text(text)
+    for secret in sorted({s.strip("\"'") for s in found}, key=len, reverse=True):
+        if len(secret) >= MIN_SCRUB_CHARS:
+            text = text.replace(secret, MARK)
     return text
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .contracts import strip_recalled
+from .redact import redact_with
 from .store.connection import Connection
 from .text import has_cjk
 from .utterance import HYPOTHETICAL, QUESTION, text_kind
@@ -111,8 +112,12 @@ def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]]) -> Mappi
 def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]], *,
              category: str | None = None, replaces: int | None = None, project: str | None = None,
              session_id: str | None = None, now: float | None = None) -> int:
-    """Check the gate and store the fact (in the caller's write transaction); returns its id."""
+    """Check the gate and store the fact (in the caller's write transaction); returns its id.
+
+    The content and the quote are stored redacted (DESIGN §14), also of the secrets the quoted message
+    holds: "hunter22" quoted from "my password is hunter22" is not kept either."""
     now = time.time() if now is None else now
+    _check_arguments(quote, content, turn_messages, category, replaces, project, session_id)
     content = normalise(content)
     if not content:
         raise RememberRejected("empty_content", "say what should be remembered")
@@ -131,15 +136,49 @@ def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence
     generation = conn.execute("SELECT generation FROM chat_sessions WHERE session_id = ?",
                               (session_id,)).fetchone() if session_id else None
     pointer = stored_message(conn, str(message["id"]))
+    said = str(message.get("text", ""))
     fact_id = conn.execute(
         "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
         "session_id, generation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?, ?)",
-        (content, normalise(quote), scope, category, project, pointer, session_id,
-         generation[0] if generation else None, now, now)).lastrowid
+        (redact_with(content, said), redact_with(normalise(quote), said), scope, category, project, pointer,
+         session_id, generation[0] if generation else None, now, now)).lastrowid
     if replaces is not None:
         conn.execute("UPDATE memory_facts SET status = 'superseded', superseded_by = ?, updated_at = ? "
                      "WHERE fact_id = ?", (fact_id, now, replaces))
     return fact_id
+
+
+def _check_arguments(quote, content, turn_messages, category, replaces, project, session_id) -> None:
+    """Arguments of the wrong type are refused with a reason, like a failed gate (agents send JSON)."""
+    for name, value, optional in (("quote", quote, False), ("content", content, False), ("category", category, True),
+                                  ("project", project, True), ("session_id", session_id, True)):
+        if value is None and optional:
+            continue
+        if not isinstance(value, str):
+            raise RememberRejected(f"invalid_{name}", f"{name} must be text, not {type(value).__name__}")
+        if "\x00" in value or not _encodable(value):
+            raise RememberRejected(f"invalid_{name}", f"{name} holds a NUL character or a lone surrogate")
+    if replaces is not None and (isinstance(replaces, bool) or not isinstance(replaces, int)):
+        raise RememberRejected("invalid_replaces", "replaces is the id (a whole number) of the fact this replaces")
+    if not isinstance(turn_messages, (list, tuple)) or not all(
+            isinstance(m, Mapping) and _plain(m.get("text", "")) and _plain(m.get("id", "")) for m in turn_messages):
+        raise RememberRejected("invalid_turn_messages", "turn_messages is a list of {id, role, text, provenance} "
+                                                        "objects (id and text strings)")
+
+
+def _plain(value: Any) -> bool:
+    """A message's id or text: text without NUL or lone surrogates (a number or null id is allowed)."""
+    if value is None or isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, str) and "\x00" not in value and _encodable(value)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def stored_message(conn: Connection, message_id: str) -> str:

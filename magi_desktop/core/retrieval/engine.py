@@ -53,6 +53,12 @@ L4_LEAD = 3                  # tool experience leads "how did we handle this" (s
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
 
 
+def _meaningful(vector: np.ndarray) -> np.ndarray | None:
+    """The question's vector, or None when it has no direction (a question of only punctuation embeds to
+    zeros with the hashing embedder): no cosine distance to it exists, so the vector paths sit out."""
+    return vector if np.all(np.isfinite(vector)) and np.any(vector) else None
+
+
 @dataclass
 class _Candidate:
     rowid: int
@@ -199,7 +205,7 @@ class Retriever:
         def vector_path(conn, ctx_):
             if not self.vectors_ready():
                 return []
-            ctx_.query_vector = self.embedder.embed([ctx_.text])[0]
+            ctx_.query_vector = _meaningful(self.embedder.embed([ctx_.text])[0])
             return paths.vector(conn, ctx_)
 
         first = [_POOL.submit(timed, name, fn) for name, fn in (
@@ -236,7 +242,7 @@ class Retriever:
                                         scopes=ctx.scopes, now=ctx.now, fetch_k=10)
         rankings = {"bm25": paths.bm25(self.db.reader(), anchor_ctx)}
         if self.vectors_ready():
-            anchor_ctx.query_vector = self.embedder.embed([anchor_ctx.text])[0]
+            anchor_ctx.query_vector = _meaningful(self.embedder.embed([anchor_ctx.text])[0])
             rankings["vector"] = paths.vector(self.db.reader(), anchor_ctx)
         fused = weighted_rrf(rankings, {"bm25": 1.0, "vector": 1.0})
         trace["anchor"] = {"phrase": temporal.anchor.phrase, "direction": temporal.anchor.direction, "event_id": None}

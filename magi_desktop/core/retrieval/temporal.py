@@ -70,7 +70,9 @@ _ANY_MONTH = "|".join(sorted(_ALL_MONTHS, key=len, reverse=True))
 _FULL_MONTH = "|".join(_FULL_MONTHS)
 _WEEKDAY_NAMES = "|".join(_WEEKDAYS)
 _COUNT = r"(\d+|a couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
-_ZH_NUMBER = r"(\d+|[零一二两三四五六七八九十百]+|几)"
+# Bounded, and digits only from the start of a run: "\d+" tried at every digit of a long run of digits is
+# quadratic (a 20,000-digit question took 25 s); a count of more than nine digits is no time anyway.
+_ZH_NUMBER = r"((?<!\d)\d{1,9}|[零一二两三四五六七八九十百]{1,12}|几)"
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 
 _EN_BOUNDARY = re.compile(
@@ -286,7 +288,7 @@ def _chinese_window(text: str, cal: _Calendar) -> Window | None:
         return cal.year(today.year - 1, "去年")
     if "今年" in text:
         return cal.year(today.year, "今年")
-    m = re.search(r"(?:(\d{4})\s*年)?\s*(\d{1,2}|十[一二]?|[一二三四五六七八九十])\s*月"
+    m = re.search(r"(?:(\d{4})\s*年\s*)?(\d{1,2}|十[一二]?|[一二三四五六七八九十])\s*月"
                   r"(?:\s*(\d{1,2})\s*[日号])?", text)
     if m:
         month = chinese_number(m.group(2))
@@ -305,7 +307,10 @@ def _chinese_window(text: str, cal: _Calendar) -> Window | None:
 
 
 def _window_of(text: str, cal: _Calendar) -> Window | None:
-    return _english_window(text, cal) or _chinese_window(text, cal)
+    try:
+        return _english_window(text, cal) or _chinese_window(text, cal)
+    except (OverflowError, ValueError):
+        return None     # "1234567890 天前", "the last 99999999999 days": no calendar holds that time
 
 
 def _boundary(text: str, cal: _Calendar) -> tuple[Window | None, Anchor | None]:
