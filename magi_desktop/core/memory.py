@@ -17,12 +17,14 @@ from . import extraction, l2, l3, l4
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
+from .errors import MemoryUnavailable
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import jobs as l2_jobs
 from .l3 import insights as l3_insights
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .memory_agents import AgentsMixin
+from .memory_backup import BackupMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
 from .memory_review import ReviewMixin
@@ -40,16 +42,12 @@ from .store.vectors import current_model, embed_edges, embed_entities, embed_sum
 log = logging.getLogger(__name__)
 
 
-class MemoryUnavailable(RuntimeError):
-    """The database cannot be opened (permissions, corruption, a newer schema…)."""
-
-
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
-PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights")
+PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
 _UNKNOWN_SOURCE = "(invalid source)"
 
 
-class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin):
+class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
@@ -342,14 +340,17 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin):
         """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
         episodes, entity merges, orphans) and the end of idle sessions (``maintenance``), the L3 windows
         closed by ``now`` (``l3:hour``, ``l3:day``, ``l3:week``, ``l3:month``) and the rule-made insights
-        (``l3:insights``). ``jobs`` picks some (the app's scheduler runs each on its own schedule); None
-        runs them all, which is how a test or a benchmark replays a month with successive ``now``."""
+        (``l3:insights``), and the daily backup (``backup``, by the real clock). ``jobs`` picks some (the app's
+        scheduler runs each on its own schedule); None runs them all, which is how a test or a benchmark
+        replays a month with successive ``now``."""
         chosen = set(PERIODIC_JOBS if jobs is None else jobs)
         unknown = chosen - set(PERIODIC_JOBS)
         if unknown:
             raise ValueError(f"unknown periodic job(s) {', '.join(sorted(unknown))}; jobs are "
                              f"{', '.join(PERIODIC_JOBS)}")
         report: dict[str, Any] = {}
+        if "backup" in chosen:
+            report["backup"] = self.backup_if_due()
         with self._process_lock:
             try:
                 if "maintenance" in chosen:
@@ -495,6 +496,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin):
                 "failed": grouped("SELECT state, count(*) FROM extraction_retries GROUP BY 1"),
             },
             "collectors": self.collector_statuses(),
+            "storage": self.storage_status(),
+            "llm": self.llm.health() if hasattr(self.llm, "health") else {"name": self.llm.name},
             "working_memory_sessions": len(self._l0),
         }
 
