@@ -85,8 +85,20 @@ def main() -> int:
         ' "collectors": {"git": {"enabled": true, "settings": {"repositories": ["~/src/magi"]}},'
         ' "terminal": {"enabled": true}}}')
     memory = Memory.open(folder, embedder="default")
-    memory.ingest_many(demo_payloads(time.time()))
+    now = time.time()
+    memory.ingest_many(demo_payloads(now))
+    # An agent's conversation: the user accepts its conclusion and states a fact; once the session
+    # ends, the background extraction saves both, each with its evidence.
+    turns = [("user", "Which database should the notes app use?"),
+             ("assistant", "SQLite in WAL mode: one writer, many readers, nothing to run."),
+             ("user", "Sounds good."), ("user", "Remember that my laptop is a ThinkPad X1 Carbon.")]
+    for i, (role, text) in enumerate(turns):
+        memory.ingest({"source_type": "chat", "session_id": "agent-1", "occurred_at": now - 3 * DAY + 30 * i,
+                       "source_item_id": f"a{i}", "chat": {"role": role, "text": text, **(
+                           {"provenance": "human_input"} if role == "user" else {})}})
+    memory.end_session("agent-1")
     memory.process_pending()
+    memory.forget(source_item_ids=["v0-0", "v0-1"])
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     app = DesktopApp(qapp, memory)
 
@@ -116,6 +128,12 @@ def main() -> int:
     save(viewer, "viewer-evidence-trail")
     viewer.tabs.setCurrentWidget(viewer.pages["facts"])
     save(viewer, "viewer-facts")
+    viewer.tabs.setCurrentWidget(viewer.remembered)
+    viewer.remembered.table.selectRow(0)
+    save(viewer, "viewer-remembered")
+    viewer.tabs.setCurrentWidget(viewer.forgotten)
+    viewer.forgotten.table.selectRow(0)
+    save(viewer, "viewer-forgotten")
     viewer.tabs.setCurrentWidget(viewer.timeline)
     save(viewer, "viewer-timeline")
     viewer.tabs.setCurrentWidget(viewer.ask)
@@ -131,6 +149,8 @@ def main() -> int:
     save(dialog, "settings-collectors")
     dialog.tabs.setCurrentIndex(2)
     save(dialog, "settings-llm")
+    dialog.tabs.setCurrentIndex(4)
+    save(dialog, "settings-agents")
     dialog.close()
     app.shutdown()
     return 0

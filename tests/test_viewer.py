@@ -213,7 +213,7 @@ def test_a_remembered_fact_shows_its_quote_and_the_messages_behind_it(qtmodeltes
     assert page.quote.text() == "Quote: “my sister's name is Anna”"
     qtmodeltester.check(page.messages)
     said, accepted = page.messages.records
-    assert said["part"] == "said it" and said["source_item_id"] == "m1"
+    assert said["part"] == "raised it" and said["source_item_id"] == "m1"
     assert page.messages.data(page.messages.index(0, 5)).endswith(SISTER)
     assert accepted["part"] == "accepted it"
     assert page.messages.data(page.messages.index(1, 5)).endswith("Yes, that's right.")

@@ -166,6 +166,8 @@ class RememberedPage(QWidget):
         self.quote.setText(f"Quote: “{fact['quote']}”" if fact["quote"] else "Quote: none kept")
         rows, missing = [], []
         for key, pointer, part in MESSAGE_PARTS:
+            if key == "source_message" and fact.get("evidence_type") == "accepted":
+                part = "raised it"          # the user asked; the agent concluded; the user accepted
             if fact.get(key) is not None:
                 rows.append({**fact[key], "part": part})
             elif fact.get(pointer):
