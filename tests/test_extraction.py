@@ -116,12 +116,14 @@ def test_a_failure_in_segment_two_commits_nothing_and_is_retried(tmp_path, small
         ("facts.extract_segment", None, LLMError("the endpoint went away")),
     ]
     report = memory.process_pending(now=LATER, queues=("facts",))["facts"]
-    assert report["failed"] == 1 and report["runs"] == 0 and "went away" in report["errors"][0]
+    # The endpoint, not the conversation, failed: no attempt is charged, the generation waits.
+    assert report["failed"] == 0 and report["runs"] == 0 and "went away" in report["provider_unavailable"]
     assert state(memory) == {"facts": 0, "extractions": 0, "extracted": 0, "claimed": 0}
     assert memory.pending_by_queue()["facts"] == 0                 # waiting out its backoff
+    assert memory.db.reader().execute("SELECT attempts FROM extraction_retries").fetchall() == [(0,)]
     llm.steps += [("facts.extract_segment", None, {"candidates": [], "episode": "…"}),
                   ("facts.extract_segment", None, good)]
-    assert memory.process_pending(now=LATER + 60, queues=("facts",))["facts"]["facts"] == 1
+    assert memory.process_pending(now=LATER + 120, queues=("facts",))["facts"]["facts"] == 1
     assert llm.finished and state(memory)["extracted"] == 4
 
 

@@ -11,11 +11,14 @@ A session generation is due when it has messages no extraction consumed and it i
    written and the generation is read again, whole, next time).
 
 A failure anywhere before the commit writes nothing: the messages stay pending, the claim is
-released, and the generation is retried with backoff (dead after MAX_ATTEMPTS, as the queues).
+released, and the generation is retried with backoff (dead after MAX_ATTEMPTS, as the queues). When
+the LLM endpoint itself is down (unreachable, 5xx, its breaker open) no attempt is charged: the
+generation waits ``PROVIDER_BACKOFF_SECONDS`` and the run stops (the others would fail the same way).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -24,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import MemoryUnavailable
 from ..l0 import IDLE_SECONDS
-from ..llm import LLMProvider, UnexpectedLLMCall
+from ..llm import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..remember import normalise
 from ..retry import MAX_ATTEMPTS, backoff_delay
 from ..store import Database
@@ -44,6 +48,7 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 600.0
 BATCH = 10                   # session generations per run
+PROVIDER_BACKOFF_SECONDS = 60.0   # the LLM endpoint is down: wait, no attempt is charged (as L2's queue)
 
 
 @dataclass
@@ -54,11 +59,13 @@ class ExtractionReport:
     aborted: dict[str, int] = field(default_factory=dict)   # reason -> generations left for next time
     failed: int = 0
     dead: int = 0
+    provider_unavailable: str | None = None
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"runs": self.runs, "facts": self.facts, "rejected": self.rejected, "aborted": dict(self.aborted),
-                "failed": self.failed, "dead": self.dead, "errors": self.errors[:10]}
+                "failed": self.failed, "dead": self.dead, "provider_unavailable": self.provider_unavailable,
+                "errors": self.errors[:10]}
 
 
 class Aborted(Exception):
@@ -106,6 +113,8 @@ def run(db: Database, llm: LLMProvider, now: float | None = None, limit: int = B
     for session_id, generation in due(db.reader(), now, limit):
         # The clock moves on while the model reads: each claim's lease starts when it is taken.
         extract(db, llm, session_id, generation, now + (time.monotonic() - started), report)
+        if report.provider_unavailable:
+            break
     return report
 
 
@@ -142,18 +151,48 @@ def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, no
     except UnexpectedLLMCall:
         _release(db, claim)
         raise                       # a test's script went wrong: fail there, not in a retry
-    except Exception as exc:  # noqa: BLE001 - any failure: nothing written, retried later
+    except MemoryUnavailable:
+        with contextlib.suppress(MemoryUnavailable):
+            _release(db, claim)     # a full disk: the claim's lease runs out if even this cannot be written
+        raise
+    except LLMError as exc:
+        if isinstance(exc, LLMOutputInvalid):
+            return _charge(db, session_id, generation, claim, exc, now, report)
         _release(db, claim)
-        report.failed += 1
-        report.errors.append(f"{session_id}: {type(exc).__name__}: {exc}")
-        if _failed(db, session_id, generation, f"{type(exc).__name__}: {exc}", now):
-            report.dead += 1
-        log.warning("fact extraction of session %s failed: %s", session_id, exc)
+        error = f"{type(exc).__name__}: {exc}"
+        _postpone(db, session_id, generation, error, now)
+        report.provider_unavailable = error
+        report.errors.append(f"{session_id}: {error}")
+        log.warning("fact extraction paused: the LLM provider failed (%s); retrying in %.0f s", error,
+                    PROVIDER_BACKOFF_SECONDS)
         return None
+    except Exception as exc:  # noqa: BLE001 - any failure: nothing written, retried later
+        return _charge(db, session_id, generation, claim, exc, now, report)
     report.runs += 1
     report.facts += committed
     report.rejected += sum(1 for r in rejected if r["reason"] != "not_accepted")
     return extraction_id
+
+
+def _charge(db: Database, session_id: str, generation: int, claim: str, exc: Exception, now: float,
+            report: ExtractionReport) -> None:
+    """A failed attempt of this generation: release the claim, count it, back off (or dead-letter)."""
+    _release(db, claim)
+    report.failed += 1
+    report.errors.append(f"{session_id}: {type(exc).__name__}: {exc}")
+    if _failed(db, session_id, generation, f"{type(exc).__name__}: {exc}", now):
+        report.dead += 1
+    log.warning("fact extraction of session %s failed: %s", session_id, exc)
+    return None
+
+
+def _postpone(db: Database, session_id: str, generation: int, error: str, now: float) -> None:
+    """Wait for the provider without charging an attempt (a first failure starts at 0 attempts)."""
+    with db.transaction() as conn:
+        conn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, next_attempt_at, state, "
+                     "last_error) VALUES (?, ?, 0, ?, 'pending', ?) ON CONFLICT (session_id, generation) DO UPDATE "
+                     "SET next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error",
+                     (session_id, generation, now + PROVIDER_BACKOFF_SECONDS, error[:500]))
 
 
 def _claim(db: Database, session_id: str, generation: int, claim: str, now: float) -> set[int]:

@@ -100,12 +100,15 @@ def release(db: Database, rowids: list[int]) -> None:
 
 
 def postpone(db: Database, rowids: list[int], error: str, now: float) -> None:
-    """Put claimed jobs back for later without counting an attempt (the provider, not the event, failed)."""
+    """Put claimed jobs back for later without counting an attempt (the provider, not the event, failed);
+    the whole queue waits as long, so the next call does not try the endpoint again with another batch."""
     marks = ", ".join("?" * len(rowids))
+    until = now + PROVIDER_BACKOFF_SECONDS
     with db.transaction() as conn:
         conn.execute(f"UPDATE l2_projection_jobs SET state = 'pending', next_attempt_at = ?, last_error = ? "
-                     f"WHERE event_rowid IN ({marks}) AND state = 'running'",
-                     [now + PROVIDER_BACKOFF_SECONDS, error[:2000], *rowids])
+                     f"WHERE event_rowid IN ({marks}) AND state = 'running'", [until, error[:2000], *rowids])
+        conn.execute("UPDATE l2_projection_jobs SET next_attempt_at = ? WHERE state = 'pending' "
+                     "AND next_attempt_at < ?", (until, until))
 
 
 def revive_dead(db: Database) -> int:

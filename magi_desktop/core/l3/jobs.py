@@ -5,6 +5,11 @@ summary, written once per window and again only if the window's events changed.
 ``window_key`` is unique, so no window is ever summarised twice. The last ``LOOKBACK``
 windows are checked again on each run: events that arrive late (a collector's back-fill)
 regenerate their window's summary.
+
+When the summarizer model fails (its endpoint down, its breaker open, a malformed answer) the
+window keeps the extractive summary, marked ``LLM_PENDING`` in its fingerprint: every later run
+reaches back to the oldest such window and asks the model again, until it answers. The provider's
+breaker paces those retries; nothing half-written is ever stored.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ PEERS = 2
 THEME_MIN_EVENTS = 5          # an entity mentioned this often in a week gets a thematic summary
 THEMES_PER_WEEK = 5
 THEME_LINKS = 60
+LLM_PENDING = "+llm-pending"  # fingerprint suffix: the extractive draft stands in until the model answers
 
 
 def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | None = None,
@@ -54,6 +60,12 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
     job = f"l3:{granularity}"
     row = conn.execute("SELECT done_until FROM periodic_jobs WHERE job = ?", (job,)).fetchone()
     since = row[0] - LOOKBACK * SPAN_SECONDS[granularity] if row else now - BACKFILL_SECONDS[granularity]
+    wants_llm = getattr(llm, "name", "rules") != "rules"
+    if wants_llm and granularity in ("hour", "day"):
+        waiting = conn.execute("SELECT min(window_start) FROM l3_summaries WHERE summary_type = 'temporal' AND "
+                               "granularity = ? AND fingerprint LIKE ?", (granularity, "%" + LLM_PENDING)).fetchone()[0]
+        if waiting is not None:
+            since = min(since, waiting)
     since = max(since, first)
     written, done_until = 0, row[0] if row else 0.0
     for start, end, key, label in closed_windows(granularity, since, now, tz):
@@ -68,6 +80,10 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             previous = _previous(conn, granularity, start)
             draft = extractive(conn, label[0].upper() + label[1:], events, previous[0] if previous else None)
             draft = with_llm(llm, draft, label, events, previous[1] if previous else None)
+            if wants_llm and draft.model == "extractive":
+                mark += LLM_PENDING
+                if _unchanged(conn, key, mark):
+                    continue          # still waiting for the model: the stored draft stands
         else:
             children = _children(conn, start, end)
             if not children:

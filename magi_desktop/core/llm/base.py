@@ -24,6 +24,10 @@ class LLMError(RuntimeError):
         self.retryable = retryable
 
 
+class ProviderUnavailable(LLMError):
+    """The provider refuses calls for a while (its circuit breaker is open): no request was made."""
+
+
 class LLMOutputInvalid(LLMError):
     """The model answered, but not with JSON matching the task's schema."""
 
