@@ -100,14 +100,11 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
                                                            f"; others can list it; fix with: chmod 700 '{folder}'")))
     else:
         checks.append(Check("data folder", "OK", str(folder)))
+    if os.name == "posix":
+        checks += _private_file_checks(folder, db_path)
     if not db_path.exists():
         checks.append(Check("database", "OK", f"{db_path} (not created yet)"))
         return checks
-    if os.name == "posix":
-        for path in sorted(folder.glob(db_path.name + "*")):
-            mode = _mode(path)
-            if mode & 0o077:
-                checks.append(Check("database", "FAIL", f"{path} mode {mode:04o}; fix with: chmod 600 '{path}'"))
     try:
         from .core.store.connection import connect
 
@@ -119,6 +116,30 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
                             f"{db_path}: {events} events, quick_check {result}"))
     except Exception as exc:  # noqa: BLE001
         checks.append(Check("database", "FAIL", f"{db_path} cannot be read: {exc}"))
+    return checks
+
+
+# What Magi writes into the data folder, all readable by the user only (DESIGN §14): the database and its
+# write-ahead log, the settings, and the backups (a folder, 0700, of 0600 files).
+PRIVATE_FILES = ("settings.json", "collectors.json")
+BACKUP_FOLDER = "backups"
+
+
+def _private_file_checks(folder: Path, db_path: Path) -> list[Check]:
+    """A FAIL naming each file others can read (or a backups folder others can list), with the fix."""
+    paths = [*sorted(folder.glob(db_path.name + "*")), *(folder / name for name in PRIVATE_FILES)]
+    backups = folder / BACKUP_FOLDER
+    if backups.is_dir():
+        paths += [backups, *sorted(backups.iterdir())]
+    checks = []
+    for path in paths:
+        if not path.exists() or path.is_symlink():
+            continue
+        mode = _mode(path)
+        if mode & 0o077:
+            kind = "database" if path.name.startswith(db_path.name) else "private files"
+            fix = "chmod 700" if path.is_dir() else "chmod 600"
+            checks.append(Check(kind, "FAIL", f"{path} mode {mode:04o}; others can read it; fix with: {fix} '{path}'"))
     return checks
 
 

@@ -96,7 +96,7 @@ RULES: tuple[_Rule, ...] = (
     _vendor("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}\b", ["hf_"]),
     _vendor("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", ["sg."]),
     _vendor("twilio_key", r"\bSK[0-9a-f]{32}\b", ["sk"]),
-    _vendor("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", [":aa"]),
+    _vendor("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{30,40}\b", [":aa"]),
     _vendor("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", ["_v1_"]),
     _vendor("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ["shpat_", "shpca_", "shppa_", "shpss_"]),
     _vendor("alibaba_key", r"\bLTAI[A-Za-z0-9]{12,20}\b", ["ltai"]),

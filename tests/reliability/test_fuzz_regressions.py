@@ -4,7 +4,7 @@ import json
 from datetime import timezone
 
 import pytest
-from payloads import chat
+from payloads import chat, sensor
 
 from magi_desktop.app_settings import AppSettingsError, load_app_settings
 from magi_desktop.collectors import SettingsError, check_settings, load_plugins, load_settings
@@ -109,3 +109,14 @@ def test_settings_text_must_be_storable_and_odd_keys_are_named(tmp_path):
     with pytest.raises(SettingsError) as caught:
         load_settings(tmp_path)
     assert caught.value.where == "exclusions.paths"
+
+
+def test_a_visit_whose_url_credentials_were_redacted_is_projected(memory):
+    """Found by the privacy suite: "https://alice:[REDACTED]@host/" made urlsplit raise in the L2 rules
+    (brackets read as an IPv6 address), so the whole L2 batch failed and was retried until dead."""
+    memory.ingest(sensor("visit_page", {"url": "https://alice:Wonderl4nd-Kq7@intranet.example.com/dash",
+                                        "title": "Dashboard"}, source="chrome"))
+    memory.process_pending()
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM l2_projection_jobs WHERE last_error IS NOT NULL").fetchone()[0] == 0
+    assert "intranet.example.com" in [b.value for b in memory.beliefs("facts")]

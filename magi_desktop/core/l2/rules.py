@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
+from ..render import hostname
 from ..store.entities import name_key
 from ..utterance import DIRECTIVE, HYPOTHETICAL, QUESTION, sentence_kind
 from . import predicates as P
@@ -224,7 +224,7 @@ def _sensor_claims(event: dict[str, Any]) -> list[dict[str, Any]]:
             if isinstance(value, str) and value.strip():
                 obj = value.strip()
                 if field == "url":
-                    obj = (urlsplit(obj).hostname or obj).removeprefix("www.")
+                    obj = (hostname(obj) or obj).removeprefix("www.")   # also "https://u:[REDACTED]@host/"
                 elif field in ("command", "cmd"):
                     obj = obj.split()[0].rsplit("/", 1)[-1]
                 break

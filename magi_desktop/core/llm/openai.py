@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..redact import MARK, redact_text
 from .base import TIERS, LLMError, LLMOutputInvalid, ProviderUnavailable, Task
 from .schema import SchemaError, validate
 
@@ -239,7 +240,7 @@ class OpenAICompatibleLLM:
                 with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
                     raw = response.read()
             except urllib.error.HTTPError as exc:
-                detail = _error_detail(exc)
+                detail = self._scrub(_error_detail(exc))     # a server may echo the key it refused
                 retryable = exc.code == 429 or exc.code >= 500
                 error = LLMError(f"{url} answered HTTP {exc.code}: {detail}", retryable=retryable)
                 asked = _retry_after(exc, cap=None) if exc.code == 429 else None
@@ -271,6 +272,12 @@ class OpenAICompatibleLLM:
                 delay = self.settings.backoff * 2 ** (attempt - 1)
             log.info("LLM call to %s failed (attempt %d); retrying in %.1f s", url, attempt, delay)
             self._sleep(delay)
+
+    def _scrub(self, text: str) -> str:
+        """Server text without the API key or other secrets: it ends up in errors, logs and the job tables."""
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, MARK)
+        return redact_text(text)
 
 
 def _is_completion(reply: Any) -> bool:
