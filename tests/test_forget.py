@@ -198,3 +198,14 @@ def test_a_fact_is_gone_from_the_index_and_the_answers_once_its_message_is_forgo
 def test_a_turn_of_recalled_memory_alone_keeps_no_copy(memory):
     memory.ingest(chat("<magi-recalled>The user has Crohn's disease.</magi-recalled>", at=T0, item="r1"))
     assert "Crohn" not in str(memory.db.reader().execute("SELECT * FROM runtime_traces").fetchall())
+
+
+def test_forgotten_words_leave_no_bytes_in_the_database_files(memory):
+    memory.ingest(chat("My secret hobby is zebrafinchbreeding on Tuesdays.", at=T0, item="z1"))
+    memory.ingest(chat("I live in Shanghai.", at=T0 + 1, item="z2"))
+    memory.process_pending()
+    memory.run_due(now=T0 + 3 * DAY)
+    memory.forget(source_item_ids=["z1"])
+    files = [p for p in memory.path.parent.iterdir() if p.name.startswith(memory.path.name)]
+    assert files and not any(b"zebrafinch" in p.read_bytes() for p in files)
+    assert memory.query("where do I live?", now=T0 + 3 * DAY).findings            # the rest still answers

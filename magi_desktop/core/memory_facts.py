@@ -17,6 +17,7 @@ from .forget import forget as forget_events
 from .remember import merge as merge_facts
 from .remember import remember as remember_fact
 from .remember import stored_message
+from .store.connection import write_transaction
 from .store.l1 import event_row
 
 FACT_KEYS = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
@@ -94,9 +95,24 @@ class FactsMixin:
         (``forget_receipts``); the automatic backups made before are replaced by a fresh one
         (``backups_replaced``)."""
         with self._process_lock:
-            with self.db.transaction() as conn:
-                receipt = forget_events(conn, event_ids=event_ids, source_item_ids=source_item_ids, entity=entity,
-                                        source=source, start=start, end=end)
+            with self.db.writer() as conn:
+                # Forget is real: deleted rows' bytes are overwritten (secure_delete), the full-text indexes
+                # are rewritten without the forgotten terms (FTS5 only marks deletions until a merge), and
+                # the write-ahead log that held them is checkpointed away.
+                secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
+                conn.execute("PRAGMA secure_delete = ON")
+                try:
+                    with write_transaction(conn) as tx:
+                        receipt = forget_events(tx, event_ids=event_ids, source_item_ids=source_item_ids,
+                                                entity=entity, source=source, start=start, end=end)
+                        if receipt["removed"]:
+                            for (table,) in tx.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                                       "sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'").fetchall():
+                                tx.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+                finally:
+                    conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+                if receipt["removed"]:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._entities.reset()
             for session_id in receipt.pop("sessions"):
                 self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
