@@ -27,6 +27,7 @@ from .fuzzing import (
     mutated,
     nasty_text,
     payloads,
+    valid_shaped,
 )
 
 pytestmark = pytest.mark.fuzz
@@ -168,3 +169,56 @@ def test_chat_text_of_any_unicode_is_stored_intact_or_rejected(fuzz_memory, raw)
         text = raw["chat"]["text"]
         if "redactions" not in event["metadata"] and RECALL_OPEN not in text:
             assert event["content"] == unicodedata.normalize("NFC", text)      # stored exactly as said
+
+
+@pytest.fixture(scope="module")
+def processing_memory(tmp_path_factory):
+    holder = FuzzMemory(tmp_path_factory.mktemp("fuzz-process"), rotate=40)
+    yield holder
+    if holder._memory is not None:
+        assert integrity_ok(holder._memory)
+    holder.close()
+
+
+_FAILURES = {
+    "l2_projection_jobs": "SELECT last_error FROM l2_projection_jobs WHERE last_error IS NOT NULL",
+    "embedding_jobs": "SELECT last_error FROM embedding_jobs WHERE last_error IS NOT NULL",
+    "extraction_retries": "SELECT last_error FROM extraction_retries",
+}
+
+
+# Times within a few weeks: the periodic jobs walk every hour from the last run to ``now``, so decades
+# between two cases would spend the budget walking windows (the app runs them on the real clock).
+_RECENT = st.floats(1_764_000_000.0, 1_764_000_000.0 + 30 * 86_400.0)
+
+
+@st.composite
+def recent_batches(draw):
+    batch = draw(st.lists(valid_shaped, min_size=1, max_size=4))
+    for payload in batch:
+        payload["occurred_at"] = draw(_RECENT)
+    return batch
+
+
+@given(recent_batches())
+def test_what_is_accepted_is_processed_without_a_failure(processing_memory, batch):
+    """The layers after ingest see only what validation let through: every accepted payload goes through
+    embedding, L2 projection, fact extraction and the periodic jobs without a job failing."""
+    count("ingest + process_pending + run_due")
+    memory = processing_memory.memory
+    results = memory.ingest_many(batch, on_error="report")
+    if not any(r.ok for r in results):
+        return
+    latest = 1_764_000_000.0 + 30 * 86_400.0
+    memory.process_pending(now=latest + 60)
+    for raw in batch:
+        if isinstance(raw, dict) and isinstance(raw.get("session_id"), str):
+            try:
+                memory.end_session(raw["session_id"])
+            except UnicodeEncodeError:
+                pass                       # a session id that failed validation was never stored
+    memory.process_pending(now=latest + 120)
+    memory.run_due(now=latest + 2 * 86_400)
+    conn = memory.db.reader()
+    failures = {table: [r[0] for r in conn.execute(sql)] for table, sql in _FAILURES.items()}
+    assert failures == {table: [] for table in _FAILURES}, failures

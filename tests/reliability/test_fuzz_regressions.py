@@ -120,3 +120,28 @@ def test_a_visit_whose_url_credentials_were_redacted_is_projected(memory):
     conn = memory.db.reader()
     assert conn.execute("SELECT count(*) FROM l2_projection_jobs WHERE last_error IS NOT NULL").fetchone()[0] == 0
     assert "intranet.example.com" in [b.value for b in memory.beliefs("facts")]
+
+
+def test_a_name_without_words_does_not_break_entity_resolution(memory):
+    """Found by the processing fuzz test: an entity named "+++" is stored with a zero vector (hashing
+    embedder); its distance to any mention is NULL, and the next L2 batch failed on ``1.0 - None``."""
+    memory.ingest(sensor("use_app", {"app_name": "+++", "duration_sec": 60}, source="app_usage", at=NOW))
+    memory.process_pending()
+    memory.ingest(sensor("run_command", {"command": "--- now"}, source="terminal", at=NOW + 9))
+    memory.process_pending()
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM l2_projection_jobs WHERE last_error IS NOT NULL").fetchone()[0] == 0
+    assert memory.query("---").status in ("ok", "insufficient")
+
+
+@pytest.mark.parametrize("question", ["\U000108e0" * 20_000, " ".join(f"w{i}x" for i in range(3000)),
+                                      "I " + " ".join(f"anna{i}" for i in range(2000))])
+@pytest.mark.parametrize("mode", [None, "current_state", "episode_recall", "summary", "strategy"])
+def test_a_question_of_thousands_of_words_or_one_huge_word_is_answered(memory, question, mode):
+    """Found by the 10,000-case run: the L2 paths OR a LIKE per question word, and SQLite refused
+    thousands of them ("Expression tree is too large") or one 80,000-byte word ("LIKE or GLOB
+    pattern too complex"). The first 64 words of up to 200 characters are searched."""
+    memory.ingest_many([chat("I live in Hangzhou and my sister is Anna"), chat("I just bought an air fryer")])
+    memory.process_pending()
+    pack = memory.query(question, mode=mode, limit=1)
+    assert pack.status in ("ok", "insufficient") and len(pack.to_dict()["trace"]["terms"]) <= 64

@@ -163,7 +163,8 @@ class Resolver:
             vector = np.asarray(self.embed([key])[0], dtype=np.float32)
             near = [rowid for rowid, distance in self.conn.execute(
                 f"SELECT rowid, distance FROM {ENTITY_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
-                (vector.tobytes(), CANDIDATE_POOL)) if 1.0 - distance >= POOL_SIMILARITY and rowid not in pool]
+                (vector.tobytes(), CANDIDATE_POOL))      # no distance to a zero vector (a name without words)
+                if distance is not None and 1.0 - distance >= POOL_SIMILARITY and rowid not in pool]
             if near:
                 marks = ", ".join("?" * len(near))
                 for r in self.conn.execute(

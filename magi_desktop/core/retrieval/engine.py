@@ -50,6 +50,12 @@ L3_FOLLOW_MODES = frozenset({"temporal_compare", "strategy"})  # insights and re
 FACT_LEAD = 2                # saved facts (remember / extraction) added to a pack, at most
 L4_LEAD = 3                  # tool experience leads "how did we handle this" (strategy) packs
 
+# The words of a question searched for. Paths OR a LIKE per word: thousands of distinct words (a pasted
+# document) made SQLite refuse the statement ("Expression tree is too large"), and a 20,000-character
+# "word" the LIKE pattern ("too complex", over 50,000 bytes) — both found by fuzzing.
+MAX_TERMS = 64
+MAX_TERM_CHARS = 200
+
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="magi-recall")
 
 
@@ -104,7 +110,7 @@ class Retriever:
             chosen, rule = "temporal_compare", "anchor"  # "买空气炸锅前…" compares in time
         named = self._known_by(self.entities.find(self.db.reader(), text), now)
         names = {key for _, _, key in named}
-        terms = content_terms(text)
+        terms = [t for t in content_terms(text) if len(t) <= MAX_TERM_CHARS][:MAX_TERMS]
         # Names pick *whose* events, the other words *which*: searching "Caroline" too would
         # rank every short line of hers ("Caroline: Thanks!") above the one that answers.
         name_stems = {stem(word) for key in names for word in key.split()}

@@ -170,7 +170,8 @@ class L2Recall:
             near = self.conn.execute(
                 f"SELECT rowid, distance FROM {EDGE_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
                 (np.asarray(ctx.query_vector, dtype=np.float32).tobytes(), EDGE_KNN)).fetchall()
-            close = {rowid: 1.0 - distance for rowid, distance in near if 1.0 - distance >= EDGE_SIMILARITY}
+            close = {rowid: 1.0 - distance for rowid, distance in near        # None: a zero vector stored
+                     if distance is not None and 1.0 - distance >= EDGE_SIMILARITY}
             if close:
                 marks = ", ".join("?" * len(close))
                 for row in self.conn.execute(
