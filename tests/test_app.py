@@ -116,7 +116,7 @@ def test_each_periodic_job_runs_on_its_own_schedule_on_the_pool(desktop, qtbot):
     from magi_desktop.ui.scheduler import PERIODIC_SECONDS
 
     desktop.start()
-    qtbot.waitUntil(lambda: all(desktop.scheduler.runs[job] >= 1 for job in PERIODIC_SECONDS), timeout=20_000)
+    qtbot.waitUntil(lambda: all(desktop.scheduler.runs[job] >= 1 for job in PERIODIC_SECONDS), timeout=90_000)
     jobs = {job.id: job.trigger.interval.total_seconds() for job in desktop.scheduler.scheduler.get_jobs()}
     assert {job: jobs[job] for job in PERIODIC_SECONDS} == PERIODIC_SECONDS
     assert desktop.scheduler.last_error is None

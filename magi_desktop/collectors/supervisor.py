@@ -139,6 +139,9 @@ class Supervisor:
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        # The run thread and the writer both save a collector's status; each takes its snapshot under
+        # this lock, so the last save is also the newest (not an older snapshot that waited longer).
+        self._persist_lock = threading.Lock()
         self._runs: dict[str, tuple[threading.Thread, threading.Event, float]] = {}
         self._newest: dict[str, float] = {}
         self._unsafe: set[str] = set()   # collectors with a failed write in the current run
@@ -331,7 +334,8 @@ class Supervisor:
 
     def _persist(self, name: str) -> None:
         try:
-            self.memory.save_collector_status(name, self.status[name].to_dict())
+            with self._persist_lock:
+                self.memory.save_collector_status(name, self.status[name].to_dict())
         except Exception:  # noqa: BLE001 - the database is unavailable; the counters stay in memory
             log.warning("could not save the status of collector %s", name)
 
