@@ -1,0 +1,478 @@
+"""Load (issue 10, part C): a million L1 events under collectors and concurrent queries. Prints one JSON line.
+
+The workload mix (``workload.py``: chat, browser, music, terminal, Git, app usage, calendar, ~12%
+Chinese) is streamed into one memory in batches of ``--batch`` through ``Memory.ingest_many``, and
+each batch is embedded (``process_pending(queues=("embedding",))``, the hashing embedder) before the
+next, so every event is in FTS5 and in the vector index when the next batch starts. Meanwhile:
+
+* the six first-party collectors run under a ``Supervisor`` (ticked every ``--tick`` seconds, the
+  terminal history watched) on small local sources made here — a shell history, a play log, a
+  Chromium history file, a Git repository, an .ics file — which a thread keeps appending to;
+* another thread asks a fixed set of questions in all nine modes and the rule-chosen one, as of the
+  newest ingested event, pausing ``--query-pause`` seconds between questions.
+
+At each checkpoint (10k, 100k, 1M by default, in one run, so the curve is comparable) ingest stops:
+the embedding queue is already empty; the WAL is checkpointed (TRUNCATE) and the files measured;
+the questions are asked again at rest (no ingest, no query thread); RSS and the collectors' counts
+are read. Then ingest goes on.
+
+Reported per checkpoint: ingest rate over the last segment (with embedding, and ``ingest_many``
+alone), query p50/p95 during ingest and at rest, bytes per event (database + WAL after the
+checkpoint), RSS, the collectors' stored/errors counts, the L2 queue waiting. After the run: the L2
+projection (rules) of a sample of the big database's pending events, and of a fresh ``--l2-sample``
+memory; the MiniLM embedding throughput on ``--minilm-sample`` stored texts and what embedding all
+the stored chunks would take with it. L2 is NOT projected for the million events.
+
+    .venv/bin/python benchmarks/load.py --quick          # 20k events, a minute or two
+    .venv/bin/python benchmarks/load.py                  # 1M events; prints the DB path and size as it goes
+
+The database goes to a temporary folder removed at the end unless ``--keep`` or ``--data-dir``. The run
+stops at a checkpoint (and says so) if the next segment would not fit in ``--time-budget`` seconds at
+the last rate, or on the disk at the last size per event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from query_latency import raw_calls  # noqa: E402
+from workload import payloads  # noqa: E402
+
+from magi_desktop.collectors import build_supervisor  # noqa: E402
+from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core.text import fts_document  # noqa: E402
+
+# Every mode once, and the rule-chosen mode (None) for the rest.
+QUERIES: list[tuple[str, str | None]] = [
+    ("What did I buy for the kitchen?", None), ("Where do I live now?", "current_state"),
+    ("What music did I listen to last week?", "event_stream"), ("Which pages about Python did I read?", None),
+    ("What did you recommend for dinner?", "episode_recall"), ("What happened recently?", None),
+    ("Summarise my week", "activity_summary"), ("What was I busy with last month?", "summary"),
+    ("How did we fix the failing build last time?", "strategy"), ("我最近在学什么？", None),
+    ("What did I commit to the magi repo?", "exact_fact"), ("Which app did I use the most?", None),
+    ("When is the team sync compared to last month?", "temporal_compare"),
+    ("What did I say about running in our other chats?", "cross_session"),
+    ("What is my sister's birthday?", None),
+]
+FREE_DISK_MARGIN = 1.3    # stop unless the projected database fits this many times in the free space
+
+
+def percentiles(seconds: list[float]) -> dict:
+    if not seconds:
+        return {"count": 0}
+    ordered = sorted(seconds)
+    return {"count": len(ordered), "p50_ms": round(statistics.median(ordered) * 1000, 1),
+            "p95_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1000, 1),
+            "max_ms": round(ordered[-1] * 1000, 1)}
+
+
+class Sources:
+    """Small local sources for the collectors, and a thread that keeps adding to them."""
+
+    def __init__(self, folder: Path):
+        import git
+
+        folder.mkdir(parents=True)
+        self.folder = folder
+        self.repo = git.Repo.init(folder / "repo", initial_branch="main")
+        self.author = git.Actor("Ana", "ana@example.com")
+        self._commit("Initial import")
+        now = time.time()
+        (folder / "zsh_history").write_text(f": {int(now) - 60}:0;make test\n: {int(now) - 30}:0;git push\n")
+        (folder / "cal.ics").write_text("BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//bench//EN\nBEGIN:VEVENT\n"
+                                        "UID:w@x\nDTSTART:20261201T090000Z\nDTEND:20261201T091500Z\n"
+                                        "RRULE:FREQ=WEEKLY\nSUMMARY:Standup\nEND:VEVENT\nEND:VCALENDAR\n")
+        (folder / "plays.jsonl").write_text("")
+        self._play()
+        conn = sqlite3.connect(folder / "History")
+        conn.executescript("CREATE TABLE urls(id INTEGER PRIMARY KEY, url TEXT, title TEXT, visit_count INTEGER, "
+                           "typed_count INTEGER, last_visit_time INTEGER, hidden INTEGER);"
+                           "CREATE TABLE visits(id INTEGER PRIMARY KEY, url INTEGER, visit_time INTEGER, "
+                           "from_visit INTEGER, transition INTEGER, segment_id INTEGER, visit_duration INTEGER);")
+        conn.close()
+        self._visit()
+        self.appended = {"commands": 2, "plays": 1, "visits": 1, "commits": 1}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._grow, name="load-sources", daemon=True)
+
+    def settings(self) -> dict:
+        f = self.folder
+        return {"git": {"enabled": True, "settings": {"repositories": [str(f / "repo")]}},
+                "terminal": {"enabled": True, "settings": {"files": [str(f / "zsh_history")]}},
+                "calendar": {"enabled": True, "settings": {"paths": [str(f / "cal.ics")]}},
+                "music": {"enabled": True, "settings": {"play_log": str(f / "plays.jsonl"), "players": False}},
+                "browser": {"enabled": True, "settings": {"profiles": [str(f / "History")]}},
+                "app_usage": {"enabled": True}}
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+
+    def _grow(self) -> None:
+        """A command every 2 s, a play every 5 s, a page visit every 10 s, a commit every 60 s."""
+        for second in itertools.count(1):
+            if self._stop.wait(1.0):
+                return
+            if second % 2 == 0:
+                with open(self.folder / "zsh_history", "a") as f:
+                    f.write(f": {int(time.time())}:0;pytest -q tests/test_{second % 40}.py\n")
+                self.appended["commands"] += 1
+            if second % 5 == 0:
+                self._play()
+                self.appended["plays"] += 1
+            if second % 10 == 0:
+                self._visit()
+                self.appended["visits"] += 1
+            if second % 60 == 0:
+                self._commit(f"Fix flaky test {second // 60}")
+                self.appended["commits"] += 1
+
+    def _commit(self, message: str) -> None:
+        path = self.folder / "repo" / "notes.txt"
+        with open(path, "a") as f:
+            f.write(message + "\n")
+        self.repo.index.add([str(path)])
+        self.repo.index.commit(message, author=self.author, committer=self.author)
+
+    def _play(self) -> None:
+        with open(self.folder / "plays.jsonl", "a") as f:
+            f.write(json.dumps({"played_at": time.time() - 200, "track": "So What", "artist": "Miles Davis",
+                                "duration_sec": 200}) + "\n")
+
+    def _visit(self) -> None:
+        raw = int((time.time() + 11_644_473_600) * 1e6)   # Chromium time: µs since 1601
+        conn = sqlite3.connect(self.folder / "History")
+        with conn:
+            rowid = conn.execute("INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden) "
+                                 "VALUES (?, 'Example page', 1, 0, ?, 0)",
+                                 (f"https://example.com/p/{raw}", raw)).lastrowid
+            conn.execute("INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration) "
+                         "VALUES (?, ?, 0, 0, 0, 0)", (rowid, raw))
+        conn.close()
+
+
+class QueryLoad(threading.Thread):
+    """Asks QUERIES round and round as of ``now``; records (finished at, seconds) per question."""
+
+    def __init__(self, memory: Memory, pause: float):
+        super().__init__(name="load-queries", daemon=True)
+        self.memory = memory
+        self.pause = pause
+        self.now: float | None = None
+        self.samples: list[tuple[float, float]] = []
+        self.errors: list[str] = []
+        self._running = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._finished = threading.Event()
+
+    def run(self) -> None:
+        for question, mode in itertools.cycle(QUERIES):
+            while not self._running.is_set() or self.now is None:
+                self._idle.set()
+                if self._finished.is_set():
+                    return
+                self._running.wait(0.1)
+            self._idle.clear()
+            if self._finished.is_set():
+                return
+            started = time.perf_counter()
+            try:
+                self.memory.query(question, mode=mode, now=self.now)
+            except Exception as exc:  # noqa: BLE001 - counted and reported, the load goes on
+                self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+            ended = time.perf_counter()
+            self.samples.append((ended, ended - started))
+            self._idle.set()
+            time.sleep(self.pause)
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def hold(self) -> None:
+        """Stop asking and wait for the question in flight."""
+        self._running.clear()
+        self._idle.wait()
+
+    def finish(self) -> None:
+        self._finished.set()
+        self._running.set()
+        if self.is_alive():
+            self.join(600)
+
+    def between(self, start: float, end: float) -> list[float]:
+        return [seconds for ended, seconds in list(self.samples) if start <= ended <= end]
+
+
+def at_rest(memory: Memory, now: float, repeats: int) -> dict:
+    """Every question ``repeats`` times, nothing else running in this process but the collectors; and the
+    raw FTS5 MATCH + vec0 KNN (k=100) each question is built on (``query_latency.raw_calls``), for scale."""
+    vectors = {q: memory.embedder.embed([q])[0] for q, _ in QUERIES}
+    raw = [raw_calls(memory, q, vectors[q], now) for _ in range(repeats) for q, _ in QUERIES]
+    overall, by_mode = [], {}
+    for _ in range(repeats):
+        for question, mode in QUERIES:
+            started = time.perf_counter()
+            memory.query(question, mode=mode, now=now)
+            seconds = time.perf_counter() - started
+            overall.append(seconds)
+            by_mode.setdefault(mode or "rule_chosen", []).append(seconds)
+    return percentiles(overall) | {"p50_ms_by_mode": {m: round(statistics.median(s) * 1000, 1)
+                                                      for m, s in by_mode.items()},
+                                   "raw_fts_knn": percentiles(raw)}
+
+
+def files_bytes(db_path: Path) -> dict[str, int]:
+    sizes = {}
+    for suffix in ("", "-wal", "-shm"):
+        path = Path(str(db_path) + suffix)
+        sizes[suffix or "db"] = path.stat().st_size if path.exists() else 0
+    return sizes
+
+
+def wal_checkpoint(memory: Memory) -> dict:
+    before = files_bytes(memory.path)
+    with memory.db.writer() as conn:
+        busy, log_pages, done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    after = files_bytes(memory.path)
+    return {"db_bytes": after["db"], "wal_bytes_before_checkpoint": before["-wal"], "wal_bytes": after["-wal"],
+            "shm_bytes": after["-shm"], "checkpoint_busy": bool(busy)}
+
+
+def collector_counts(supervisor) -> dict:
+    out = {}
+    for name, status in sorted(supervisor.status.items()):
+        counts = status.counts
+        out[name] = {"runs": status.runs, "stored": counts.get("stored", 0),
+                     "duplicates": counts.get("duplicates", 0), "rejected": counts.get("rejected", 0),
+                     "write_failed": counts.get("write_failed", 0), "failures": status.failures,
+                     "quarantined": status.quarantined, "last_error": status.last_error}
+    return out
+
+
+def rss_mb() -> tuple[float, float]:
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss = psutil.Process().memory_info().rss / 2**20
+    return round(rss, 1), round(max(rss, peak_kib / 1024), 1)
+
+
+def l2_on(memory: Memory, limit: int | None) -> dict:
+    started = time.perf_counter()
+    report = memory.process_pending(limit=limit, queues=("l2",))["l2"]
+    seconds = time.perf_counter() - started
+    rate = report["events"] / seconds if seconds else 0.0
+    return {"events": report["events"], "seconds": round(seconds, 1), "events_per_s": round(rate, 1),
+            "batches": report["batches"], "fast_tracked": report["fast_tracked"], "llm_calls": report["llm_calls"]}
+
+
+def l2_fresh(n: int, folder: Path) -> dict:
+    """The L2 (rules) projection of ``n`` workload events in a memory of their own."""
+    with Memory.open(folder, embedder="hashing") as memory:
+        generated = payloads(n, seed=23)
+        while batch := list(itertools.islice(generated, 2000)):
+            memory.ingest_many(batch)
+        memory.process_pending(queues=("embedding",))
+        result = l2_on(memory, None)
+        stats = memory.stats()["l2"]
+        result["made"] = {k: stats[k] for k in ("entities", "edges", "assertions")}
+    return result
+
+
+def minilm_rate(texts: list[str]) -> dict:
+    from magi_desktop.core.embed import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(idle_seconds=None, batch_size=32)
+    embedder.embed(texts[:32])            # load the weights outside the timing
+    started = time.perf_counter()
+    embedder.embed(texts)
+    seconds = time.perf_counter() - started
+    embedder.release()
+    return {"texts": len(texts), "per_s": round(len(texts) / seconds, 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--max-events", type=int, default=1_000_000)
+    parser.add_argument("--checkpoints", default="10000,100000,1000000")
+    parser.add_argument("--quick", action="store_true", help="20k events, checkpoints 2k/10k/20k, small samples")
+    parser.add_argument("--batch", type=int, default=1000, help="payloads per ingest_many call")
+    parser.add_argument("--query-pause", type=float, default=0.5, help="seconds between questions during ingest")
+    parser.add_argument("--rest-repeats", type=int, default=2, help="rounds of the question set at rest")
+    parser.add_argument("--tick", type=float, default=2.0, help="seconds between supervisor ticks")
+    parser.add_argument("--l2-sample", type=int, default=20_000, help="events of a fresh memory projected by L2")
+    parser.add_argument("--l2-at-scale", type=int, default=5_000,
+                        help="pending events of the big database projected by L2 at the end (0: skip)")
+    parser.add_argument("--minilm-sample", type=int, default=512, help="stored texts embedded with MiniLM")
+    parser.add_argument("--time-budget", type=float, default=2700.0,
+                        help="stop at a checkpoint if the next segment would end past this many seconds")
+    parser.add_argument("--data-dir", help="keep everything here (must not hold a memory yet)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+    if args.quick:
+        args.max_events, args.checkpoints = 20_000, "2000,10000,20000"
+        args.l2_sample, args.l2_at_scale, args.minilm_sample = 2000, 1000, 128
+    checkpoints = sorted({c for c in map(int, args.checkpoints.split(",")) if 0 < c < args.max_events}
+                         | {args.max_events})
+
+    if args.data_dir:
+        folder = Path(args.data_dir).expanduser().resolve()
+        if (folder / "data" / "memory.db").exists():
+            parser.error(f"{folder} already holds a memory; give an empty or new folder")
+        folder.mkdir(parents=True, exist_ok=True)
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="magi-load-"))
+    keep = args.keep or bool(args.data_dir)
+    data = folder / "data"
+    sources = Sources(folder / "sources")
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "collectors.json").write_text(json.dumps({"collectors": sources.settings()}))
+
+    memory = Memory.open(data, embedder="hashing")
+    print(f"load: database {memory.path} ({'kept' if keep else 'removed at the end'})", file=sys.stderr)
+    fts_document("预热")   # jieba's dictionary, loaded as a running app has it
+    supervisor, plugin_errors = build_supervisor(memory, data, env={}, watch=True)
+    ticking = threading.Event()
+
+    def tick() -> None:
+        while not ticking.wait(args.tick):
+            supervisor.tick()
+
+    ticker = threading.Thread(target=tick, name="load-ticker", daemon=True)
+    queries = QueryLoad(memory, args.query_pause)
+    results: list[dict] = []
+    stopped_early = None
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    run_started = time.perf_counter()
+    try:
+        supervisor.tick()
+        sources.start()
+        ticker.start()
+        queries.start()
+        generated = payloads(args.max_events)
+        ingested = 0
+        for number, checkpoint in enumerate(checkpoints):
+            segment_started = time.perf_counter()
+            ingest_s = embed_s = 0.0
+            queries.resume()
+            while ingested < checkpoint:
+                batch = list(itertools.islice(generated, min(args.batch, checkpoint - ingested)))
+                started = time.perf_counter()
+                memory.ingest_many(batch)
+                ingest_s += time.perf_counter() - started
+                queries.now = batch[-1]["occurred_at"] + 60
+                started = time.perf_counter()
+                memory.process_pending(queues=("embedding",))
+                embed_s += time.perf_counter() - started
+                ingested += len(batch)
+                if ingested % 50_000 == 0:
+                    print(f"load: {ingested:,} events, {time.perf_counter() - run_started:.0f} s", file=sys.stderr)
+            segment_s = time.perf_counter() - segment_started
+            during = queries.between(segment_started, time.perf_counter())
+            queries.hold()
+            now = queries.now
+            sizes = wal_checkpoint(memory)
+            reader = memory.db.reader()
+            l1_rows = reader.execute("SELECT count(*) FROM fact_events").fetchone()[0]
+            chunks = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
+            pending = memory.pending_by_queue()
+            rest = at_rest(memory, now, args.rest_repeats)
+            rss, peak = rss_mb()
+            load = round(os.getloadavg()[0], 2)
+            total = sizes["db_bytes"] + sizes["wal_bytes"] + sizes["shm_bytes"]
+            events = checkpoint - (checkpoints[number - 1] if number else 0)
+            results.append({
+                "events": checkpoint, "l1_rows": l1_rows, "vector_chunks": chunks,
+                "segment_events": events, "segment_seconds": round(segment_s, 1),
+                "ingest_per_s": round(events / segment_s, 1),
+                "ingest_many_per_s": round(events / ingest_s, 1), "embedding_seconds": round(embed_s, 1),
+                "query_during_ingest": percentiles(during), "query_at_rest": rest,
+                "bytes_per_event": round(total / checkpoint), **sizes, "rss_mb": rss, "peak_rss_mb": peak,
+                "load_average_1m": load, "pending": pending, "collectors": {
+                    name: {"runs": c["runs"], "stored": c["stored"],
+                           "errors": c["rejected"] + c["write_failed"] + c["failures"] + c["quarantined"]}
+                    for name, c in collector_counts(supervisor).items()},
+            })
+            print(f"load: checkpoint {checkpoint:,}: {events / segment_s:,.0f} events/s, at-rest p95 "
+                  f"{rest.get('p95_ms')} ms, database {total / 2**20:,.1f} MB at {memory.path}, RSS {rss} MB",
+                  file=sys.stderr)
+            if number + 1 < len(checkpoints):
+                following = checkpoints[number + 1] - checkpoint
+                elapsed = time.perf_counter() - run_started
+                projected = elapsed + following / (events / segment_s) * 1.2      # +20%: it slows as it grows
+                free = shutil.disk_usage(folder).free
+                needed = total / checkpoint * following * FREE_DISK_MARGIN
+                print(f"load: next segment of {following:,} events projected to end at {projected:,.0f} s "
+                      f"and to need {needed / 2**30:.1f} GiB ({free / 2**30:.1f} GiB free)", file=sys.stderr)
+                if projected > args.time_budget:
+                    stopped_early = f"the next segment would end at ~{projected:.0f} s > --time-budget"
+                elif needed > free:
+                    stopped_early = f"the next segment would need ~{needed / 2**30:.1f} GiB, {free / 2**30:.1f} free"
+                if stopped_early:
+                    print(f"load: stopping: {stopped_early}", file=sys.stderr)
+                    break
+        run_seconds = time.perf_counter() - run_started
+        queries.finish()
+        ticking.set()
+        ticker.join(10)
+        sources.stop()
+        supervisor.wait_idle(60)
+        supervisor.stop()
+        collectors = collector_counts(supervisor)
+        at_scale = l2_on(memory, args.l2_at_scale) if args.l2_at_scale else None
+        texts = [row[0] for row in memory.db.reader().execute(
+            "SELECT content FROM fact_events ORDER BY id LIMIT ?", (args.minilm_sample,))]
+        final = wal_checkpoint(memory)
+        chunks = results[-1]["vector_chunks"]
+        db_path = str(memory.path)
+    finally:
+        queries.finish()
+        ticking.set()
+        sources.stop()
+        supervisor.stop()
+        memory.close()
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="magi-load-l2-") as tmp:
+        fresh = l2_fresh(args.l2_sample, Path(tmp)) if args.l2_sample else None
+    minilm = minilm_rate(texts)
+    print(json.dumps({
+        "benchmark": "load", "embedder": "hashing-ngram-v1", "l2_projected_during_load": False,
+        "batch": args.batch, "query_pause_s": args.query_pause, "questions": len(QUERIES),
+        "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "events": results[-1]["events"], "stopped_early": stopped_early, "run_seconds": round(run_seconds, 1),
+        "database": db_path if keep else f"{db_path} (removed)",
+        "database_bytes_final": final["db_bytes"] + final["wal_bytes"] + final["shm_bytes"],
+        "checkpoints": results, "collectors_final": collectors, "source_appends": sources.appended,
+        "plugin_errors": plugin_errors, "query_errors": queries.errors[:5], "query_error_count": len(queries.errors),
+        "l2": {"at_scale": at_scale, "fresh": fresh,
+               "hours_for_all_events_at_fresh_rate": round(results[-1]["l1_rows"] / fresh["events_per_s"] / 3600, 2)
+               if fresh and fresh["events_per_s"] else None},
+        "minilm": minilm | {"chunks_stored": chunks,
+                            "hours_to_embed_all_chunks": round(chunks / minilm["per_s"] / 3600, 1)},
+    }, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
