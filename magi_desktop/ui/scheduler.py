@@ -50,7 +50,11 @@ class AppScheduler(QObject):
         self.last_error: str | None = None
         self._again: set[str] = set()
         self._stopping = False
-        self.scheduler = BackgroundScheduler(daemon=True, timezone=timezone.utc)
+        # A run that comes late is run, not skipped: apscheduler's default grace of 1 s dropped the
+        # start-up runs ("next_run_time=now" below) whenever start() came more than a second after this
+        # — a slow start, a busy machine — and the periodic jobs then waited a whole interval.
+        self.scheduler = BackgroundScheduler(daemon=True, timezone=timezone.utc,
+                                             job_defaults={"misfire_grace_time": None, "coalesce": True})
         now = datetime.now(timezone.utc)
         self.scheduler.add_job(self.due.emit, "interval", args=["process"], seconds=idle_poll, id="process",
                                next_run_time=now, coalesce=True, max_instances=1)
