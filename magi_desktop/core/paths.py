@@ -57,3 +57,9 @@ def database_path(location: str | os.PathLike | None = None) -> Path:
     if path.suffix.lower() in _DB_SUFFIXES:
         return path
     return path / DATABASE_NAME
+
+
+def temp_dir(data_dir: str | os.PathLike) -> Path:
+    """Scratch space inside the data folder (collectors' copies of locked source files, for one):
+    under the memory's own folder, so forget can reach it and a start can clean what a crash left."""
+    return Path(data_dir) / "tmp"
