@@ -517,6 +517,40 @@ def _cmd_app(args: argparse.Namespace) -> int:
     return run_app(_data_dir(args))
 
 
+class _ShownStream:
+    """stdout / stderr for a person's terminal: what is printed may quote stored text (a page title, a
+    plugin's error), whose escape sequences, bidi overrides and invisible characters must not act on the
+    terminal, nor its recalled-memory markers on an agent it is pasted to (core/outbound.py). A carriage
+    return that starts a write is ours — a progress line redrawn — and is kept."""
+
+    def __init__(self, stream):
+        from .core.outbound import safe_text
+
+        self._stream, self._safe = stream, safe_text
+
+    def write(self, text: str) -> int:
+        head = "\r" if text.startswith("\r") else ""
+        self._stream.write(head + self._safe(text[len(head):]))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _shown_output(command: str | None) -> Iterator[None]:
+    """Printed output made safe, except where stdout is a protocol (``mcp``) or there is none (the app)."""
+    if command in (None, "app", "mcp"):
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _ShownStream(sys.stdout), _ShownStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--probe-qt"]:          # `magi doctor` runs this in a child process (works frozen too)
@@ -535,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .core import MemoryUnavailable
 
     try:
-        return handlers[args.command](args)
+        with _shown_output(args.command):
+            return handlers[args.command](args)
     except MemoryUnavailable as exc:
         print(f"magi: {exc}\n(run `magi doctor` for a full check)", file=sys.stderr)
         return 2

@@ -24,8 +24,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 from .. import __version__
-from ..core import Memory, PayloadError, RememberRejected
+from ..core import IngestResult, Memory, PayloadError, RememberRejected
 from ..core.contracts import CHAT_PROVENANCES, parse_timestamp
+from ..core.outbound import safe, safe_text
 from ..core.remember import CATEGORIES
 from ..core.retrieval.modes import MODES
 from ..core.store.connection import OperationalError
@@ -39,6 +40,9 @@ SNAPSHOT_URI = "magi://user/snapshot"
 SUMMARIES_URI = "magi://summaries/recent"
 RECENT_SUMMARIES = 5
 MAX_LIMIT = 50
+# A client that lost log_turn's answer calls again: the same message of the same session, with nothing
+# between, this soon after is that retry, not the user saying it twice.
+RETRY_SECONDS = 120.0
 
 QueryMode = Literal[MODES]                       # type: ignore[valid-type]
 Provenance = Literal[CHAT_PROVENANCES]           # type: ignore[valid-type]
@@ -74,13 +78,16 @@ class Refused(Exception):
 
 
 def _result(text: str, data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    """A tool's answer: ``text`` as built (a recalled block is already safe; see output.py), ``data`` made
+    safe here — no string in it can carry a recalled-memory marker or a control character."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=safe(data))
 
 
 def _refusal(refused: Refused) -> CallToolResult:
     data = {"error": refused.code, "message": refused.message, **refused.data}
-    return CallToolResult(content=[TextContent(type="text", text=f"Refused ({refused.code}): {refused.message}")],
-                          structured_content=data, is_error=True)
+    said = safe_text(f"Refused ({refused.code}): {refused.message}")      # it may quote the bad argument
+    return CallToolResult(content=[TextContent(type="text", text=said)], structured_content=safe(data),
+                          is_error=True)
 
 
 def _client_of(ctx: Context | None) -> str | None:
@@ -155,24 +162,39 @@ class MemoryTools:
         return _result(pack_text(pack), pack_data(pack))
 
     def log_turn(self, session_id: str, role: str, text: str, provenance: str | None,
-                 tool_name: str | None) -> CallToolResult:
+                 tool_name: str | None, message_id: str | None = None) -> CallToolResult:
         chat: dict[str, Any] = {"role": role, "text": text}
         if provenance is not None:
             chat["provenance"] = provenance
         if tool_name is not None:
             chat["tool_name"] = tool_name
-        stored = self.memory.ingest({"source_type": "chat", "session_id": session_id, "occurred_at": self.clock(),
-                                     "chat": chat})
+        payload: dict[str, Any] = {"source_type": "chat", "session_id": session_id, "occurred_at": self.clock(),
+                                   "chat": chat}
+        if message_id is not None:
+            payload["source_item_id"] = message_id      # the client's id: a retry with it is stored once
+            repeated = None
+        else:
+            repeated = self.memory.repeated_turn(payload, within=RETRY_SECONDS)
+        if repeated is not None:
+            event = self.memory.get_event(repeated) or {}
+            stored = IngestResult(event_id=repeated, duplicate=True, evidence_class=event.get("evidence_class"))
+        else:
+            stored = self.memory.ingest(payload)
+            event = self.memory.get_event(stored.event_id) or {}
+        if stored.duplicate and event.get("session_id") != session_id:
+            raise Refused("message_id_reused", f"message_id {message_id!r} names a message of another session; "
+                                               "give each message its own id (or none)", field="message_id")
         # The turn holds the message as stored — secrets redacted, recalled memory cut out — so a quote
         # can only be what the memory itself keeps of the user's words.
-        kept = (self.memory.get_event(stored.event_id) or {}).get("content", text)
-        self.turns.add(session_id, {"id": stored.event_id, "role": role, "text": kept, "provenance": provenance})
+        if not (stored.duplicate and any(m["id"] == stored.event_id for m in self.turns.current(session_id) or [])):
+            self.turns.add(session_id, {"id": stored.event_id, "role": role, "text": event.get("content", text),
+                                        "provenance": provenance})
         in_turn = len(self.turns.current(session_id) or [])
         data = {"event_id": stored.event_id, "duplicate": stored.duplicate, "evidence_class": stored.evidence_class,
                 "current_turn_messages": in_turn}
-        said = "already stored" if stored.duplicate else f"stored as {stored.evidence_class}"
-        return _result(f"Turn {stored.event_id} {said}; the current turn of {session_id} holds {in_turn} "
-                       "message(s).", data)
+        said = "already stored (a retry)" if stored.duplicate else f"stored as {stored.evidence_class}"
+        return _result(safe_text(f"Turn {stored.event_id} {said}; the current turn of {session_id} holds {in_turn} "
+                                 "message(s)."), data)
 
     def log_tool_run(self, tool: str, category: str, ok: bool, duration_ms: float | None, input: Any, output: Any,
                      error: str | None, session_id: str | None) -> CallToolResult:
@@ -286,7 +308,7 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
 
     @_tool(server, writing)
     def log_turn(session_id: str, role: Literal["user", "assistant", "tool"], text: str,
-                 provenance: Provenance | None = None, tool_name: str | None = None,
+                 provenance: Provenance | None = None, tool_name: str | None = None, message_id: str | None = None,
                  ctx: Context = None) -> CallToolResult:
         """Store one chat message in the memory: call it for every message of the conversation, in order —
         the user's, your own replies (role assistant) and tool output shown in the chat (role tool).
@@ -297,9 +319,12 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
         - task_result, timer, wake, template: generated text in a user message; quarantined: untrusted input
         - recalled: text this memory gave you (also anything inside <magi-recalled> markers, which is dropped)
         Never mark your own or a tool's text as human_input. The turn's messages since your last reply are
-        what remember() checks quotes against. Returns the stored event's id and evidence class."""
+        what remember() checks quotes against. message_id (optional): your own id for the message, unique
+        across sessions — calling again with it stores nothing new, so a retry is safe; without it, the same
+        message sent again right after (within 2 minutes, nothing between) is taken as a retry too.
+        Returns the stored event's id, its evidence class, and duplicate: true for a retry."""
         return tools.call(_client_of(ctx), "log_turn", lambda: tools.log_turn(session_id, role, text, provenance,
-                                                                               tool_name))
+                                                                               tool_name, message_id))
 
     @_tool(server, writing)
     def log_tool_run(tool: str, category: str, ok: bool, duration_ms: float | None = None, input: Any = None,

@@ -2,8 +2,10 @@
 programs — findings with their ids, times, authors and evidence class, and the hints — never raw rows.
 
 Recalled memory that an agent may paste into a turn comes wrapped in ``<magi-recalled>`` markers
-(:func:`~magi_desktop.core.contracts.recalled_block`): when such text comes back in a logged turn, the
-memory cuts it out before storing, so what it recalled is never learnt again as new testimony.
+(:func:`~magi_desktop.core.recalled.recalled_block`): when such text comes back in a logged turn, the
+memory cuts it out before storing, so what it recalled is never learnt again as new testimony. Every
+text and every string of data here is made safe on the way out (``core/outbound.py``): the stored text
+inside cannot close a block early, and carries no control or invisible characters.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..core.contracts import recalled_block
+from ..core.outbound import neutralise, safe
+from ..core.recalled import recalled_block
 from ..core.retrieval import EvidencePack, Finding
 
 TEXT_CHARS = 600            # a finding's text in the answer (the full event is one memory.get_event away)
@@ -30,6 +33,11 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _block(lines: list[str]) -> str:
+    """The lines as one recalled block: markers inside made inert (by recalled_block), controls shown."""
+    return recalled_block(neutralise("\n".join(lines)))
+
+
 def finding_data(number: int, f: Finding) -> dict[str, Any]:
     data: dict[str, Any] = {"n": number, "id": f.event_id, "layer": f.layer, "at": when(f.occurred_at),
                             "author": f.speaker or f.author, "source": f.source, "evidence_class": f.evidence_class,
@@ -41,9 +49,10 @@ def finding_data(number: int, f: Finding) -> dict[str, Any]:
 
 
 def pack_data(pack: EvidencePack) -> dict[str, Any]:
-    return {"status": pack.status, "query_mode": pack.query_mode, "insufficient_evidence": pack.insufficient_evidence,
-            "findings": [finding_data(i, f) for i, f in enumerate(pack.findings, start=1)],
-            "hints": list(pack.answering_hints)}
+    return safe({"status": pack.status, "query_mode": pack.query_mode,
+                 "insufficient_evidence": pack.insufficient_evidence,
+                 "findings": [finding_data(i, f) for i, f in enumerate(pack.findings, start=1)],
+                 "hints": list(pack.answering_hints)})
 
 
 def pack_text(pack: EvidencePack) -> str:
@@ -65,7 +74,7 @@ def pack_text(pack: EvidencePack) -> str:
     if pack.answering_hints:
         lines.append("Hints:")
         lines.extend(f"- {hint}" for hint in pack.answering_hints)
-    return recalled_block("\n".join(lines))
+    return _block(lines)
 
 
 def working_text(session_id: str, workbench: dict[str, Any] | None) -> str:
@@ -81,7 +90,7 @@ def working_text(session_id: str, workbench: dict[str, Any] | None) -> str:
     for thread in workbench["threads"]:
         topic = _clip(thread["topic"], 120)
         lines.append(f"Thread {thread['thread_id']}: {len(thread['turns'])} turn(s), on \"{topic}\"")
-    return recalled_block("\n".join(lines))
+    return _block(lines)
 
 
 def snapshot_text(snapshot: dict[str, Any]) -> str:
@@ -102,17 +111,17 @@ def snapshot_text(snapshot: dict[str, Any]) -> str:
                      for f in snapshot["facts"])
     if len(lines) == 1:
         lines.append("\nNothing yet: the memory has no beliefs about the user.")
-    return recalled_block("\n".join(lines))
+    return _block(lines)
 
 
 def summaries_text(summaries: list[dict[str, Any]]) -> str:
     if not summaries:
-        return recalled_block("No summaries yet: they are written when an hour, day, week or month with events "
-                              "has closed (the Magi Desktop app or `magi mcp` runs them).")
+        return _block(["No summaries yet: they are written when an hour, day, week or month with events "
+                              "has closed (the Magi Desktop app or `magi mcp` runs them)."])
     lines = ["# Recent summaries"]
     for s in summaries:
         kind = s["granularity"] or s["summary_type"]
         lines.append(f"\n## {s['title']} ({kind}, {when(s['window_start'])} – {when(s['window_end'])}, "
                      f"{s['event_count']} event(s), summary {s['summary_id']})")
         lines.append(_clip(s["content"], 1500))
-    return recalled_block("\n".join(lines))
+    return _block(lines)

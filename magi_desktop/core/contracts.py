@@ -17,6 +17,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
+from .recalled import RECALL_CLOSE, RECALL_OPEN, has_recalled, recalled_block, strip_recalled  # noqa: F401 - re-exported
 from .redact import redact_text
 
 # Limits on what one payload may carry. Generous for real use, small enough
@@ -37,11 +38,6 @@ CHAT_ROLES = ("user", "assistant", "tool")
 CHAT_PROVENANCES = ("human_input", "interjection", "task_result", "timer", "wake", "template", "quarantined",
                     "recalled")
 HUMAN_PROVENANCES = ("human_input", "interjection")
-# Memories recalled into a turn are wrapped in this marker (recalled_block) wherever an agent puts
-# them; the marked text is a copy of what the memory already holds, never new testimony, so it is
-# cut out of chat text before storage and out of the turn before the quote gate.
-RECALL_OPEN, RECALL_CLOSE = "<magi-recalled>", "</magi-recalled>"
-_RECALLED = re.compile(re.escape(RECALL_OPEN) + r".*?(?:" + re.escape(RECALL_CLOSE) + r"|\Z)", re.DOTALL)
 
 PayloadKind = Literal["chat", "runtime", "sensor"]
 
@@ -59,16 +55,6 @@ _CHAT_FIELDS = frozenset({"role", "text", "provenance", "tool_name", "speaker"})
 _ACTIVITY_FIELDS = frozenset({"source_code", "action_code", "object_code"})
 _ACTION_FIELDS = frozenset({"tool", "category", "ok", "duration_ms", "input", "output", "error"})
 _ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
-
-
-def recalled_block(text: str) -> str:
-    """Wrap recalled memory for injection into a turn, so it is never taken as new testimony."""
-    return f"{RECALL_OPEN}{text}{RECALL_CLOSE}"
-
-
-def strip_recalled(text: str) -> str:
-    """The text without recalled-memory blocks (an unclosed block runs to the end)."""
-    return _RECALLED.sub(" ", text).strip() if RECALL_OPEN in text else text
 
 
 def is_valid_source_type(value: Any) -> bool:
@@ -338,7 +324,9 @@ def _validate_chat(raw: Mapping) -> ChatTurn:
     provenance = _str(chat, "provenance", "chat.provenance", required=False)
     if provenance is not None and provenance not in CHAT_PROVENANCES:
         _fail("chat.provenance", f"{_preview(provenance)} is not one of {', '.join(CHAT_PROVENANCES)}")
-    if RECALL_OPEN in text:
+    if has_recalled(text):
+        # Memories recalled into a turn (recalled.py) are a copy of what the memory holds, never new
+        # testimony: they are cut out before storage and before the quote gate.
         stripped = strip_recalled(text)
         # A turn of nothing but recalled memory is kept as a mark, not a second copy of the memory
         # (which forgetting the original would leave behind).

@@ -28,6 +28,7 @@ from .memory_backup import BackupMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
 from .memory_review import ReviewMixin
+from .outbound import safe
 from .paths import database_path
 from .redact import redact_text
 from .render import TemplateRegistry
@@ -388,7 +389,9 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
                                      summary_type=summary_type)
         if session_id is not None:
             pack.working_memory = self.working_memory(session_id)
-        return pack
+        # The pack is what leaves the memory: no stored text in it may carry a control sequence or a
+        # recalled-memory marker to whoever reads it (outbound.py).
+        return safe(pack)
 
     def plugin_cursor(self, name: str) -> Any:
         """Where a collector's next run starts (None before its first stored run)."""
@@ -434,6 +437,24 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""
         return event_row(self.db.reader(), event_id)
+
+    def repeated_turn(self, payload: Mapping[str, Any], within: float) -> str | None:
+        """The event id of the last message of ``payload``'s session if ``payload`` repeats it — same role,
+        provenance, tool and stored text, at most ``within`` seconds later: a client's retry of a call whose
+        answer it lost. None otherwise (an answer or another message came between, or it is too late).
+        Raises :class:`PayloadError` as :meth:`ingest` would."""
+        event, _ = self._normalize(payload, time.time())
+        if event.event_type != "CHAT_MESSAGE" or event.session_id is None:
+            return None
+        row = self.db.reader().execute(
+            "SELECT event_id FROM fact_events WHERE session_id = ? AND event_type = 'CHAT_MESSAGE' "
+            "ORDER BY timestamp DESC, id DESC LIMIT 1", (event.session_id,)).fetchone()
+        last = event_row(self.db.reader(), row[0]) if row else None
+        if last is None or not 0 <= event.timestamp - last["timestamp"] <= within:
+            return None
+        said = ("role", "provenance", "tool_name", "speaker")
+        same = all(last["metadata"]["timeline"].get(key) == event.metadata["timeline"].get(key) for key in said)
+        return last["event_id"] if same and last["content"] == event.content else None
 
     def stats(self) -> dict[str, Any]:
         conn = self.db.reader()

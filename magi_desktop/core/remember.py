@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .contracts import strip_recalled
+from .recalled import strip_recalled
 from .redact import redact_with
 from .store.connection import Connection
 from .text import has_cjk

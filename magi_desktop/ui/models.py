@@ -4,11 +4,13 @@ facts and forget receipts."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..core import safe_text
 from .qt import QAbstractItemView, QAbstractTableModel, QColor, QHeaderView, QModelIndex, Qt, QTableView
 
 STATE_COLOURS = {"current": "#1b7f3b", "history": "#7a7a7a", "denied": "#b3261e"}
@@ -36,6 +38,16 @@ TABLE_LABELS = {
     "l3_summaries": "summaries",
     "summary_event_links": "summary citations",
 }
+
+
+def shown(value: Any) -> str:
+    """Stored text as a window may show it: no control, bidi or invisible characters (core/outbound.py)."""
+    return "" if value is None else safe_text(str(value))
+
+
+def shown_html(value: Any) -> str:
+    """:func:`shown`, escaped for a rich-text label (a label's text, not an attribute: quotes stay as typed)."""
+    return html.escape(shown(value), quote=False)
 
 
 def when(ts: float | None) -> str:
@@ -82,10 +94,9 @@ class RecordTableModel(QAbstractTableModel):
             return None
         record, column = self.records[index.row()], self.columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            value = column.value(record)
-            return "" if value is None else str(value)
+            return shown(column.value(record))
         if role == Qt.ItemDataRole.ToolTipRole and column.tooltip is not None:
-            return column.tooltip(record)
+            return shown(column.tooltip(record))
         if role == Qt.ItemDataRole.TextAlignmentRole and column.align_right:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column.colour is not None:

@@ -9,8 +9,6 @@ go through ``Memory`` on the UI thread and a write runs on the task pool, then t
 
 from __future__ import annotations
 
-import html
-
 from ..core import Memory
 from .models import (
     FACT_COLUMNS,
@@ -23,6 +21,8 @@ from .models import (
     record_table,
     removed_rows,
     scope_text,
+    shown,
+    shown_html,
     when,
 )
 from .qt import (
@@ -59,10 +59,6 @@ def _vertical(*widgets: QWidget, stretch: QWidget | None = None) -> QWidget:
     for widget in widgets:
         layout.addWidget(widget, 1 if widget is stretch else 0)
     return box
-
-
-def _escape(text: str) -> str:
-    return html.escape(text, quote=False)       # a label's text, not an attribute: quotes stay as typed
 
 
 def _label(text: str = "", rich: bool = False) -> QLabel:
@@ -161,9 +157,10 @@ class RememberedPage(QWidget):
         replaced = f", replaced by #{fact['superseded_by']}" if fact["superseded_by"] else ""
         about = " · ".join(x for x in (fact["category"], scope_text(fact), fact["status"] + replaced,
                                        f"saved {when(fact['created_at'])}") if x)
-        self.summary.setText(f"<b>{_escape(fact['content'])}</b><br>"
-                             f"Evidence: <b>{_escape(evidence_label(fact['evidence_type']))}</b> · {_escape(about)}")
-        self.quote.setText(f"Quote: “{fact['quote']}”" if fact["quote"] else "Quote: none kept")
+        evidence = shown_html(evidence_label(fact["evidence_type"]))
+        self.summary.setText(f"<b>{shown_html(fact['content'])}</b><br>"
+                             f"Evidence: <b>{evidence}</b> · {shown_html(about)}")
+        self.quote.setText(shown(f"Quote: “{fact['quote']}”") if fact["quote"] else "Quote: none kept")
         rows, missing = [], []
         for key, pointer, part in MESSAGE_PARTS:
             if key == "source_message" and fact.get("evidence_type") == "accepted":
@@ -174,7 +171,7 @@ class RememberedPage(QWidget):
                 missing.append(f"The message that {part} ({fact[pointer]}) is not among the recorded events.")
         self.messages.set_records(rows)
         self.messages_view.resizeColumnsToContents()
-        self.missing.setText("\n".join(missing) if missing or rows else "No message was kept as proof.")
+        self.missing.setText(shown("\n".join(missing)) if missing or rows else "No message was kept as proof.")
 
     # --------------------------------------------------------------- actions
 
@@ -242,7 +239,7 @@ class ForgottenPage(QWidget):
                                  if self.model.records else "Nothing has been forgotten.")
             self.counts.set_records([])
             return
-        self.summary.setText(f"Forgotten {when(receipt['created_at'])}: {criteria_text(receipt['criteria'])} — "
-                             f"{len(receipt['event_ids'])} event(s).")
+        self.summary.setText(shown(f"Forgotten {when(receipt['created_at'])}: {criteria_text(receipt['criteria'])} — "
+                                   f"{len(receipt['event_ids'])} event(s)."))
         self.counts.set_records(removed_rows(receipt["removed"]))
         self.counts_view.resizeColumnsToContents()

@@ -4,6 +4,7 @@ doing, and the way into the viewer and the settings."""
 from __future__ import annotations
 
 from ..core import Memory
+from .models import shown
 from .qt import (
     QFont,
     QFormLayout,
@@ -135,7 +136,7 @@ class StatusWindow(QMainWindow):
             llm += f": the endpoint keeps failing, paused after {breaker['failures_in_a_row']} failures"
         self.fields["cognition"].setText(f"{l2['assertions']} assertions, {l2['edges']} facts and relationships, "
                                          f"{l2['entities']} entities ({llm})")
-        self.fields["collectors"].setText(self.collectors_text())
+        self.fields["collectors"].setText(shown(self.collectors_text()))   # plugin errors may quote what they read
 
     def show_progress(self, label: str, done: int, total: int | None) -> None:
         self.work_label.setText(label)

@@ -9,11 +9,19 @@ first, until the window closes.
 
 from __future__ import annotations
 
-import html
 from datetime import date
 
 from ..core import Memory
-from .models import BELIEF_COLUMNS, ENTITY_COLUMNS, EVENT_COLUMNS, RecordTableModel, record_table, when
+from .models import (
+    BELIEF_COLUMNS,
+    ENTITY_COLUMNS,
+    EVENT_COLUMNS,
+    RecordTableModel,
+    record_table,
+    shown,
+    shown_html,
+    when,
+)
 from .qt import (
     QAbstractItemView,
     QAction,
@@ -158,8 +166,8 @@ class BeliefPage(QWidget):
             self.events.set_records([])
             return
         self.summary.setText(
-            f"<b>{html.escape(belief.subject)}</b> {html.escape(belief.relation.replace('_', ' ').lower())} "
-            f"<b>{html.escape(belief.value)}</b> — {belief.state} ({html.escape(belief.status)}), "
+            f"<b>{shown_html(belief.subject)}</b> {shown_html(belief.relation.replace('_', ' ').lower())} "
+            f"<b>{shown_html(belief.value)}</b> — {belief.state} ({shown_html(belief.status)}), "
             f"confidence {belief.confidence:.2f}, {belief.observations} observation(s), "
             f"first {when(belief.first_observed_at)}, last {when(belief.last_observed_at)}"
             + (f"; confirmed by you {when(belief.confirmed_at)}" if belief.confirmed_at else ""))
@@ -174,7 +182,7 @@ class BeliefPage(QWidget):
             undone = f", undone {when(review['undone_at'])}" if review["undone_at"] else ""
             lines.append(f"You {review['action']}ed this on {when(review['created_at'])}{undone}"
                          .replace("deleteed", "deleted").replace("correcteded", "corrected"))
-        self.history.setText("\n".join(lines))
+        self.history.setText(shown("\n".join(lines)))
 
     def _set_actions(self, belief) -> None:
         live = belief is not None and belief.state != "denied"
@@ -332,11 +340,11 @@ class AskPage(QWidget):
 
     def _failed(self, message: str) -> None:
         self.ask_button.setEnabled(True)
-        self.result.setHtml(f"<b>Could not answer:</b> {html.escape(message)}")
+        self.result.setHtml(f"<b>Could not answer:</b> {shown_html(message)}")
 
     def show_pack(self, pack) -> None:
         self.ask_button.setEnabled(True)
-        parts = [f"<p><b>{html.escape(pack.summary)}</b></p>"]
+        parts = [f"<p><b>{shown_html(pack.summary)}</b></p>"]
         if pack.insufficient_evidence:
             parts.append("<p style='color:#b3261e'><b>Insufficient evidence:</b> nothing recorded answers this "
                          "question directly.</p>")
@@ -344,10 +352,10 @@ class AskPage(QWidget):
         for finding in pack.findings:
             meta = " · ".join(x for x in (finding.layer, when(finding.occurred_at), finding.source,
                                           finding.evidence_class, finding.status) if x)
-            parts.append(f"<li><span style='color:#555'>{html.escape(meta)}</span><br>{html.escape(finding.text)}</li>")
+            parts.append(f"<li><span style='color:#555'>{shown_html(meta)}</span><br>{shown_html(finding.text)}</li>")
         parts.append("</ol>")
         if pack.answering_hints:
-            parts.append("<p><b>Hints</b></p><ul>" + "".join(f"<li>{html.escape(h)}</li>"
+            parts.append("<p><b>Hints</b></p><ul>" + "".join(f"<li>{shown_html(h)}</li>"
                                                              for h in pack.answering_hints)
                          + "</ul>")
         self.result.setHtml("".join(parts))

@@ -1,0 +1,68 @@
+"""What leaves the memory for a reader — a person's terminal or window, an agent's context.
+
+Stored text is kept as it arrived (a page title is evidence of what the page said), but what is
+shown of it must not act on the reader: an escape sequence that rewrites a terminal, a bidi override
+that reverses a line in a window, invisible tag characters that carry instructions to a model
+("ASCII smuggling"), or a recalled-memory marker that ends a block early (recalled.py). So every
+string on the way out goes through :func:`safe_text`: control characters become visible symbols,
+invisible and direction-changing characters are removed, markers are made inert.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import TypeVar
+
+from .recalled import escape_markers
+
+T = TypeVar("T")
+
+# Shown as a symbol: C0 controls but tab and newline, DEL, C1 controls (CSI U+009B included).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Removed: characters that do not show but change what is shown or read — bidi embeddings, overrides,
+# isolates and marks; zero-width spaces and joiners that are not ZWJ/ZWNJ (which scripts and emoji
+# need); invisible fillers; deprecated format controls; interlinear annotation; tag characters and
+# the supplementary variation selectors (both used to hide text in plain sight).
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u200e\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
+_LINE_BREAK = re.compile("\r\n?|[\u2028\u2029\x85]")
+
+
+def _symbol(match: re.Match) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)          # ␀ … ␟, the Unicode control pictures
+    return "\u2421" if code == 0x7f else "\ufffd"
+
+
+def neutralise(text: str) -> str:
+    """``text`` with line breaks as ``\\n``, controls as visible symbols, invisible characters removed."""
+    if text.isascii() and text.isprintable():
+        return text
+    text = _LINE_BREAK.sub("\n", text)
+    return _INVISIBLE.sub("", _CONTROL.sub(_symbol, text))
+
+
+def safe_text(text: str) -> str:
+    """A stored string as it may be shown: neutralised, and no recalled-memory marker inside."""
+    return escape_markers(neutralise(text))
+
+
+def safe(value: T) -> T:
+    """``value`` with every string in it made safe (dicts, lists, tuples and dataclasses, recursively)."""
+    if isinstance(value, str):
+        return safe_text(value)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {safe(key): safe(item) for key, item in value.items()}  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [safe(item) for item in value]  # type: ignore[return-value]
+    if isinstance(value, tuple):
+        items = [safe(item) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)  # type: ignore[return-value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: safe(getattr(value, f.name))  # type: ignore[arg-type]
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
+
