@@ -4,7 +4,7 @@ Stored text is kept as it arrived (a page title is evidence of what the page sai
 shown of it must not act on the reader: an escape sequence that rewrites a terminal, a bidi override
 that reverses a line in a window, invisible tag characters that carry instructions to a model
 ("ASCII smuggling"), or a recalled-memory marker that ends a block early (recalled.py). So every
-string on the way out goes through :func:`safe_text`: control characters become visible symbols,
+string on the way out goes through :func:`safe_text`: control characters are written out (``\\x1b``),
 invisible and direction-changing characters are removed, markers are made inert.
 """
 
@@ -18,7 +18,7 @@ from .recalled import escape_markers
 
 T = TypeVar("T")
 
-# Shown as a symbol: C0 controls but tab and newline, DEL, C1 controls (CSI U+009B included).
+# Written out: C0 controls but tab and newline, DEL, C1 controls (CSI U+009B included).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Removed: characters that do not show but change what is shown or read — bidi embeddings, overrides,
 # isolates and marks; zero-width spaces and joiners that are not ZWJ/ZWNJ (which scripts and emoji
@@ -31,14 +31,13 @@ _LINE_BREAK = re.compile("\r\n?|[\u2028\u2029\x85]")
 
 
 def _symbol(match: re.Match) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)          # ␀ … ␟, the Unicode control pictures
-    return "\u2421" if code == 0x7f else "\ufffd"
+    # Written out as its escape (``\x1b``): readable in any font and any terminal, unlike the Unicode
+    # control pictures, which many fonts lack.
+    return f"\\x{ord(match.group()):02x}"
 
 
 def neutralise(text: str) -> str:
-    """``text`` with line breaks as ``\\n``, controls as visible symbols, invisible characters removed."""
+    """``text`` with line breaks as ``\\n``, controls written out (``\\x07``), invisible characters removed."""
     if text.isascii() and text.isprintable():
         return text
     text = _LINE_BREAK.sub("\n", text)
