@@ -59,6 +59,8 @@ def _apply(conn: Connection, replay_id: int, action: str, target: dict[str, Any]
         elif action == "delete":
             review_id = review.deny(conn, key, at)
         elif action == "correct":
+            if not conn.execute("SELECT 1 FROM fact_events WHERE id = ?", (detail["event_rowid"],)).fetchone():
+                raise review.ReviewError("the correction's own statement was forgotten")
             review_id = review.correct(conn, key, detail["value"], detail["event_rowid"], at)
         else:
             keep, drop = key
@@ -66,12 +68,17 @@ def _apply(conn: Connection, replay_id: int, action: str, target: dict[str, Any]
     except review.ReviewError as exc:
         conn.execute("ROLLBACK TO replay")
         conn.execute("RELEASE replay")
-        conn.execute("UPDATE review_replays SET state = 'unmatched', outcome = ? WHERE replay_id = ?",
-                     (str(exc)[:200], replay_id))
+        _decided(conn, replay_id, "unmatched", str(exc)[:200], None)
         return
     conn.execute("RELEASE replay")
-    conn.execute("UPDATE review_replays SET state = 'applied', review_id = ? WHERE replay_id = ?",
-                 (review_id, replay_id))
+    _decided(conn, replay_id, "applied", None, review_id)
+
+
+def _decided(conn: Connection, replay_id: int, state: str, outcome: str | None, review_id: int | None) -> None:
+    """Record the outcome; the natural key (names and values, which forget cannot find here) is not kept."""
+    conn.execute("UPDATE review_replays SET state = ?, outcome = ?, review_id = ?, detail_json = '{}', "
+                 "target_json = json_object('kind', json_extract(target_json, '$.kind')) WHERE replay_id = ?",
+                 (state, outcome, review_id, replay_id))
 
 
 def _entity(conn: Connection, natural: list[str]) -> int | None:
