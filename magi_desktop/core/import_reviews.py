@@ -142,7 +142,9 @@ class ReviewLoader:
         not projected (the correction writes its belief, as in the viewer)."""
         for replay_id, at, detail in self.conn.execute(
                 "SELECT replay_id, reviewed_at, detail_json FROM review_replays WHERE state = 'pending'").fetchall():
-            hold = self.conn.execute("SELECT min(id) FROM fact_events WHERE ingested_at > ?", (at,)).fetchone()[0]
+            # The first event recorded after the review; none: the first one stored after this import.
+            hold = self.conn.execute("SELECT coalesce((SELECT min(id) FROM fact_events WHERE ingested_at > ?), "
+                                     "(SELECT coalesce(max(id), 0) + 1 FROM fact_events))", (at,)).fetchone()[0]
             self.conn.execute("UPDATE review_replays SET hold_rowid = ? WHERE replay_id = ?", (hold, replay_id))
             rowid = json.loads(detail).get("event_rowid")
             if rowid is not None:
