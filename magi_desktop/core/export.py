@@ -1,4 +1,4 @@
-"""Export everything in the memory as JSON Lines, and import it into a new memory (issue 8).
+"""Export everything in the memory as JSON Lines, and check such a file before an import (issue 8).
 
 The format (``FORMAT_VERSION`` 1), one JSON object per line:
 
@@ -12,16 +12,13 @@ The format (``FORMAT_VERSION`` 1), one JSON object per line:
 
 Provenance travels with the rows: events keep their ids, sources, items and metadata; derived rows
 keep the links to the events behind them (l2_evidence, summary_event_links, the pointers of facts).
-The tables come from the live schema (:mod:`.export_schema`). Left out, and rebuilt on import: the
-full-text indexes, the vectors and their chunks (every imported event is queued for embedding and
-the model is deterministic; the L2 edge, entity and summary vectors are made again likewise), the
-embedding queue and the schema record. The other queues (L2 projection jobs, snapshot refreshes,
-extraction state, periodic jobs) are exported as they are, so work that was done is not done twice
-and work that was pending is still pending.
+The tables come from the live schema (:mod:`.export_schema`). Left out: the full-text indexes, the
+vectors and their chunks, the embedding queue and the schema record.
 
-An import reads the file twice: first it checks every line (a bad line is named with its number
-and field before anything is written), then it loads the tables in the importing schema's order in
-ONE transaction. It only imports into an empty memory; a file from a newer schema is refused.
+Importing (:mod:`.importer`) reads the file twice: :func:`check_file` checks every line first (a bad
+line is named with its number and field before anything is written), then the import takes the events
+and the user's state from it, re-deriving and re-checking every value, and leaves the derived layers
+to be rebuilt (issue 16).
 """
 
 from __future__ import annotations

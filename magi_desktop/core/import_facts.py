@@ -34,7 +34,7 @@ _COLUMNS = ("fact_id", "content", "quote", "scope", "category", "project", "evid
             "extraction_id", "generation", "proposal_message_id")
 
 
-def _message(conn: Connection, pointer: Any) -> dict[str, Any] | None:
+def message_of(conn: Connection, pointer: Any) -> dict[str, Any] | None:
     """The imported chat message a pointer names (its event id, or the source item id it was sent with)."""
     if text(pointer) is None:
         return None
@@ -51,7 +51,7 @@ def _message(conn: Connection, pointer: Any) -> dict[str, Any] | None:
             "extracted": row[8] is not None}
 
 
-def _generation(conn: Connection, session_id: str, generation: int | None) -> dict[str, Message]:
+def generation_messages(conn: Connection, session_id: str, generation: int | None) -> dict[str, Message]:
     rows = conn.execute(
         "SELECT e.id, e.event_id, e.timestamp, e.content_type, e.content, e.metadata_json, x.extraction_id "
         "FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid WHERE x.session_id = ? AND "
@@ -106,7 +106,7 @@ class FactLoader:
             change("project", None, "a user fact belongs to no project")
         messages = {}
         for pointer in POINTERS:
-            messages[pointer] = _message(self.conn, fact[pointer])
+            messages[pointer] = message_of(self.conn, fact[pointer])
             if fact[pointer] is not None and messages[pointer] is None:
                 change(pointer, None, "names no imported chat message")
         source = messages["source_message_id"]
@@ -156,7 +156,7 @@ class FactLoader:
                      "category": fact["category"], "source_message_id": source["event_id"],
                      **{p: (messages[p] or {}).get("event_id")
                         for p in ("accepting_message_id", "proposal_message_id")}}
-        reason = check(candidate, _generation(self.conn, source["session_id"], source["generation"]))
+        reason = check(candidate, generation_messages(self.conn, source["session_id"], source["generation"]))
         return ("accepted", "") if reason is None else ("unknown", reason)
 
     def finish(self) -> None:

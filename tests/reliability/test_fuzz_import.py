@@ -29,7 +29,7 @@ from magi_desktop.core.export import ImportFailed
 from magi_desktop.core.extraction.validate import check
 from magi_desktop.core.governance import EvidenceClass, Scope
 from magi_desktop.core.import_events import EVENT_DERIVED, TRACE_DERIVED
-from magi_desktop.core.import_facts import _generation, _message
+from magi_desktop.core.import_facts import generation_messages, message_of
 from magi_desktop.core.ingest import rederive
 from magi_desktop.core.remember import RememberRejected, match_quote
 
@@ -207,11 +207,11 @@ def _check_facts(memory):
     ids = {f["fact_id"] for f in facts}
     for fact in facts:
         for pointer in ("source_message_id", "proposal_message_id", "accepting_message_id"):
-            assert fact[pointer] is None or _message(conn, fact[pointer]) is not None, (fact["fact_id"], pointer)
+            assert fact[pointer] is None or message_of(conn, fact[pointer]) is not None, (fact["fact_id"], pointer)
         assert fact["superseded_by"] is None or fact["superseded_by"] in ids
         assert fact["scope"] in ("user", "project") and "/" not in fact["category"]
         if fact["evidence_type"] == "stated":
-            source = _message(conn, fact["source_message_id"])
+            source = message_of(conn, fact["source_message_id"])
             turn = [{"id": source["event_id"], "role": source["role"], "text": source["text"],
                      "provenance": source["provenance"]}]
             try:
@@ -219,12 +219,12 @@ def _check_facts(memory):
             except RememberRejected as exc:          # pragma: no cover - the property's failure
                 raise AssertionError(f"fact {fact['fact_id']} is stated but {exc.reason}") from None
         elif fact["evidence_type"] == "accepted":
-            source = _message(conn, fact["source_message_id"])
+            source = message_of(conn, fact["source_message_id"])
             candidate = {"evidence": "accepted", "content": fact["content"], "project": fact["project"],
                          "category": fact["category"], "source_message_id": source["event_id"],
-                         **{p: (_message(conn, fact[p]) or {}).get("event_id")
+                         **{p: (message_of(conn, fact[p]) or {}).get("event_id")
                             for p in ("accepting_message_id", "proposal_message_id")}}
-            assert check(candidate, _generation(conn, source["session_id"], source["generation"])) is None
+            assert check(candidate, generation_messages(conn, source["session_id"], source["generation"])) is None
         else:
             assert fact["quote"] is None or fact["status"] == "deleted"
 
