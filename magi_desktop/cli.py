@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_dir(load)
     load.add_argument("file", help="the export ('-' for stdin)")
     load.add_argument("--no-embed", action="store_true",
-                      help="leave re-embedding the imported events to the app's background worker")
+                      help="leave re-embedding and rebuilding L2–L4 to the app's background worker")
+    load.add_argument("--json", action="store_true", help="print the import report as JSON")
 
     restore = commands.add_parser("restore", help="replace the memory with an automatic backup (a damaged memory: "
                                                   "the newest sound one); the replaced file is kept aside")
@@ -140,6 +141,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
     from .core import Memory
     from .core.export import ImportFailed
+    from .core.memory import PERIODIC_JOBS
 
     if args.file != "-" and not Path(args.file).is_file():
         print(f"magi import: no such file: {args.file}", file=sys.stderr)
@@ -156,10 +158,13 @@ def _cmd_import(args: argparse.Namespace) -> int:
         except ImportFailed as exc:
             print(f"magi import: {exc}\nnothing was imported", file=sys.stderr)
             return 2
-        print(f"imported {report['events']} events, {sum(report['rows'].values())} rows of {len(report['rows'])} "
-              f"tables (exported from schema v{report['schema_version']})")
+        if args.json:
+            print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            print("\n".join(report.lines()))     # what was taken, rebuilt, changed and dropped (ids, never content)
         if not args.no_embed:
-            _drain_queues(memory)
+            _drain_queues(memory)                  # vectors, L2 (and the reviews waiting on it), L4 strategies
+            memory.run_due(jobs=[job for job in PERIODIC_JOBS if job != "backup"])     # L3, as a fresh memory
     return 0
 
 
@@ -365,7 +370,7 @@ def _drain_queues(memory) -> None:
     while True:
         report = memory.process_pending(limit=256)
         handled = report["embedded"] + report["failed"]
-        if handled == 0:
+        if handled == 0 and not report["l2"]["events"]:
             break
         done += handled
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)

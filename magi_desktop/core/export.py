@@ -1,4 +1,4 @@
-"""Export everything in the memory as JSON Lines, and import it into a new memory (issue 8).
+"""Export everything in the memory as JSON Lines, and check such a file before an import (issue 8).
 
 The format (``FORMAT_VERSION`` 1), one JSON object per line:
 
@@ -12,16 +12,13 @@ The format (``FORMAT_VERSION`` 1), one JSON object per line:
 
 Provenance travels with the rows: events keep their ids, sources, items and metadata; derived rows
 keep the links to the events behind them (l2_evidence, summary_event_links, the pointers of facts).
-The tables come from the live schema (:mod:`.export_schema`). Left out, and rebuilt on import: the
-full-text indexes, the vectors and their chunks (every imported event is queued for embedding and
-the model is deterministic; the L2 edge, entity and summary vectors are made again likewise), the
-embedding queue and the schema record. The other queues (L2 projection jobs, snapshot refreshes,
-extraction state, periodic jobs) are exported as they are, so work that was done is not done twice
-and work that was pending is still pending.
+The tables come from the live schema (:mod:`.export_schema`). Left out: the full-text indexes, the
+vectors and their chunks, the embedding queue and the schema record.
 
-An import reads the file twice: first it checks every line (a bad line is named with its number
-and field before anything is written), then it loads the tables in the importing schema's order in
-ONE transaction. It only imports into an empty memory; a file from a newer schema is refused.
+Importing (:mod:`.importer`) reads the file twice: :func:`check_file` checks every line first (a bad
+line is named with its number and field before anything is written), then the import takes the events
+and the user's state from it, re-deriving and re-checking every value, and leaves the derived layers
+to be rebuilt (issue 16).
 """
 
 from __future__ import annotations
@@ -37,24 +34,10 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 from .export_schema import NOT_EXPORTED, TableSpec, exported_tables, quote_name, schema_version
-from .store.connection import Connection, DatabaseError
+from .store.connection import Connection
 
 FORMAT = "magi-desktop-export"
 FORMAT_VERSION = 1
-
-# What the importing memory writes itself when it opens, so its presence does not make it "not empty".
-_OWN_ROWS = ("memory_meta",)
-
-# Derived rows an import makes again in its transaction (the rest follows triggers or the embedding queue).
-# The event index is written in bulk by store/l1.py, not by a trigger: rebuilt as Memory.reindex does.
-_REBUILD = (
-    "DELETE FROM fact_events_fts",
-    "INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
-    "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), c.context "
-    "FROM fact_events e JOIN fact_events_context c ON c.id = e.id",
-    "UPDATE kg_edges SET embedded = 0",          # edge vectors are not exported: embedded again
-)
-
 
 class ImportFailed(ValueError):
     """The import wrote nothing; ``line`` and ``field`` say where the file is wrong (when it is the file)."""
@@ -131,13 +114,13 @@ class _Segment:
 
 
 @dataclass
-class _Checked:
+class Checked:
     header: dict[str, Any]
     segments: dict[str, _Segment] = field(default_factory=dict)
     last_line: int = 1
 
 
-def _lines(handle: IO[bytes], first_number: int = 1) -> Iterator[tuple[int, int, Any]]:
+def read_lines(handle: IO[bytes], first_number: int = 1) -> Iterator[tuple[int, int, Any]]:
     """(line number, byte offset, parsed JSON) for every non-blank line; ImportFailed on a bad one."""
     number = first_number - 1
     while True:
@@ -233,15 +216,15 @@ def _check_row(obj: Any, line: int, known: dict[str, TableSpec], listed: set[str
     return table
 
 
-def _check(handle: IO[bytes], target_version: int, known: dict[str, TableSpec]) -> _Checked:
-    """Pass 1: every line well-formed, each table's rows together and as many as the header says."""
-    lines = _lines(handle)
+def check_file(handle: IO[bytes], target_version: int, known: dict[str, TableSpec]) -> Checked:
+    """Every line well-formed, each table's rows together and as many as the header says."""
+    lines = read_lines(handle)
     first = next(lines, None)
     if first is None:
         raise ImportFailed("the file is empty; line 1 must be the header of a Magi Desktop export")
     if first[0] != 1:
         raise ImportFailed("the header must be the first line", 1)
-    checked = _Checked(_check_header(first[2], target_version, known))
+    checked = Checked(_check_header(first[2], target_version, known))
     promised = {t["name"]: t["rows"] for t in checked.header["tables"]}
     current: str | None = None
     for number, offset, obj in lines:
@@ -265,69 +248,22 @@ def _check(handle: IO[bytes], target_version: int, known: dict[str, TableSpec]) 
     return checked
 
 
-def _decode(value: Any) -> Any:
+def decode(value: Any) -> Any:
     return base64.b64decode(value["$blob"]) if isinstance(value, dict) else value
 
 
-def _refuse_if_not_empty(conn: Connection, tables: list[TableSpec]) -> None:
-    holding = [t.name for t in tables if t.name not in _OWN_ROWS
-               and conn.execute(f"SELECT 1 FROM {quote_name(t.name)} LIMIT 1").fetchone()]
-    if holding:
-        raise ImportFailed(f"this memory is not empty ({', '.join(holding[:3])}{' …' if len(holding) > 3 else ''} "
-                           "hold rows); import into a new data folder — merging is not supported")
-
-
-def _load(conn: Connection, handle: IO[bytes], table: TableSpec, segment: _Segment) -> None:
+def table_rows(handle: IO[bytes], checked: Checked, table: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, decoded row) of one table's rows in a checked file, in file order."""
+    segment = checked.segments.get(table)
+    if segment is None:
+        return
     handle.seek(segment.offset)
-    statements: dict[tuple[str, ...], str] = {}
-    loaded = 0
-    for number, _, obj in _lines(handle, segment.first_line):
-        names = (("rowid",) if "rowid" in obj else ()) + tuple(obj["row"])
-        sql = statements.get(names)
-        if sql is None:
-            sql = statements[names] = (f"INSERT INTO {quote_name(table.name)} ({', '.join(map(quote_name, names))}) "
-                                       f"VALUES ({', '.join('?' * len(names))})")
-        values = ([obj["rowid"]] if "rowid" in obj else []) + [_decode(v) for v in obj["row"].values()]
-        try:
-            conn.execute(sql, values)
-        except DatabaseError as exc:
-            raise ImportFailed(str(exc), number, f"table {table.name}") from None
-        loaded += 1
-        if loaded == segment.rows:
+    read = 0
+    for number, _, obj in read_lines(handle, segment.first_line):
+        row = {column: decode(value) for column, value in obj["row"].items()}
+        if "rowid" in obj:
+            row["rowid"] = obj["rowid"]
+        yield number, row
+        read += 1
+        if read == segment.rows:
             return
-
-
-def _foreign_key_problem(conn: Connection) -> str | None:
-    row = conn.execute("PRAGMA foreign_key_check").fetchone()
-    return f"a row of {row[0]} (rowid {row[1]}) refers to a missing row of {row[2]}" if row else None
-
-
-def import_jsonl(conn: Connection, handle: IO[bytes]) -> dict[str, Any]:
-    """Load an export into the empty memory behind ``conn``, inside the caller's write transaction.
-
-    ``handle`` is a seekable binary file. Raises :class:`ImportFailed` (naming the line and field when
-    the file is at fault); the caller rolls back, so nothing is written.
-    """
-    tables = exported_tables(conn)
-    known = {t.name: t for t in tables}
-    target_version = schema_version(conn)
-    _refuse_if_not_empty(conn, tables)
-    handle.seek(0)
-    checked = _check(handle, target_version, known)
-    listed = {t["name"] for t in checked.header["tables"]}
-    conn.execute("PRAGMA defer_foreign_keys = ON")    # self-references (merged_into, superseded_by) load in any order
-    for table in tables:                               # the importing schema's order, whatever the file's
-        if table.name not in listed:
-            continue                                   # an older export: what the triggers made stays
-        conn.execute(f"DELETE FROM {quote_name(table.name)}")   # replaces what triggers wrote while loading
-        if table.name in checked.segments:
-            _load(conn, handle, table, checked.segments[table.name])
-    for statement in _REBUILD:
-        conn.execute(statement)
-    problem = _foreign_key_problem(conn)
-    if problem:
-        raise ImportFailed(f"the export is inconsistent: {problem}")
-    rows = {t["name"]: t["rows"] for t in checked.header["tables"] if t["rows"]}
-    queued = conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0]
-    return {"schema_version": checked.header["schema_version"], "exported_at": checked.header.get("exported_at"),
-            "rows": rows, "events": rows.get("fact_events", 0), "queued_for_embedding": queued}

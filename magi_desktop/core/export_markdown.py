@@ -12,14 +12,17 @@ user deleted are left out; replaced and merged facts are listed under "Replaced"
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import stat
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .export import iso, open_private
+from .export import iso
 from .l2.beliefs import Belief
 from .store.connection import Connection
 
@@ -30,6 +33,8 @@ EVIDENCE_NOTE = ("Evidence: **stated** — the user said it (the quote is their 
 _FIRST_KEYS = ("id", "scope", "category", "project", "ts", "evidence_type", "quote", "source_message_id",
                "accepting_message_id", "session_id", "status", "superseded_by", "deprecated")
 _NOT_METADATA = {"fact_id", "content", "created_at", "updated_at"}
+SLUG_CHARS = 40
+_DEVICE_NAMES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
 
 
 class MarkdownTargetError(ValueError):
@@ -80,6 +85,7 @@ def _fact_file(scope: str, category: str, facts: Sequence[Mapping[str, Any]]) ->
     active = [f for f in facts if f["status"] == "active"]
     by_type = {t: sum(f["evidence_type"] == t for f in active) for t in ("stated", "accepted", "unknown")}
     counts = ", ".join(f"{n} {t}" for t, n in by_type.items() if n) or "none active"
+    scope, category = (" ".join(str(v).split()) for v in (scope, category))    # one heading line, whatever they hold
     parts = [MARKER, f"# {scope.capitalize()} · {category}", "",
              f"{len(active)} fact(s) ({counts}). {EVIDENCE_NOTE}", ""]
     projects = sorted({f["project"] or "" for f in facts}) if scope == "project" else [None]
@@ -97,12 +103,29 @@ def _fact_file(scope: str, category: str, facts: Sequence[Mapping[str, Any]]) ->
     return "\n".join(parts).rstrip("\n") + "\n"
 
 
+def slug(value: Any) -> str:
+    """A file-name part made from data, safe on every platform: lower-case ASCII letters, digits, ``-`` and
+    ``_`` (after NFKC, so "ｕｓｅｒ" is "user"), at most ``SLUG_CHARS``. Anything else — a separator, "..",
+    NUL, a Windows device name (CON, NUL, COM1…) — cannot survive it; a value that had to change gets a
+    short hash of itself, so two values never share a file and the same value always gets the same one."""
+    raw = str(value)
+    text = unicodedata.normalize("NFKC", raw).lower()
+    text = re.sub(r"[^a-z0-9_-]+", "-", text).strip("-_")[:SLUG_CHARS].strip("-_")
+    if text.split("-")[0].upper() in _DEVICE_NAMES:
+        text = "_" + text
+    if text != raw or not text:
+        digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        text = f"{text}-{digest}" if text else digest
+    return text
+
+
 def fact_files(facts: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """``{"user/preference.md": text, …}``: one file per scope × category that has facts."""
+    """``{"user/preference.md": text, …}``: one file per scope × category that has facts, named by
+    :func:`slug` of both (the text inside says what they are)."""
     cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for fact in facts:
-        cells.setdefault((fact["scope"], fact["category"]), []).append(fact)
-    return {f"{scope}/{category}.md": _fact_file(scope, category, rows)
+        cells.setdefault((str(fact["scope"]), str(fact["category"])), []).append(fact)
+    return {f"{slug(scope)}/{slug(category)}.md": _fact_file(scope, category, rows)
             for (scope, category), rows in sorted(cells.items())}
 
 
@@ -145,36 +168,71 @@ def index_file(files: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _generated(path: Path) -> bool:
+def _ours(path: Path) -> bool:
+    """A file this export wrote: a regular file (not a link, one name only) whose first line is the marker."""
     try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return False
         with path.open(encoding="utf-8") as handle:
             return handle.readline().rstrip("\n") == MARKER
     except (OSError, UnicodeDecodeError):
         return False
 
 
+def _inside(root: Path, path: Path) -> Path:
+    """``path`` resolved, refused unless it stays in ``root`` (already resolved) through no symbolic link."""
+    for part in [path, *path.parents]:
+        if part == root or root not in part.parents:
+            break
+        if part.is_symlink():
+            raise MarkdownTargetError(f"{part} is a symbolic link; the export writes only real files and folders "
+                                      "inside its folder")
+    resolved = path.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise MarkdownTargetError(f"{path} would be outside {root}")
+    return resolved
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` (0600) without following a symbolic link put there meanwhile."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        if os.name == "posix":
+            os.fchmod(handle.fileno(), stat.S_IRUSR | stat.S_IWUSR)
+        handle.write(data)
+
+
 def write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     """Write the files (0600, folders 0700); remove files an earlier export wrote that are gone now.
 
-    A folder that holds files this export did not write (no marker on their first line) is refused.
+    Every target is checked to be inside ``directory`` through no symbolic link, and nothing that is not
+    ours is overwritten or removed: a folder holding anything else — a file without the marker line, a
+    link, a hard-linked file — is refused (:class:`MarkdownTargetError`), before anything is written.
     """
-    directory = Path(directory)
-    existing = [p for p in directory.rglob("*") if p.is_file()] if directory.exists() else []
-    foreign = sorted(p for p in existing if not _generated(p))
+    root = Path(directory).resolve()
+    if root.exists() and not root.is_dir():
+        raise MarkdownTargetError(f"{directory} is not a folder")
+    existing = []
+    if root.exists():
+        for walked, folders, names in os.walk(root):        # does not follow links to folders
+            base = Path(walked)
+            existing += [base / n for n in names] + [base / f for f in folders if (base / f).is_symlink()]
+    foreign = sorted(p for p in existing if p.is_symlink() or not _ours(p))
     if foreign:
-        raise MarkdownTargetError(f"{directory} holds files this export did not write (e.g. {foreign[0].name}); "
-                                  "choose an empty or new folder")
-    for folder in sorted({directory, *((directory / name).parent for name in files)}, key=lambda p: len(p.parts)):
+        kind = "a symbolic link" if foreign[0].is_symlink() else "a file this export did not write"
+        raise MarkdownTargetError(f"{directory} holds {kind} ({foreign[0].relative_to(root)}); choose an empty "
+                                  "or new folder")
+    targets = {name: _inside(root, root / name) for name in files}
+    for folder in sorted({root, *(path.parent for path in targets.values())}, key=lambda p: len(p.parts)):
         if not folder.exists():
             folder.mkdir(parents=True, mode=0o700)
             if os.name == "posix":
                 os.chmod(folder, stat.S_IRWXU)        # mkdir's mode is filtered by the umask
-    written = []
+        _inside(root, folder)
     for name, text in sorted(files.items()):
-        path = directory / name
-        with open_private(path, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        written.append(path)
-    for stale in set(existing) - set(written):
+        _write_private(targets[name], text.encode("utf-8"))
+    for stale in set(existing) - set(targets.values()):
         stale.unlink()
-    return written
+    return [Path(directory) / name for name in sorted(files)]

@@ -26,6 +26,47 @@ NOT_EXPORTED = {
     "embedding_jobs": "every imported event is queued for embedding by the fact_events insert trigger",
 }
 
+# What an import takes from an export (issue 16), in the order it loads them: L1 events, re-derived by the
+# write path, and the state the user made, each value checked. Everything else is rebuilt (below).
+IMPORTED = {
+    "memory_meta": "the dedupe secret, so a replayed source still dedupes",
+    "fact_events": "L1 events: ids, payload fields and record time kept; everything derived made again",
+    "runtime_traces": "runtime traces and tool runs: as fact_events",
+    "chat_sessions": "how often each session was ended (its generation); the rest follows the events",
+    "fact_extractions": "the record of extractions already done (so deleted facts are not extracted again)",
+    "chat_extraction": "each message's generation and whether an extraction consumed it",
+    "memory_facts": "the facts agents saved, each re-checked by the quote gate and the extraction validator",
+    "forget_receipts": "what the user forgot (ids and counts, no content)",
+    "user_reviews": "the user's confirm / delete / correct / merge, by natural keys, applied again to the rebuilt L2",
+    "review_replays": "reviews an earlier import had not applied yet",
+}
+# Read from the export only to turn the reviews' local ids into natural keys; never loaded.
+TRANSLATION_ONLY = ("entity_catalog", "kg_edges", "tom_trait_assertions")
+REBUILT = {
+    "entity_catalog": "entities: linked again at ingest and by the L2 worker",
+    "l1_event_entities": "linked again as each event is stored",
+    "entity_mentions": "L2, projected again",
+    "kg_edges": "L2, projected again",
+    "tom_trait_assertions": "L2, projected again",
+    "tom_snapshots": "L2, refreshed from the rebuilt assertions",
+    "snapshot_refresh_queue": "a queue",
+    "l2_episodes": "L2, projected again",
+    "l2_evidence": "L2, projected again",
+    "l2_projection_jobs": "queued again for every cognition-eligible event",
+    "user_denials": "made again when the user's deletions are applied",
+    "l3_summaries": "L3, summarised again by the periodic jobs",
+    "summary_event_links": "L3",
+    "summary_children": "L3",
+    "periodic_jobs": "L3 windows run again from the events",
+    "procedural_skills": "L4, counted again from the imported tool runs",
+    "l4_execution_traces": "L4, counted again from the imported tool runs",
+    "l1_event_counts": "counted again as the events are stored",
+    "source_counters": "counted again from the imported events",
+    "extraction_retries": "a queue",
+    "plugin_state": "collector cursors and status: a collector starts again, its items dedupe",
+    "agent_usage": "usage counters of this machine's agents",
+}
+
 _TRIGGER_EVENT = re.compile(r"CREATE\s+(?:TEMP\w*\s+)?TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+"
                             r"(?:BEFORE\s+|AFTER\s+|INSTEAD\s+OF\s+)?(INSERT|DELETE|UPDATE)\b", re.IGNORECASE)
 _WRITE_TARGET = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE\s+(?:OR\s+\w+\s+)?|"

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .contracts import EntityHint, MemoryEvent, Payload, ToolRun
+from .contracts import EntityHint, MemoryEvent, Payload, ToolRun, validate_payload
 from .governance import Scope, Verdict, classify
 from .ids import new_ulid
 from .redact import may_need_redaction, redact_text, redact_value
@@ -208,6 +208,64 @@ def normalize(
         dedupe_aliases=aliases,
     )
     return event, target
+
+
+def _field(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, Mapping) else None
+
+
+def stored_payload(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload a stored event's own fields say was sent — the inverse of :func:`_timeline`, kept
+    beside it so the two cannot drift. An import re-derives everything else from it (:func:`rederive`).
+
+    ``fields`` are the stored columns (``source``, ``timestamp``, ``session_id``, ``user_id``,
+    ``source_item_id``, ``content``) and the parsed ``metadata``. The kind of payload follows from the
+    source, as validation requires (chat turns come only as source "chat", tool runs as "runtime"); a
+    field that is missing or of the wrong type is left out or passed on as it is, so validation names it.
+    """
+    metadata = fields.get("metadata")
+    timeline = _field(metadata, "timeline")
+    raw: dict[str, Any] = {"source_type": fields.get("source"), "occurred_at": fields.get("timestamp")}
+    for name in ("source_item_id", "session_id", "user_id"):
+        if fields.get(name) is not None:
+            raw[name] = fields[name]
+    if fields.get("source") == "chat":
+        raw["chat"] = {key: _field(timeline, key) for key in ("role", "provenance", "tool_name", "speaker")
+                       if _field(timeline, key) is not None} | {"text": fields.get("content")}
+    elif fields.get("source") == "runtime":
+        raw["action"] = {key: _field(timeline, key) for key in ("tool", "ok", "category", "duration_ms", "input",
+                                                                "output", "error") if _field(timeline, key) is not None}
+    else:
+        raw["activity"] = _field(timeline, "activity")
+        raw["provenance"] = _field(timeline, "provenance")
+    hints = _field(metadata, "structured_entity_hints")
+    if hints:
+        raw["entities"] = hints
+    for key in ("tags", "l2_batch_owner"):
+        if _field(metadata, key) is not None:
+            raw[key] = metadata[key]
+    return raw
+
+
+def rederive(fields: Mapping[str, Any], templates: TemplateRegistry, *, key_secret: bytes,
+             user_id: str) -> tuple[MemoryEvent, str]:
+    """A stored event as the write path makes it today: its payload fields validated again
+    (:class:`~.contracts.PayloadError` when they cannot be), redacted, rendered, classified and routed by
+    :func:`normalize`. What identifies the stored event is kept: its id, dedupe key and record time.
+    Nothing else of the stored row is read, so no stored class, scope or content is ever trusted."""
+    ingested_at = fields["ingested_at"]
+    event, target = normalize(validate_payload(stored_payload(fields)), templates, user_id=user_id,
+                              key_secret=key_secret, now=ingested_at)
+    metadata = dict(event.metadata)
+    counted = _field(fields.get("metadata"), "redactions")
+    if isinstance(counted, Mapping) and all(isinstance(k, str) and type(v) is int and v > 0
+                                            for k, v in counted.items()):
+        # What the first ingest redacted is gone from the text, and redacting it again may find its mark
+        # again: the larger count of each kind stands (a count, never evidence).
+        found = metadata.get("redactions", {})
+        metadata["redactions"] = {k: max(counted.get(k, 0), found.get(k, 0)) for k in sorted({*counted, *found})}
+    return event._replace(event_id=fields["event_id"], idempotency_key=fields["idempotency_key"],
+                          metadata=metadata, dedupe_aliases=()), target
 
 
 def tool_run_of(event: MemoryEvent) -> ToolRun | None:

@@ -508,6 +508,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
                 "assertions": conn.execute("SELECT count(*) FROM tom_trait_assertions WHERE status IN "
                                            "('tentative', 'corroborated', 'stable')").fetchone()[0],
                 "episodes": conn.execute("SELECT count(*) FROM l2_episodes WHERE status = 'promoted'").fetchone()[0],
+                # The user's reviews an import carried over: pending until L2 is rebuilt up to them.
+                "imported_reviews": grouped("SELECT state, count(*) FROM review_replays GROUP BY 1"),
             },
             "facts": {
                 "by_evidence": grouped("SELECT evidence_type, count(*) FROM memory_facts WHERE status = 'active' "

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from .export import ImportFailed, export_jsonl, import_jsonl, open_private
+from .export import ImportFailed, export_jsonl, open_private
 from .export_markdown import beliefs_file, evidence_counts, fact_files, index_file, read_facts, write_files
+from .import_report import ImportReport
+from .importer import import_jsonl
 
 __all__ = ["ExportMixin", "ImportFailed"]
 
@@ -48,17 +50,20 @@ class ExportMixin:
         files["index.md"] = index_file(files)
         return write_files(Path(directory), files)
 
-    def import_jsonl(self, source: str | os.PathLike | IO[bytes]) -> dict[str, Any]:
+    def import_jsonl(self, source: str | os.PathLike | IO[bytes]) -> ImportReport:
         """Load an export made by :meth:`export_jsonl` into this memory, which must be empty, in ONE
         transaction: :class:`ImportFailed` (naming the line and field) leaves the memory untouched; an
-        export from a newer schema is refused. Full-text indexes are rebuilt here; every event is queued
-        for embedding, so call :meth:`process_pending` (as after ingest) to make the vectors again."""
+        export from a newer schema is refused. The events go through the write path again (every derived
+        value made anew), facts are re-checked by the quote gate, reviews wait for the rebuilt beliefs; L2,
+        L3 and L4 are not loaded but rebuilt — call :meth:`process_pending` and :meth:`run_due` (as after
+        ingest). The report says what was taken and every value changed or row dropped."""
         handle = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source  # noqa: SIM115
         try:
             with self._process_lock:
                 try:
                     with self.db.transaction() as conn:
-                        report = import_jsonl(conn, handle)
+                        report = import_jsonl(conn, handle, templates=self.templates, link=self._entities.link,
+                                              key_secret=self._key_secret, user_id=self.user_id)
                 finally:
                     self._entities.reset()      # ids it cached may be rolled back, or now name other rows
                 row = self.db.reader().execute(

@@ -15,7 +15,7 @@ from ..errors import MemoryUnavailable
 from ..llm.base import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..store import Database
 from ..store.entities import EntityLinker
-from . import jobs, maintenance, snapshots
+from . import jobs, maintenance, replay, snapshots
 from .projection import ProjectionReport, Projector
 from .rules import HANDLERS as RULE_HANDLERS
 
@@ -51,8 +51,11 @@ def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | N
     done = 0
     while limit is None or done < limit:
         at = time.time() if now is None else now
-        rowids = jobs.claim_batch(db, at, jobs.BATCH_EVENTS if limit is None else min(jobs.BATCH_EVENTS, limit - done))
+        size = jobs.BATCH_EVENTS if limit is None else min(jobs.BATCH_EVENTS, limit - done)
+        rowids = jobs.claim_batch(db, at, size, before=replay.hold(db))
         if not rowids:
+            if replay.hold(db) is not None and replay.apply_due(db):
+                continue                # imported reviews applied: the events after them may go on
             break
         done += len(rowids)
         report.batches += 1

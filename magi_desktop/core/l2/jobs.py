@@ -19,6 +19,7 @@ from ..store.connection import Connection
 BATCH_EVENTS = 24
 PROVIDER_BACKOFF_SECONDS = 60.0   # the LLM endpoint is down: the queue waits, no attempt is charged
 LEASE_SECONDS = 600.0             # longer than any batch takes, LLM retries included
+NO_HOLD = 2**63 - 1               # a ``before`` that holds nothing back
 
 
 def recover_running(db: Database, now: float | None = None) -> int:
@@ -45,12 +46,16 @@ def oldest_pending_age(conn: Connection, now: float) -> float | None:
     return None if row[0] is None else max(0.0, now - row[0])
 
 
-def claim_batch(db: Database, now: float, max_events: int = BATCH_EVENTS) -> list[int]:
-    """Mark the next micro-batch running and return its event rowids (oldest first); [] when none is due."""
+def claim_batch(db: Database, now: float, max_events: int = BATCH_EVENTS, before: int | None = None) -> list[int]:
+    """Mark the next micro-batch running and return its event rowids (oldest first); [] when none is due.
+
+    ``before``: only events with a smaller rowid (a review an import carried over waits there, replay.py)."""
+    below = NO_HOLD if before is None else before
     with db.transaction() as conn:
         head = conn.execute(
             "SELECT event_rowid, batch_key, attempts FROM l2_projection_jobs "
-            "WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY event_rowid LIMIT 1", (now,)).fetchone()
+            "WHERE state = 'pending' AND next_attempt_at <= ? AND event_rowid < ? ORDER BY event_rowid LIMIT 1",
+            (now, below)).fetchone()
         if head is None:
             return []
         rowid, batch_key, attempts = head
@@ -59,8 +64,8 @@ def claim_batch(db: Database, now: float, max_events: int = BATCH_EVENTS) -> lis
         else:
             rowids = [r[0] for r in conn.execute(
                 "SELECT event_rowid FROM l2_projection_jobs WHERE state = 'pending' AND batch_key = ? "
-                "AND attempts = 0 AND next_attempt_at <= ? ORDER BY event_rowid LIMIT ?",
-                (batch_key, now, max_events))]
+                "AND attempts = 0 AND next_attempt_at <= ? AND event_rowid < ? ORDER BY event_rowid LIMIT ?",
+                (batch_key, now, below, max_events))]
         marks = ", ".join("?" * len(rowids))
         conn.execute(f"UPDATE l2_projection_jobs SET state = 'running', next_attempt_at = ? "
                      f"WHERE event_rowid IN ({marks})", [now + LEASE_SECONDS, *rowids])

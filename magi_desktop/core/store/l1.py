@@ -134,33 +134,38 @@ def _split_new(events: Sequence[MemoryEvent], stored: dict[Key, Stored]) -> tupl
     return results, fresh
 
 
-def insert_events(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:
+def insert_events(conn: Connection, events: Sequence[MemoryEvent],
+                  rowids: Sequence[int] | None = None) -> list[Stored]:
     """Store L1 events in bulk; say per event, in order, where it went.
 
     A duplicate (already stored, or earlier in the same batch) reports the
     stored row. Must run inside a write transaction: the dedupe check and the
-    inserts rely on holding SQLite's write lock.
+    inserts rely on holding SQLite's write lock. ``rowids`` (one per event) are
+    the ids to store them under — an import keeps the ids other rows name —
+    else they follow the largest stored id.
     """
     stored = _stored(conn, "fact_events", "event_id", "ingest_target", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
     if not fresh:
         return results
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
-    rowids = {e.event_id: first_id + offset for offset, e in enumerate(fresh)}
-    results = [r._replace(rowid=rowids[r.event_id]) if not r.duplicate else r for r in results]
+    given = dict(zip((e.event_id for e in events), rowids, strict=True)) if rowids is not None else None
+    ids = [given[e.event_id] if given else first_id + offset for offset, e in enumerate(fresh)]
+    by_event = {e.event_id: rowid for e, rowid in zip(fresh, ids, strict=True)}
+    results = [r._replace(rowid=by_event[r.event_id]) if not r.duplicate else r for r in results]
     # Before the batch is inserted, so a turn's stored predecessor is never one of its own batch.
     documents = {e.event_id: fts_document(index_text(e.content, _speaker(e))) for e in fresh}
     contexts = _previous_turns(conn, fresh, documents)
     conn.executemany(_INSERT_EVENT, [
         (
-            first_id + offset, e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
+            ids[offset], e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
             e.idempotency_key, e.session_id, e.user_id, e.content, e.memory_domain, e.ingest_target,
             int(e.cognition_eligible), e.retention_class, e.author_type, e.content_type, e.evidence_class,
             e.l1_retrieval_scope, _metadata_json(e), e.ingested_at,
         )
         for offset, e in enumerate(fresh)
     ])
-    conn.executemany(_INSERT_FTS, [(first_id + offset, documents[e.event_id], contexts.get(e.event_id, ""))
+    conn.executemany(_INSERT_FTS, [(ids[offset], documents[e.event_id], contexts.get(e.event_id, ""))
                                    for offset, e in enumerate(fresh)])
     counts = Counter((e.source, e.evidence_class, e.l1_retrieval_scope) for e in fresh)
     conn.executemany(

@@ -1,0 +1,108 @@
+"""Importing the small state beside the events (issue 16), each value checked and every reference resolved
+against what was imported: the dedupe secret, session generations, which messages an extraction already
+consumed (and the extractions' records), and the forget receipts. A reference that names no imported row
+is nulled or its row dropped, and reported.
+
+Why the "extracted" marks are imported rather than rebuilt: extracting a conversation again would bring
+back facts the user deleted or replaced (their text is gone, so nothing could tell them apart), which the
+memory promises never to do. A mark can only keep a message from being read again; it raises nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .extraction.task import EPISODE_MAX_CHARS
+from .import_checks import integer, json_of, number, text
+from .import_report import ImportReport
+from .store.connection import Connection
+
+_SECRET = re.compile(r"^[0-9a-f]{64}$")
+MAX_GENERATION = 10**9
+
+
+class StateLoader:
+    def __init__(self, conn: Connection, report: ImportReport):
+        self.conn, self.report = conn, report
+
+    def meta(self, row: Mapping[str, Any]) -> None:
+        if row.get("key") != "idempotency_secret":
+            return self.report.drop("memory_meta", "not a key this memory keeps", text(row.get("key"), 64))
+        if not isinstance(row.get("value"), str) or not _SECRET.match(row["value"]):
+            return self.report.drop("memory_meta", "invalid_value", "idempotency_secret")
+        # The exporting memory's secret, so the dedupe keys hashed with it still match a replay.
+        self.conn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('idempotency_secret', ?)",
+                          (row["value"],))
+        self.report.took("memory_meta")
+
+    def session(self, row: Mapping[str, Any]) -> None:
+        """A session's generation (how often it was ended); the rest of the row the events make again."""
+        session_id, generation = text(row.get("session_id")), integer(row.get("generation"), 0, MAX_GENERATION)
+        if session_id is None or generation is None:
+            return self.report.drop("chat_sessions", "invalid_generation", session_id)
+        if not self.conn.execute("UPDATE chat_sessions SET generation = ? WHERE session_id = ?",
+                                 (generation, session_id)).rowcount:
+            return self.report.drop("chat_sessions", "names no imported chat message", session_id)
+        self.report.took("chat_sessions")
+
+    def extraction(self, row: Mapping[str, Any]) -> None:
+        ident = integer(row.get("extraction_id"), 1)
+        example = f"extraction:{ident}" if ident else None
+        values = [ident, text(row.get("session_id")), integer(row.get("generation"), 0, MAX_GENERATION),
+                  text(row.get("extractor"), 64), integer(row.get("segments")), integer(row.get("message_count")),
+                  number(row.get("first_at")), number(row.get("last_at")), text(row.get("episode"), 10**6, empty=True),
+                  number(row.get("created_at"))]
+        if any(v is None for v in values):
+            return self.report.drop("fact_extractions", "invalid_extraction", example)
+        if not self.conn.execute("SELECT 1 FROM chat_sessions WHERE session_id = ?", (values[1],)).fetchone():
+            return self.report.drop("fact_extractions", "names no imported session", example)
+        if len(values[8]) > EPISODE_MAX_CHARS:
+            values[8] = values[8][:EPISODE_MAX_CHARS]
+            self.report.change("fact_extractions", "episode", "longer than an extraction writes", example)
+        report = row.get("report_json")
+        if json_of(report, dict) is None:
+            report = "{}"
+            self.report.change("fact_extractions", "report_json", "not a JSON object", example)
+        self.conn.execute("INSERT INTO fact_extractions (extraction_id, session_id, generation, extractor, segments, "
+                          "message_count, first_at, last_at, episode, created_at, report_json) VALUES "
+                          "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [*values, report])
+        self.report.took("fact_extractions")
+
+    def message_mark(self, row: Mapping[str, Any]) -> None:
+        """A chat message's generation and whether an extraction consumed it (never a claim: a lease of a
+        process of the exporting memory)."""
+        rowid = integer(row.get("event_rowid"), 1)
+        found = self.conn.execute("SELECT x.session_id, s.generation FROM chat_extraction x JOIN chat_sessions s "
+                                  "ON s.session_id = x.session_id WHERE x.event_rowid = ?", (rowid,)).fetchone()
+        if found is None:
+            return self.report.drop("chat_extraction", "names no imported chat message", rowid)
+        session_id, latest = found
+        generation = integer(row.get("generation"), 0, MAX_GENERATION)
+        if generation is None or generation > latest:
+            self.report.change("chat_extraction", "generation", "not a generation its session had", rowid)
+            generation = latest
+        extraction = row.get("extraction_id")
+        if extraction is not None and not self.conn.execute(
+                "SELECT 1 FROM fact_extractions WHERE extraction_id = ? AND session_id = ?",
+                (integer(extraction, 1), session_id)).fetchone():
+            self.report.change("chat_extraction", "extraction_id", "names no imported extraction of its session",
+                               rowid)
+            extraction = None
+        self.conn.execute("UPDATE chat_extraction SET generation = ?, extraction_id = ?, claim_id = NULL, "
+                          "claimed_until = NULL WHERE event_rowid = ?", (generation, extraction, rowid))
+        self.report.took("chat_extraction")
+
+    def receipt(self, row: Mapping[str, Any]) -> None:
+        """What the user had forgotten: ids and counts, no content (the events are gone by design)."""
+        ident = integer(row.get("receipt_id"), 1)
+        events = json_of(row.get("event_ids_json"), list)
+        if ident is None or number(row.get("created_at")) is None or json_of(row.get("criteria_json"), dict) is None \
+                or json_of(row.get("counts_json"), dict) is None or events is None \
+                or not all(isinstance(e, str) for e in events):
+            return self.report.drop("forget_receipts", "invalid_receipt", f"receipt:{ident}" if ident else None)
+        self.conn.execute("INSERT INTO forget_receipts (receipt_id, created_at, criteria_json, event_ids_json, "
+                          "counts_json) VALUES (?, ?, ?, ?, ?)", (ident, row["created_at"], row["criteria_json"],
+                                                                   row["event_ids_json"], row["counts_json"]))
+        self.report.took("forget_receipts")
