@@ -1,13 +1,26 @@
 """A collector context for tests that call ``collect`` directly (the supervisor makes the real one)."""
 
+import tempfile
+from collections import Counter
+from pathlib import Path
+
 
 class Ctx:
-    def __init__(self, settings, exclusions=None):
+    def __init__(self, settings, exclusions=None, temp_dir=None):
         self.settings = settings
         self.exclusions = exclusions or {}
         self.cursor = None
         self.progressed = []
         self.stopping = False
+        self.skips = Counter()             # reason -> count
+        self.details = []                  # (reason, detail) in order
+        self._temp_dir = Path(temp_dir) if temp_dir is not None else None
+
+    @property
+    def temp_dir(self):
+        if self._temp_dir is None:          # made when a collector first asks (pytest's tmp area)
+            self._temp_dir = Path(tempfile.mkdtemp(prefix="magi-ctx-"))
+        return self._temp_dir
 
     def excluded(self, kind, value):
         return any(item in value for item in self.exclusions.get(kind, ()))
@@ -17,3 +30,7 @@ class Ctx:
 
     def progress(self, done, total=None):
         self.progressed.append((done, total))
+
+    def skipped(self, reason, detail=None):
+        self.skips[reason] += 1
+        self.details.append((reason, detail))
