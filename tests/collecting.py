@@ -1,6 +1,8 @@
 """A collector context for tests that call ``collect`` directly (the supervisor makes the real one)."""
 
+import shutil
 import tempfile
+import weakref
 from collections import Counter
 from pathlib import Path
 
@@ -18,8 +20,9 @@ class Ctx:
 
     @property
     def temp_dir(self):
-        if self._temp_dir is None:          # made when a collector first asks (pytest's tmp area)
+        if self._temp_dir is None:          # made when a collector first asks, removed with the context
             self._temp_dir = Path(tempfile.mkdtemp(prefix="magi-ctx-"))
+            weakref.finalize(self, shutil.rmtree, self._temp_dir, True)
         return self._temp_dir
 
     def excluded(self, kind, value):
