@@ -94,6 +94,30 @@ def test_a_bad_profile_never_fails_the_run_nor_quarantines_the_collector(tmp_pat
     assert [p for p in root.rglob("*") if p.is_file()] == []
 
 
+def test_a_visit_with_the_wrong_types_is_skipped_not_the_profile(tmp_path):
+    # SQLite columns take any type, whatever a column is declared as: a damaged or forged History can hold
+    # text where a time belongs, a number or a blob where an address does.
+    history = tmp_path / "History"
+    conn = sqlite3.connect(history)
+    conn.executescript("""
+        CREATE TABLE urls(id INTEGER PRIMARY KEY, url, title);
+        CREATE TABLE visits(id INTEGER PRIMARY KEY, url, visit_time);
+    """)
+    at = B.from_unix(NOW - 100, "chromium")
+    conn.executemany("INSERT INTO urls VALUES (?, ?, ?)", [
+        (1, "https://a.example/", "A"), (2, 12345, "number"), (3, b"https://\xff.example/", "blob"),
+        (4, "https://b.example/", 42), (5, "https://c.example/", b"Caf\xe9")])
+    conn.executemany("INSERT INTO visits VALUES (?, ?, ?)", [
+        (1, 1, at), (2, 1, "yesterday"), (3, 2, at), (4, 3, at), (5, 4, at), (6, 5, at + 1)])
+    conn.commit()
+    conn.close()
+    ctx = Ctx({"profiles": [str(history)]}, temp_dir=tmp_path)
+    payloads = list(B.BrowserHistory(now=lambda: NOW).collect(None, ctx))
+    assert [(p["provenance"]["url"], p["provenance"].get("title")) for p in payloads] == [
+        ("https://a.example/", "A"), ("https://b.example/", None), ("https://c.example/", "Caf\ufffd")]
+    assert ctx.skips == {"bad_visit": 1, "bad_url": 2} and str(history) in ctx.cursor
+
+
 _PAUSING_HOST = textwrap.dedent("""
     import json, sys, time
     from magi_desktop.collectors import Supervisor

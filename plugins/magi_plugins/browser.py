@@ -181,8 +181,9 @@ class BrowserHistory:
             try:
                 with tempfile.TemporaryDirectory(prefix="magi-browser-", dir=scratch) as tmp:
                     newest = yield from self._profile(browser, path, kind, state, Path(tmp), key, cursors, ctx)
-            except (sqlite3.Error, OSError, TimeoutError) as exc:
+            except (sqlite3.Error, OSError, TimeoutError, ValueError) as exc:
                 # This profile only; its cursor stays, so what it holds is read once it is whole again.
+                # (ValueError: sqlite3 fails to decode the error message of a damaged schema, for one.)
                 ctx.skipped("unreadable_history", f"{browser} {path}: {type(exc).__name__}: {exc}")
                 continue
             if newest is None:
@@ -199,6 +200,10 @@ class BrowserHistory:
                                                             start=1):
             if ctx.stopping:
                 return None
+            if not isinstance(visit_id, int) or not isinstance(raw, int):
+                # SQLite columns take any type: a damaged or forged file can hold text where a time belongs.
+                ctx.skipped("bad_visit", f"{browser} {path}: a visit with id {visit_id!r:.40} and time {raw!r:.40}")
+                continue
             newest["time"] = max(newest["time"], raw)
             if state["id"] is not None:
                 newest["id"] = max(newest["id"], visit_id)
@@ -216,10 +221,12 @@ class BrowserHistory:
     @staticmethod
     def _payload(browser, path, kind, visit_id, raw, url, title, ctx):
         try:
-            url = (url or b"").decode("utf-8") if isinstance(url, bytes) else (url or "")
+            url = url.decode("utf-8") if isinstance(url, bytes) else "" if url is None else url
+            if not isinstance(url, str):
+                raise TypeError(f"the address is a {type(url).__name__}")
             parts = urlsplit(url)
             hostname = parts.hostname
-        except (UnicodeDecodeError, ValueError) as exc:
+        except (TypeError, ValueError) as exc:      # UnicodeDecodeError is a ValueError
             # A malformed address in the history: skip it, keep reading.
             ctx.skipped("bad_url", f"{browser} {path}: visit {visit_id}: {type(exc).__name__}")
             return None
@@ -227,6 +234,8 @@ class BrowserHistory:
             return None                   # not a web page, or the user excluded it: by choice, not broken
         if isinstance(title, bytes):
             title = title.decode("utf-8", "replace")
+        elif not isinstance(title, str):
+            title = None                  # a number where the title belongs: the visit is still a visit
         domain = (hostname or "").removeprefix("www.")
         provenance = {"url": url, "domain": domain, "browser": browser}
         if title:

@@ -4,18 +4,24 @@ next to bad ones, and every item left out is counted."""
 
 from __future__ import annotations
 
+import random
+import re
 import sqlite3
 import tempfile
+import unicodedata
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from collecting import Ctx
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
+from magi_plugins.browser import BrowserHistory, _profile_id
 from magi_plugins.calendar import CalendarFiles
+from magi_plugins.history_lines import MAX_LINE_BYTES
 from magi_plugins.ical_reading import Bounds
+from magi_plugins.terminal import TerminalHistory
 
 from .fuzzing import count, nasty_text
 
@@ -96,6 +102,34 @@ def test_a_hostile_calendar_never_crashes_stays_bounded_and_counts_what_it_drops
 
 # ------------------------------------------------------------------ terminal
 
+_typed = st.text(st.characters(categories=["L", "N", "P", "S", "Zs"]), min_size=1, max_size=60).map(str.strip).filter(
+    lambda c: c and not c.startswith("#"))
+_segment = st.one_of(st.lists(_typed, min_size=2, max_size=4).map(lambda cs: ("typed", cs)),
+                     st.binary(min_size=1, max_size=3000).map(lambda b: ("garbage", b)),
+                     st.integers(MAX_LINE_BYTES + 1, MAX_LINE_BYTES + 50).map(lambda n: ("garbage", b"y" * n)))
+
+
+@given(segments=st.lists(_segment, min_size=1, max_size=8))
+def test_garbage_in_a_shell_history_never_becomes_commands_and_every_line_is_accounted_for(segments):
+    count("collector.terminal")
+    data = b"".join((b"".join(c.encode() + b"\n" for c in body) if kind == "typed" else body + b"\n")
+                    for kind, body in segments)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ".bash_history"
+        path.write_bytes(data)
+        ctx = Ctx({"files": [str(path)]}, temp_dir=tmp)
+        got = [p["provenance"]["command"] for p in TerminalHistory().collect(None, ctx)]
+    typed = [c for kind, body in segments if kind == "typed" for c in body]
+    assert [c for c in got if c in typed] == typed             # every real command, in order
+    for command in got:                                         # and nothing that is not text
+        assert "\0" not in command and len(command.encode()) <= MAX_LINE_BYTES
+        controls = sum(unicodedata.category(ch) == "Cc" and ch != "\t" for ch in command)
+        assert controls <= 0.25 * len(command)
+    raw_lines = data.split(b"\n")[:-1]
+    quiet = sum(1 for raw in raw_lines if not raw.strip() or re.fullmatch(rb"#\d{9,11}\r?", raw))
+    assert len(got) + sum(ctx.skips.values()) + quiet >= len(raw_lines)   # each line: a command, counted, or blank
+    assert len(got) + sum(ctx.skips.values()) <= len(raw_lines)
+
 
 # ------------------------------------------------------------------ browser
 
@@ -117,3 +151,38 @@ def _history(path: Path, visits: int) -> None:
         conn.execute("INSERT INTO visits (url, visit_time) VALUES (?, ?)", (i + 1, raw + i))
     conn.commit()
     conn.close()
+
+
+@given(damage=st.sampled_from(["cut", "overwrite", "flip"]), where=st.floats(0, 1), size=st.integers(1, 5000),
+       seed=st.integers(0, 2**16))
+@example(damage="flip", where=0.40625, size=25, seed=3)        # found by this property: sqlite3 raised
+@example(damage="flip", where=0.8801742095937775, size=28, seed=65535)   # UnicodeDecodeError; an int address
+def test_a_damaged_history_never_stops_the_other_profiles(damage, where, size, seed):
+    count("collector.browser")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        paths = [folder / name / "History" for name in ("Default", "Profile 1", "Profile 2")]
+        for path in paths:
+            path.parent.mkdir()
+            _history(path, 60)
+        data = bytearray(paths[1].read_bytes())
+        at = int(len(data) * where)
+        noise = random.Random(seed).randbytes(size)
+        if damage == "cut":
+            data = data[:at]
+        elif damage == "overwrite":
+            data[at:at + size] = noise
+        else:
+            for i, byte in enumerate(noise[:64]):
+                data[(at + i * 977) % len(data)] ^= byte or 1
+        paths[1].write_bytes(bytes(data))
+        scratch = folder / "scratch"
+        scratch.mkdir()
+        ctx = Ctx({"profiles": [str(p) for p in paths]}, temp_dir=scratch)
+        payloads = list(BrowserHistory(now=lambda: NOW).collect(None, ctx))
+        assert list(scratch.iterdir()) == []
+    by_profile = Counter(p["source_item_id"].split(":")[1] for p in payloads)
+    ids = [_profile_id(p) for p in paths]
+    assert by_profile[ids[0]] == 60 and by_profile[ids[2]] == 60
+    assert by_profile[ids[1]] <= 60 and set(ctx.skips) <= {"unreadable_history", "bad_url", "bad_visit"}
+    assert (str(paths[1]) in ctx.cursor) != bool(ctx.skips["unreadable_history"])
