@@ -2,11 +2,16 @@
 (``ctx.skipped``) without failing its run, and copies locked files into a run folder in the data folder
 (``ctx.temp_dir``) that the host removes after the run — and, after a ``kill -9``, at the next start."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+
+from collecting import Ctx
+from magi_plugins.git import GitActivity
+from magi_plugins.music import Music
 
 from magi_desktop.collectors import Supervisor, scratch
 from magi_desktop.core.paths import temp_dir
@@ -153,3 +158,41 @@ def test_a_killed_runs_copy_is_removed_at_the_next_start_and_a_live_ones_is_kept
         killed.stdout.close()
         alive.stdout.close()
     assert scratch.clean(root) == 1 and not os.path.exists(alive_folder)
+
+
+def test_the_other_collectors_count_what_they_used_to_drop_without_a_word(tmp_path):
+    log = tmp_path / "plays.jsonl"
+    log.write_text(json.dumps({"played_at": 1_700_000_000, "artist": "Debussy", "track": "Arabesque"}) + "\n"
+                   "{damaged\n\n" + json.dumps({"played_at": "never", "track": "x"}) + "\n")
+    ctx = Ctx({"play_log": str(log)})
+    assert len(list(Music(sampler=lambda: []).collect(None, ctx))) == 1
+    assert ctx.skips == {"bad_line": 2} and ctx.details[0][1].startswith(f"{log} line 2")
+    (tmp_path / "not-a-repo").mkdir()
+    ctx = Ctx({"repositories": [str(tmp_path / "not-a-repo"), str(tmp_path / "moved-away")]})
+    assert list(GitActivity().collect(None, ctx)) == []
+    assert ctx.skips == {"not_a_repository": 2}
+
+
+def test_magi_collect_prints_this_runs_skips_and_magi_status_the_totals(tmp_path):
+    history = tmp_path / ".bash_history"
+    history.write_bytes(b"git status\nmake test\n\x00\x00\x01garbage\ncaf\xe9\nls\nls -la\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "collectors.json").write_text(json.dumps(
+        {"collectors": {"terminal": {"enabled": True, "settings": {"files": [str(history)]}}}}))
+    env = {"MAGI_DATA_DIR": str(data), "MAGI_LOAD_PLUGINS": "terminal", "PATH": "/usr/bin:/bin"}
+
+    def magi(*args):
+        out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", *args], capture_output=True, text=True,
+                             env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert "terminal: stored 4, duplicates 0, rejected 0; skipped binary_line 1, not_utf8 1" in magi("collect")
+    with history.open("ab") as f:
+        f.write(b"\x00binary\npwd\n")
+    report = json.loads(magi("collect", "--json"))["collectors"]["terminal"]
+    assert report["skipped"] == {"binary_line": 1} and report["counts"]["stored"] == 1   # this run's
+    status = json.loads(magi("status", "--json"))["collectors"]["terminal"]
+    assert status["skipped"] == {"binary_line": 2, "not_utf8": 1} and status["failures"] == 0
+    assert "skipped (not failures): binary_line 2, not_utf8 1; last: binary_line:" in magi("status")
