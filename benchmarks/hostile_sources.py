@@ -9,7 +9,9 @@ the child's peak RSS. Cases:
 * ``calendar_secondly_2000`` — the same rule starting in 2000 (~820M rule steps before the window);
 * ``calendar_impossible`` — five events whose rule never matches (``FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30``:
   dateutil searches to year 9999 for each) next to one good event;
-* ``terminal_garbage`` — 200 KB of random bytes between real commands in a bash history.
+* ``terminal_garbage`` — 200 KB of random bytes between real commands in a bash history;
+* ``calendar_ordinary`` — not hostile: 300 weekly and daily series started since 2018 and 1,000 single
+  events, for what the bounded reading costs a normal calendar.
 
     .venv/bin/python benchmarks/hostile_sources.py [--case NAME] [--timeout S]
 
@@ -87,10 +89,21 @@ def write_case(name: str, folder: Path) -> tuple[str, Path]:
         garbage = random.Random(16).randbytes(200_000)
         path.write_bytes(b"git status\nmake test\n" + garbage + b"\nls -la\ngit push\n")
         return "terminal", path
+    if name == "calendar_ordinary":
+        path = folder / "ordinary.ics"
+        rng = random.Random(16)
+        series = [f"UID:s{i}@bench\r\nDTSTART:{2018 + i % 8}{1 + i % 12:02d}{1 + i % 28:02d}T{8 + i % 10:02d}0000Z\r\n"
+                  f"DTEND:{2018 + i % 8}{1 + i % 12:02d}{1 + i % 28:02d}T{9 + i % 10:02d}0000Z\r\n"
+                  f"RRULE:FREQ={'WEEKLY' if i % 3 else 'DAILY'}\r\nSUMMARY:Series {i}" for i in range(300)]
+        single = [f"UID:e{i}@bench\r\nDTSTART:202603{1 + rng.randrange(28):02d}T{rng.randrange(24):02d}0000Z\r\n"
+                  f"SUMMARY:Event {i}" for i in range(1000)]
+        path.write_text(_ics(*series, *single))
+        return "calendar", path
     raise SystemExit(f"unknown case {name}")
 
 
-CASES = ("calendar_secondly", "calendar_secondly_2000", "calendar_impossible", "terminal_garbage")
+CASES = ("calendar_secondly", "calendar_secondly_2000", "calendar_impossible", "terminal_garbage",
+         "calendar_ordinary")
 
 
 def run(name: str, timeout: float) -> dict:
