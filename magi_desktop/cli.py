@@ -258,7 +258,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
                   "(see docs/plugins.md); `magi plugins` lists them", file=sys.stderr)
             return 1
         supervisor.paused = False
-        before = {name: dict(status.counts) for name, status in supervisor.status.items()}
+        before = {name: (dict(status.counts), dict(status.skipped)) for name, status in supervisor.status.items()}
         supervisor.tick()
         while not supervisor.wait_idle(timeout=1.0):
             supervisor.tick()        # abandons a run past its timeout (it is reported as hung)
@@ -266,8 +266,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
         report = {}
         for name, status in supervisor.status.items():
             # This run's counts; the running totals are in `magi status`.
-            report[name] = status.to_dict() | {"counts": {k: v - before[name].get(k, 0) for k, v in
-                                                          status.counts.items() if v - before[name].get(k, 0)}}
+            report[name] = status.to_dict() | {"counts": _this_run(status.counts, before[name][0]),
+                                               "skipped": _this_run(status.skipped, before[name][1])}
         memory.process_pending()
     if args.json:
         print(json.dumps({"collectors": report, "errors": errors}, indent=2, ensure_ascii=False))
@@ -276,8 +276,19 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             counts = status["counts"]
             line = (f"{name}: stored {counts.get('stored', 0)}, duplicates {counts.get('duplicates', 0)}, "
                     f"rejected {counts.get('rejected', 0)}")
+            if status["skipped"]:
+                line += f"; skipped {_by_reason(status['skipped'])}"
             print(line + (f" — failed: {status['last_error']}" if status["last_error"] else ""))
     return 1 if any(s["last_error"] for s in report.values()) else 0
+
+
+def _this_run(now: dict, before: dict) -> dict:
+    return {k: v - before.get(k, 0) for k, v in now.items() if v - before.get(k, 0)}
+
+
+def _by_reason(skipped: dict) -> str:
+    """Skipped items as "bad_dtstart 2, unknown_timezone 1" (README, Troubleshooting, says what each means)."""
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items(), key=lambda item: (-item[1], item[0])))
 
 
 def _data_dir(args: argparse.Namespace) -> Path | None:
@@ -484,6 +495,8 @@ def _print_status(stats: dict) -> None:
                 print(f"    last error: {c['last_error']}")
             if c.get("last_rejection"):
                 print(f"    last rejection: {c['last_rejection']}")
+            if c.get("skipped"):
+                print(f"    skipped (not failures): {_by_reason(c['skipped'])}; last: {c.get('last_skip')}")
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

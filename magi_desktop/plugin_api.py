@@ -29,6 +29,7 @@ returning values, and a hook implementation may take only the arguments it uses.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import pluggy
@@ -90,6 +91,19 @@ class CollectContext(Protocol):
 
     def progress(self, done: int, total: int | None = None) -> None:
         """Report progress of a long run (a history back-fill)."""
+        ...
+
+    def skipped(self, reason: str, detail: str | None = None) -> None:
+        """Count an item left out because it cannot be used (a broken event, an unreadable file, a binary
+        line), by a short reason code such as ``"bad_dtstart"``; ``detail`` says where (a file, a line),
+        not what it held. A skip is not a failure: the run goes on, stays ok and never moves the collector
+        towards quarantine. The host shows the counts by reason (``magi collect``, ``magi status``)."""
+        ...
+
+    @property
+    def temp_dir(self) -> Path:
+        """A scratch folder for this run (copies of files the source keeps locked), inside the data folder.
+        The host removes it when the run ends, and what a killed process left there at the next start."""
         ...
 
     @property

@@ -60,12 +60,14 @@ def test_collectors_are_off_by_default_and_run_when_enabled(qtbot, tmp_path, mon
     data = tmp_path / "on"
     data.mkdir()
     (data / "collectors.json").write_text(json.dumps({"collectors": {"git": {
-        "enabled": True, "settings": {"repositories": [str(tmp_path / "proj")]}}}}))
+        "enabled": True, "settings": {"repositories": [str(tmp_path / "proj"), str(tmp_path / "gone")]}}}}))
     monkeypatch.setenv("MAGI_LOAD_PLUGINS", "git")
     on = DesktopApp(QApplication.instance(), Memory.open(data, embedder="hashing"))
     qtbot.addWidget(on.window)
     on.start()
     qtbot.waitUntil(lambda: on.supervisor.status["git"].counts["stored"] == 1, timeout=20_000)
+    # The folder that is not a repository is counted, and shown, not a failure.
+    qtbot.waitUntil(lambda: on.collectors_status().endswith("running; skipped items: git 1"), timeout=20_000)
     on.shutdown()
 
 

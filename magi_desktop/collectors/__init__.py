@@ -24,6 +24,10 @@ def build_supervisor(memory, data_folder, env=None, watch=False):
     for name, error in plugins.errors.items():
         logging.getLogger(__name__).warning("plugin %s: %s", name, error)
     if not collectors:
+        from ..core.paths import temp_dir
+        from .scratch import clean
+
+        clean(temp_dir(data_folder))   # no collector will run, but one that ran before may have left copies
         return None, plugins.errors
     supervisor = Supervisor(memory, collectors, settings=settings.enabled, exclusions=settings.exclusions)
     supervisor.paused = settings.paused

@@ -20,6 +20,13 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
   after ``watch()`` a change to one of them makes the collector due at once,
   so a new shell command is read seconds after it is written, not at the next
   interval. The run itself is the same incremental ``collect``.
+* **Skipped items.** ``ctx.skipped(reason, detail)`` counts an item the
+  collector left out (a broken calendar event, an unreadable History, a binary
+  line in a shell history) by reason. A skip is not a failure: the run stays ok
+  and nothing moves towards quarantine. The counts are in the status.
+* **Scratch space.** ``ctx.temp_dir`` is a folder of the run's own inside the
+  data folder (``paths.temp_dir``); it is removed when the run ends, and what a
+  killed process left there is removed when a supervisor starts (``scratch``).
 * **Status.** Each collector's runs, failures and counters are saved in the
   memory after every run (``Memory.collector_statuses``), so ``magi status``
   shows them from another process and a restart continues the counts.
@@ -30,16 +37,21 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..core import Memory, MemoryUnavailable
 from ..core.contracts import parse_timestamp
+from ..core.paths import temp_dir
+from ..core.redact import redact_text
 from ..plugin_api import Collector
+from . import scratch
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +63,10 @@ QUARANTINE_AFTER = 5
 MAX_BACKOFF_SECONDS = 6 * 3600.0
 _WRITES = {"modified", "created", "moved", "closed"}   # watchdog events that mean a file changed
 _CURSOR = object()             # queue marker: (collector name, _CURSOR, value)
+# Skip reasons are short codes; a collector cannot grow its status without bound by inventing new ones.
+MAX_SKIP_REASONS = 32
+MAX_REASON_CHARS = 40
+MAX_SKIP_DETAIL_CHARS = 300
 
 
 @dataclass
@@ -66,12 +82,26 @@ class CollectorStatus:
     last_rejection: str | None = None
     last_run_at: float | None = None
     progress: tuple[int, int | None] | None = None     # (done, total) the running run reported
+    skipped: Counter = field(default_factory=Counter)  # items the collector left out, by reason code
+    last_skip: str | None = None                       # "reason: detail" of the newest skip
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "runs": self.runs, "failures": self.failures, "last_error": self.last_error,
                 "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
                 "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at,
-                "progress": list(self.progress) if self.progress else None}
+                "progress": list(self.progress) if self.progress else None, "skipped": dict(self.skipped),
+                "last_skip": self.last_skip}
+
+    def skip(self, reason: Any, detail: Any = None) -> str:
+        """Count one skipped item; returns the reason code it was counted under."""
+        code = re.sub(r"[^a-z0-9_]+", "_", str(reason).casefold()).strip("_")[:MAX_REASON_CHARS] or "unspecified"
+        if code not in self.skipped and len(self.skipped) >= MAX_SKIP_REASONS:
+            code = "other"
+        self.skipped[code] += 1
+        # A detail names where (a file, a line number), but may quote what it skipped: redacted, and short.
+        said = f"{code}: {detail}" if detail is not None else code
+        self.last_skip = redact_text(said[:MAX_SKIP_DETAIL_CHARS])
+        return code
 
     @classmethod
     def resumed(cls, name: str, saved: Mapping[str, Any] | None) -> CollectorStatus:
@@ -83,6 +113,8 @@ class CollectorStatus:
             status.counts.update({k: int(v) for k, v in (saved.get("counts") or {}).items()})
             status.last_error, status.last_rejection = saved.get("last_error"), saved.get("last_rejection")
             status.last_run_at = saved.get("last_run_at")
+            status.skipped.update({k: int(v) for k, v in (saved.get("skipped") or {}).items()})
+            status.last_skip = saved.get("last_skip")
         return status
 
 
@@ -96,6 +128,7 @@ class _Context:
         self._cancelled = cancelled
         self.done = 0
         self.total: int | None = None
+        self._temp: Path | None = None
 
     def excluded(self, kind: str, value: str) -> bool:
         return self._supervisor.is_excluded(kind, value)
@@ -107,6 +140,22 @@ class _Context:
         self.done, self.total = done, total
         self._supervisor.status[self._name].progress = (done, total)
 
+    def skipped(self, reason: str, detail: str | None = None) -> None:
+        code = self._supervisor.status[self._name].skip(reason, detail)
+        log.debug("collector %s skipped an item (%s): %s", self._name, code, detail)
+
+    @property
+    def temp_dir(self) -> Path:
+        """This run's scratch folder, made on first use and removed when the run ends."""
+        if self._temp is None:
+            self._temp = scratch.run_folder(self._supervisor.temp_root, self._name)
+        return self._temp
+
+    def finish(self) -> None:
+        if self._temp is not None:
+            scratch.remove(self._temp)
+            self._temp = None
+
     @property
     def stopping(self) -> bool:
         return self._cancelled.is_set() or self._supervisor._stop.is_set()
@@ -117,7 +166,8 @@ class Supervisor:
                  settings: Mapping[str, Mapping[str, Any]] | None = None,
                  exclusions: Mapping[str, list[str]] | None = None, queue_size: int = QUEUE_SIZE,
                  max_per_run: int = MAX_PER_RUN, run_timeout: float = RUN_TIMEOUT_SECONDS,
-                 quarantine_after: int = QUARANTINE_AFTER, clock: Callable[[], float] = time.time):
+                 quarantine_after: int = QUARANTINE_AFTER, clock: Callable[[], float] = time.time,
+                 temp_root: Path | None = None):
         self.memory = memory
         self.collectors = {c.name: c for c in collectors}
         self.settings = {name: dict((settings or {}).get(name, {})) for name in self.collectors}
@@ -135,6 +185,12 @@ class Supervisor:
             log.exception("could not read the saved collector status")
             saved = {}
         self.status = {name: CollectorStatus.resumed(name, saved.get(name)) for name in self.collectors}
+        # Collectors' copies of locked files live in the data folder; a crash's leftovers go at start.
+        self.temp_root = Path(temp_root) if temp_root is not None else temp_dir(memory.path.parent)
+        try:
+            scratch.clean(self.temp_root)
+        except OSError:
+            log.warning("could not clean the scratch folder %s", self.temp_root, exc_info=True)
         self.paused = False
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._stop = threading.Event()
@@ -292,10 +348,12 @@ class Supervisor:
         ctx = _Context(self, name, self.settings[name], cancelled)
         error = None
         cut = False
+        run = None
         try:
             since = self.memory.plugin_cursor(name)
             yielded = 0
-            for payload in collector.collect(since, ctx):
+            run = collector.collect(since, ctx)
+            for payload in run:
                 if cancelled.is_set() or self._stop.is_set():
                     cut = True
                     break
@@ -313,6 +371,9 @@ class Supervisor:
         except BaseException as exc:  # noqa: BLE001 - a collector's bug (even SystemExit) is its own
             error = f"{type(exc).__name__}: {exc}"
             log.warning("collector %s failed: %s", name, error)
+        finally:
+            _close(run)               # a cut run's generator releases its files before its folder goes
+            ctx.finish()
         # Queued while the run still counts as running, so neither wait_idle nor the next run
         # can slip in before it. Only a clean, complete run may fall back to the newest time seen.
         self._put(name, _CURSOR, None, cancelled, final=True, clean=error is None and not cut)
@@ -461,6 +522,16 @@ class Supervisor:
             self.memory.save_plugin_cursor(name, cursor)
         except Exception:  # noqa: BLE001
             log.exception("could not store the cursor of %s", name)
+
+
+def _close(run: Any) -> None:
+    close = getattr(run, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except BaseException:  # noqa: BLE001 - its clean-up failing is the collector's business
+        log.debug("a collector's run did not close cleanly", exc_info=True)
 
 
 def _forms(kind: str, values: list[str]) -> list[str]:

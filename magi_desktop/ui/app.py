@@ -108,6 +108,9 @@ class DesktopApp:
         text = f"{len(self.supervisor.collectors)} enabled, {running} running"
         if quarantined:
             text += f"; stopped after failures: {', '.join(quarantined)}"
+        skipped = {s.name: sum(s.skipped.values()) for s in statuses if s.skipped}
+        if skipped:       # unusable items the collectors left out (a broken event, a binary line): `magi status`
+            text += "; skipped items: " + ", ".join(f"{name} {n}" for name, n in sorted(skipped.items()))
         return text + (" — paused" if self.paused else "")
 
     def status_line(self) -> str:

@@ -8,6 +8,15 @@ incognito windows are never written to these files, so they are never read.
 
 The cursor is the highest visit id and visit time read: a visit synced from
 another device arrives with a new id but an old time, and is still found.
+
+Each profile is read alone (issue 16): a History that is truncated, not a
+database or otherwise unreadable is skipped and counted for that profile
+(``ctx.skipped("unreadable_history")``) and the other profiles are still read;
+its cursor stays where it was, so it is read once it is whole again. Text is
+decoded per visit: a title that is not UTF-8 is kept with replacement
+characters, an address that is not is skipped and counted (``bad_url``). The
+snapshots are made in the host's scratch folder (``ctx.temp_dir``, in the data
+folder), never the system's temp folder.
 """
 
 from __future__ import annotations
@@ -111,6 +120,7 @@ def _visits(db: Path, kind: str, after_id: int | None, after: int) -> Iterator[t
     sql = (f"SELECT v.id, v.{time_column}, p.url, p.title FROM {table} v JOIN {join} "
            f"WHERE v.id > ? OR v.{time_column} > ? ORDER BY {order}")
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.text_factory = bytes        # decoded per visit: one row that is not UTF-8 must not end the profile
     try:
         cursor = conn.execute(sql, (_NO_ID if after_id is None else after_id, after))
         while rows := cursor.fetchmany(BATCH):
@@ -159,44 +169,79 @@ class BrowserHistory:
         cursors = dict(since or {})
         backfill = float(ctx.settings.get("backfill_days", 90)) * 86400
         profiles = [(b, p) for b, p in self.profiles(ctx.settings) if p.is_file()]
+        scratch = getattr(ctx, "temp_dir", None)     # a host without one: the system's temp folder
         for number, (browser, path) in enumerate(profiles):
+            if ctx.stopping:
+                return
             kind = kind_of(path)
             key = str(path)
             state = cursors.get(key, {"id": None, "time": from_unix(self._now() - backfill, kind)})
             if not isinstance(state, dict):
                 state = {"id": None, "time": state}      # a cursor from before ids were kept: a time
-            with tempfile.TemporaryDirectory(prefix="magi-browser-") as tmp:
-                copy = _copy(path, Path(tmp))
-                newest = dict(state)
-                for count, (visit_id, raw, url, title) in enumerate(
-                        _visits(copy, kind, state["id"], state["time"]), start=1):
-                    if ctx.stopping:
-                        return
-                    newest["time"] = max(newest["time"], raw)
-                    if state["id"] is not None:
-                        newest["id"] = max(newest["id"], visit_id)
-                    try:
-                        parts = urlsplit(url or "")
-                        hostname = parts.hostname
-                    except ValueError:
-                        continue          # a malformed address in the history: skip it, keep reading
-                    if parts.scheme not in _SCHEMES or ctx.excluded("domains", url):
-                        continue
-                    domain = (hostname or "").removeprefix("www.")
-                    provenance = {"url": url, "domain": domain, "browser": browser}
-                    if title:
-                        provenance["title"] = title
-                    yield activity(browser, "visit_page", to_unix(raw, kind), provenance,
-                                   item_id=f"{browser}:{_profile_id(path)}:{visit_id}")
-                    if count % BATCH == 0:
-                        ctx.progress(count)
-                        cursors[key] = dict(newest)
-                        ctx.save_cursor(dict(cursors))   # a long back-fill resumes where it stopped
-                if newest["id"] is None:      # after the first run, whatever is in the file now is behind us
-                    newest["id"] = _last_id(copy, kind)
+            try:
+                with tempfile.TemporaryDirectory(prefix="magi-browser-", dir=scratch) as tmp:
+                    newest = yield from self._profile(browser, path, kind, state, Path(tmp), key, cursors, ctx)
+            except (sqlite3.Error, OSError, TimeoutError, ValueError) as exc:
+                # This profile only; its cursor stays, so what it holds is read once it is whole again.
+                # (ValueError: sqlite3 fails to decode the error message of a damaged schema, for one.)
+                ctx.skipped("unreadable_history", f"{browser} {path}: {type(exc).__name__}: {exc}")
+                continue
+            if newest is None:
+                return                        # stopping
             cursors[key] = dict(newest)
             ctx.save_cursor(dict(cursors))   # kept once this profile's visits are stored
             ctx.progress(number + 1, len(profiles))
+
+    def _profile(self, browser, path, kind, state, tmp, key, cursors, ctx):
+        """Yield one profile's new visits from a snapshot; returns its new cursor (None when stopped)."""
+        copy = _copy(path, tmp)
+        newest = dict(state)
+        for count, (visit_id, raw, url, title) in enumerate(_visits(copy, kind, state["id"], state["time"]),
+                                                            start=1):
+            if ctx.stopping:
+                return None
+            if not isinstance(visit_id, int) or not isinstance(raw, int):
+                # SQLite columns take any type: a damaged or forged file can hold text where a time belongs.
+                ctx.skipped("bad_visit", f"{browser} {path}: a visit with id {visit_id!r:.40} and time {raw!r:.40}")
+                continue
+            newest["time"] = max(newest["time"], raw)
+            if state["id"] is not None:
+                newest["id"] = max(newest["id"], visit_id)
+            payload = self._payload(browser, path, kind, visit_id, raw, url, title, ctx)
+            if payload is not None:
+                yield payload
+            if count % BATCH == 0:
+                ctx.progress(count)
+                cursors[key] = dict(newest)
+                ctx.save_cursor(dict(cursors))   # a long back-fill resumes where it stopped
+        if newest["id"] is None:      # after the first run, whatever is in the file now is behind us
+            newest["id"] = _last_id(copy, kind)
+        return newest
+
+    @staticmethod
+    def _payload(browser, path, kind, visit_id, raw, url, title, ctx):
+        try:
+            url = url.decode("utf-8") if isinstance(url, bytes) else "" if url is None else url
+            if not isinstance(url, str):
+                raise TypeError(f"the address is a {type(url).__name__}")
+            parts = urlsplit(url)
+            hostname = parts.hostname
+        except (TypeError, ValueError) as exc:      # UnicodeDecodeError is a ValueError
+            # A malformed address in the history: skip it, keep reading.
+            ctx.skipped("bad_url", f"{browser} {path}: visit {visit_id}: {type(exc).__name__}")
+            return None
+        if parts.scheme not in _SCHEMES or ctx.excluded("domains", url):
+            return None                   # not a web page, or the user excluded it: by choice, not broken
+        if isinstance(title, bytes):
+            title = title.decode("utf-8", "replace")
+        elif not isinstance(title, str):
+            title = None                  # a number where the title belongs: the visit is still a visit
+        domain = (hostname or "").removeprefix("www.")
+        provenance = {"url": url, "domain": domain, "browser": browser}
+        if title:
+            provenance["title"] = title
+        return activity(browser, "visit_page", to_unix(raw, kind), provenance,
+                        item_id=f"{browser}:{_profile_id(path)}:{visit_id}")
 
 
 def _last_id(db: Path, kind: str) -> int:

@@ -8,16 +8,41 @@ occurrences, through ``recurring_ical_events``). An occurrence's id is its UID,
 its start and a hash of what it says, so re-reading a file stores nothing new
 and an edited event is stored as what it became. Future occurrences stay
 invisible to questions until their time comes.
+
+Hostile or broken files (issue 16): each event is read alone (``ical_reading``), so a broken one is
+skipped and counted by reason (``ctx.skipped``) and the rest of the file is stored; a file that cannot
+be parsed at all is counted and left for the next run, never marked read. Expansion is bounded per
+event, per file and per run; a run that has spent most of its budget leaves the remaining files for
+the next run instead of cutting one in half.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from magi_desktop.plugin_api import activity, hookimpl
+
+from .ical_reading import (
+    MAX_OCCURRENCES_PER_FILE,
+    MAX_SECONDS_PER_FILE,
+    MAX_STEPS_PER_FILE,
+    Bounds,
+    FileReading,
+    Unreadable,
+    epoch,
+    occurrences,
+)
+
+log = logging.getLogger(__name__)
+
+# A run reads files while at least one more file's whole budget fits in what is left.
+MAX_OCCURRENCES_PER_RUN = 20_000       # the host cuts a run at 50,000 payloads
+MAX_STEPS_PER_RUN = 2 * MAX_STEPS_PER_FILE
+MAX_SECONDS_PER_RUN = 3 * MAX_SECONDS_PER_FILE
 
 
 def ics_files(paths: list[str]) -> list[Path]:
@@ -29,17 +54,6 @@ def ics_files(paths: list[str]) -> list[Path]:
         elif path.is_file():
             found.append(path)
     return found
-
-
-def _epoch(value) -> tuple[float, bool]:
-    """(UNIX seconds, all-day?) of an iCalendar date or date-time (floating times read as UTC)."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return value.timestamp(), False
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp(), True
-    raise ValueError(f"not a date: {value!r}")
 
 
 class CalendarFiles:
@@ -54,17 +68,17 @@ class CalendarFiles:
     privacy_note = ("Reads the titles, times and places of events in the calendar files you list. Excluded paths "
                     "are skipped. Nothing leaves this machine.")
 
-    def __init__(self, clock=time.time):
+    def __init__(self, clock=time.time, bounds: Bounds | None = None):
         self.clock = clock
+        self.bounds = bounds
 
     def collect(self, since, ctx):
-        import icalendar
-        import recurring_ical_events
-
         seen = dict(since or {})
         now = datetime.fromtimestamp(self.clock(), timezone.utc)
-        start = now - timedelta(days=float(ctx.settings.get("days_back", 30)))
-        end = now + timedelta(days=float(ctx.settings.get("days_ahead", 14)))
+        days_back, days_ahead = float(ctx.settings.get("days_back", 30)), float(ctx.settings.get("days_ahead", 14))
+        start, end = now - timedelta(days=days_back), now + timedelta(days=days_ahead)
+        bounds = self.bounds or Bounds.for_window(days_back + days_ahead)
+        run, opened = FileReading(), 0
         for path in ics_files(ctx.settings.get("paths") or []):
             if ctx.stopping:
                 return
@@ -80,30 +94,51 @@ class CalendarFiles:
                     continue      # unchanged, and the window has not moved a day yet
                 if state["until"] is not None:
                     window_start = max(start, datetime.fromtimestamp(state["until"], timezone.utc))
-            done = {"mtime": mtime, "until": end.timestamp()}
+            if opened and not _room_for_a_file(run, bounds):
+                log.info("calendar: this run's expansion budget is spent; %s and the rest wait for the next", path)
+                return
+            file, opened = FileReading(), opened + 1
             try:
-                calendar = icalendar.Calendar.from_ical(path.read_bytes())
-                occurrences = recurring_ical_events.of(calendar).between(window_start, end)
-            except Exception:  # noqa: BLE001 - one broken file must not stop the others
-                seen[key] = done
+                data = path.read_bytes()
+                for event in occurrences(path.name, data, window_start, end, bounds, ctx.skipped, file):
+                    payload = _payload(path, event)
+                    if payload is None:
+                        ctx.skipped("bad_date", f"{path.name}: {str(event.get('UID', ''))[:80]}: an occurrence "
+                                                "without a usable start or end")
+                        continue
+                    yield payload
+                    if ctx.stopping:
+                        return      # not marked read: the next run reads the file again
+            except (Unreadable, OSError) as exc:
+                # Not marked read: a file being written now is whole next time. Counted on every run until then.
+                ctx.skipped("unreadable_file", f"{path.name}: {exc}")
                 continue
-            for event in occurrences:
-                try:
-                    begins, all_day = _epoch(event.get("DTSTART").dt)
-                    ends = _epoch(event.get("DTEND").dt)[0] if event.get("DTEND") else begins
-                except (AttributeError, ValueError):
-                    continue
-                summary = str(event.get("SUMMARY", "")).strip() or "(no title)"
-                provenance = {"summary": summary, "start": begins, "end": ends, "all_day": all_day}
-                if event.get("LOCATION"):
-                    provenance["location"] = str(event.get("LOCATION"))
-                uid = str(event.get("UID", f"{path.name}:{summary}"))
-                said = hashlib.sha1(f"{summary}\0{begins}\0{ends}\0{provenance.get('location', '')}".encode()
-                                    ).hexdigest()[:10]
-                yield activity("calendar", "calendar_event", begins, provenance,
-                               item_id=f"{uid}:{int(begins)}:{said}")
-            seen[key] = done
+            finally:
+                run.occurrences += file.occurrences
+                run.steps += file.steps
+            seen[key] = {"mtime": mtime, "until": end.timestamp()}
             ctx.save_cursor(dict(seen))
+
+
+def _room_for_a_file(run: FileReading, bounds: Bounds) -> bool:
+    return (run.occurrences + min(bounds.per_file, MAX_OCCURRENCES_PER_FILE) <= MAX_OCCURRENCES_PER_RUN
+            and run.steps + bounds.steps_per_file <= MAX_STEPS_PER_RUN
+            and time.monotonic() - run.started + bounds.seconds_per_file <= MAX_SECONDS_PER_RUN)
+
+
+def _payload(path: Path, event) -> dict | None:
+    try:
+        begins, all_day = epoch(event.get("DTSTART").dt)
+        ends = epoch(event.get("DTEND").dt)[0] if event.get("DTEND") else begins
+    except (AttributeError, ValueError, TypeError):
+        return None
+    summary = str(event.get("SUMMARY", "")).strip() or "(no title)"
+    provenance = {"summary": summary, "start": begins, "end": ends, "all_day": all_day}
+    if event.get("LOCATION"):
+        provenance["location"] = str(event.get("LOCATION"))
+    uid = str(event.get("UID", f"{path.name}:{summary}"))
+    said = hashlib.sha1(f"{summary}\0{begins}\0{ends}\0{provenance.get('location', '')}".encode()).hexdigest()[:10]
+    return activity("calendar", "calendar_event", begins, provenance, item_id=f"{uid}:{int(begins)}:{said}")
 
 
 @hookimpl

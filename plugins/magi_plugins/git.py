@@ -46,11 +46,12 @@ class GitActivity:
             path = Path(folder).expanduser()
             if ctx.stopping:
                 return
-            if ctx.excluded("repositories", str(path)) or not path.is_dir():
+            if ctx.excluded("repositories", str(path)):
                 continue
             try:
                 repo = git.Repo(path)
             except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+                ctx.skipped("not_a_repository", str(path))     # a configured folder that moved or was never one
                 continue
             key = str(path.resolve())
             state = cursors.get(key) or {}

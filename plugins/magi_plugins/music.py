@@ -126,7 +126,9 @@ class Music:
                 f.seek(offset)
                 data = f.read()
             end = data.rfind(b"\n") + 1
-            for line in data[:end].decode("utf-8", "replace").splitlines():
+            for number, line in enumerate(data[:end].decode("utf-8", "replace").split("\n"), start=1):
+                if not line.strip():
+                    continue
                 try:
                     row = json.loads(line)
                     played_at = float(row["played_at"])
@@ -135,7 +137,8 @@ class Music:
                     play = Play(str(row.get("player", "log")), str(row.get("artist", "")), str(row["track"]),
                                 str(row.get("album", "")), played_at, played_at)
                     payload = play_payload(play, float(row.get("duration_sec") or 0))
-                except Exception:  # noqa: BLE001 - a damaged line is skipped, whatever is wrong with it
+                except Exception as exc:  # noqa: BLE001 - a damaged line is skipped, whatever is wrong with it
+                    ctx.skipped("bad_line", f"{path} line {number} after byte {offset}: {type(exc).__name__}")
                     continue
                 if not ctx.excluded("apps", play.player):
                     yield payload

@@ -6,7 +6,8 @@ of shell, time and command — makes the re-read a no-op). Secrets in commands
 (`--password=…`, tokens, `mysql -p…`) are redacted by the core before anything
 is stored. zsh and fish record when a command ran; bash does only with
 ``HISTTIMEFORMAT`` (``#<epoch>`` lines), otherwise the file's modification time
-stands in.
+stands in. Lines that are not text a person typed — binary garbage, NULs, not
+UTF-8, absurdly long — are skipped and counted by reason (``history_lines``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from magi_desktop.plugin_api import activity, hookimpl
+
+from .history_lines import good_text, screen
 
 _ZSH_EXTENDED = re.compile(r"^: (\d+):\d+;(.*)$")
 _BASH_TIME = re.compile(r"^#(\d{9,11})$")
@@ -43,7 +46,7 @@ def shell_of(path: Path) -> str:
 def parse_zsh(text: str, fallback: float) -> Iterator[tuple[float, str]]:
     entry: list[str] | None = None
     when = fallback
-    for line in text.splitlines():
+    for line in text.split("\n"):
         match = _ZSH_EXTENDED.match(line)
         if match:
             if entry is not None:
@@ -62,7 +65,7 @@ def parse_zsh(text: str, fallback: float) -> Iterator[tuple[float, str]]:
 
 def parse_bash(text: str, fallback: float) -> Iterator[tuple[float, str]]:
     when = fallback
-    for line in text.splitlines():
+    for line in text.split("\n"):
         match = _BASH_TIME.match(line)
         if match:
             when = float(match.group(1))
@@ -72,7 +75,7 @@ def parse_bash(text: str, fallback: float) -> Iterator[tuple[float, str]]:
 
 def parse_fish(text: str, fallback: float) -> Iterator[tuple[float, str]]:
     command, when = None, fallback
-    for line in text.splitlines():
+    for line in text.split("\n"):
         if line.startswith("- cmd: "):
             if command is not None:
                 yield when, command
@@ -131,7 +134,11 @@ class TerminalHistory:
                 data = f.read()
             # Only complete lines: a command being written now is read next time.
             end = data.rfind(b"\n") + 1
-            text = data[:end].decode("utf-8", "replace")
+            lines = screen(data[:end], zsh=shell == "zsh")
+            for line in lines:
+                if line.reason is not None:
+                    ctx.skipped(line.reason, f"{path} at byte {offset + line.offset}")
+            text = good_text(lines)
             fallback = -1.0           # entries without a recorded time get the file's time, but not in their id
             for when, command in PARSERS[shell](text, fallback):
                 command = command.strip()

@@ -18,7 +18,10 @@ A circuit breaker stops hammering an endpoint that keeps failing: after
 reports it (``magi status``, the app).
 
 The API key comes from the OS keyring (service ``magi-desktop``, user
-``llm:<base_url>``) or ``MAGI_LLM_API_KEY``.
+``llm:<base_url>``) or ``MAGI_LLM_API_KEY``. It is only ever sent to the configured
+address: a redirect is never followed (urllib would re-send the ``Authorization``
+header to whatever host the ``Location`` names); it fails with an error naming the
+target, so the user can configure the final address instead.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin
 
 from ..redact import MARK, redact_text
 from .base import TIERS, LLMError, LLMOutputInvalid, ProviderUnavailable, Task
@@ -178,6 +182,17 @@ class Breaker:
                 "last_error": self.last_error}
 
 
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects are answered, not followed: urllib copies every header, the key included, to the new
+    host, and turns a POST into a GET without its body. The 3xx then surfaces as an ``HTTPError``."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_RefuseRedirects)
+
+
 class OpenAICompatibleLLM:
     """``run(task, inputs)`` over ``POST {base_url}/chat/completions``."""
 
@@ -237,9 +252,13 @@ class OpenAICompatibleLLM:
             self.calls += 1
             request = urllib.request.Request(url, data=data, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
+                with _OPENER.open(request, timeout=self.settings.timeout) as response:
                     raw = response.read()
             except urllib.error.HTTPError as exc:
+                if 300 <= exc.code < 400:
+                    error = self._redirected(url, exc)
+                    self.breaker.failed(str(error))
+                    raise error from None
                 detail = self._scrub(_error_detail(exc))     # a server may echo the key it refused
                 retryable = exc.code == 429 or exc.code >= 500
                 error = LLMError(f"{url} answered HTTP {exc.code}: {detail}", retryable=retryable)
@@ -272,6 +291,12 @@ class OpenAICompatibleLLM:
                 delay = self.settings.backoff * 2 ** (attempt - 1)
             log.info("LLM call to %s failed (attempt %d); retrying in %.1f s", url, attempt, delay)
             self._sleep(delay)
+
+    def _redirected(self, url: str, exc: urllib.error.HTTPError) -> LLMError:
+        target = urljoin(url, exc.headers.get("Location") or "") if exc.headers else ""
+        return LLMError(self._scrub(f"{url} answered HTTP {exc.code}, a redirect to {target or 'nowhere'}; "
+                                    "redirects are not followed, so the API key is sent to the configured address "
+                                    "only: set the LLM base URL to the final address"), retryable=False)
 
     def _scrub(self, text: str) -> str:
         """Server text without the API key or other secrets: it ends up in errors, logs and the job tables."""

@@ -1,0 +1,320 @@
+"""Reading one iCalendar file defensively: each event alone, every expansion bounded.
+
+A calendar file is many independent events; one of them being broken (an impossible DTSTART, a
+negative COUNT, a rule that does not parse, a TZID nobody defines) must cost that event only. So the
+file is parsed once, its VEVENTs are grouped into series (a UID's master and its moved occurrences),
+each series is checked and then expanded on its own by ``recurring_ical_events``; a series that fails
+is reported through ``skip(reason, detail)`` and the others are read.
+
+Expansion is bounded three ways, because a recurrence rule is a tiny program:
+
+* **occurrences** — at most ``per_event`` per series in the window, ``per_file`` per file;
+* **rule steps** — dateutil walks a rule from its DTSTART, so ``FREQ=SECONDLY`` from 2000 takes ~820M
+  steps to reach 2026. Before expanding, each rule is walked lazily here (no cache, nothing kept)
+  up to the window's end, at most ``steps_per_event`` steps and ``steps_per_file`` per file: a rule
+  that reaches its cap in the window is expanded only up to its last allowed occurrence; one that
+  cannot reach the window is not expanded. The library then walks the same, bounded, distance;
+* **time** — a rule whose days never match (February 30th, every second) makes dateutil search day
+  by day to year 9999 without yielding (~6 s). A yearly probe of the same day filters finds that in
+  ~0.2 s and the rule is dropped (the event keeps its DTSTART occurrence, as the library gives it);
+  what no probe sees is caught by ``seconds_per_file``, after which the remaining recurring series
+  are skipped. A rule found to have no occurrence at all is dropped before the library walks it again.
+
+Events without a rule cost nothing to expand: they are read first and never refused for time or steps,
+so hostile neighbours cannot crowd them out. Everything cut is counted as ``expansion_capped``, once per
+series.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+
+import icalendar
+import recurring_ical_events
+from dateutil.rrule import DAILY, rrulestr
+from recurring_ical_events.errors import BadRuleStringFormat, PeriodEndBeforeStart
+
+# Bounds of one file's expansion (issue 16). A calendar's events recur at most hourly in practice: the
+# per-event cap lets an hourly event fill the window (1,100 for the default 44 days), at least 1,000.
+PER_EVENT_PER_DAY = 25
+MIN_PER_EVENT = 1000
+MAX_OCCURRENCES_PER_FILE = 10_000
+MAX_STEPS_PER_EVENT = 200_000          # a daily rule from 1500 is ~192k steps; hourly from 2004 ~193k
+MAX_STEPS_PER_FILE = 1_000_000
+MAX_SECONDS_PER_FILE = 20.0
+MAX_FILE_BYTES = 50 * 1024 * 1024      # icalendar holds the parsed file in memory at ~10× its size
+_DATE_PROPERTIES = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "EXDATE", "RDATE")
+
+Skip = Callable[[str, str], None]
+
+
+@dataclass
+class Bounds:
+    per_event: int
+    per_file: int = MAX_OCCURRENCES_PER_FILE
+    steps_per_event: int = MAX_STEPS_PER_EVENT
+    steps_per_file: int = MAX_STEPS_PER_FILE
+    seconds_per_file: float = MAX_SECONDS_PER_FILE
+
+    @classmethod
+    def for_window(cls, days: float, **overrides) -> Bounds:
+        return cls(per_event=max(MIN_PER_EVENT, int(days * PER_EVENT_PER_DAY)), **overrides)
+
+
+@dataclass
+class FileReading:
+    """What reading one file cost: the occurrences yielded and the rule steps walked."""
+
+    occurrences: int = 0
+    steps: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class Unreadable(Exception):
+    """The file is not an iCalendar file at all (or not yet: being written); nothing in it was read."""
+
+
+def parse(data: bytes) -> list[icalendar.Component]:
+    """The calendars of a file (a file may hold several)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise Unreadable(f"larger than {MAX_FILE_BYTES // 2**20} MB")
+    if not data.rstrip().upper().endswith(b"END:VCALENDAR"):
+        # icalendar returns no calendar at all for a file cut short, without a word.
+        raise Unreadable("does not end with END:VCALENDAR: cut short, or still being written")
+    try:
+        calendars = list(icalendar.Calendar.from_ical(data, multiple=True))
+    except Exception as exc:  # noqa: BLE001 - icalendar raises ValueError, IndexError, KeyError …
+        raise Unreadable(f"{type(exc).__name__}: {str(exc)[:120]}") from None
+    if not calendars:
+        raise Unreadable("no VCALENDAR in it")
+    return calendars
+
+
+def series_of(calendars: list[icalendar.Component]) -> tuple[list[list[icalendar.Component]], list]:
+    """(each series' VEVENTs — a UID's master and its RECURRENCE-ID overrides —, the VTIMEZONEs)."""
+    groups: dict[str, list[icalendar.Component]] = {}
+    timezones = []
+    for calendar in calendars:
+        for component in calendar.subcomponents:
+            if component.name == "VTIMEZONE":
+                timezones.append(component)
+            elif component.name == "VEVENT":
+                uid = str(component.get("UID") or f"\0no-uid-{len(groups)}")
+                groups.setdefault(uid, []).append(component)
+    return list(groups.values()), timezones
+
+
+def problem(component: icalendar.Component) -> tuple[str, str] | None:
+    """(reason, what) when a VEVENT cannot be expanded as written."""
+    broken = dict(component.errors)
+    if "DTSTART" not in component:
+        return "missing_dtstart", "no DTSTART"
+    if "DTSTART" in broken:
+        return "bad_dtstart", f"DTSTART: {broken['DTSTART']}"
+    if not isinstance(getattr(component["DTSTART"], "dt", None), date):    # datetime is a date too
+        return "bad_dtstart", "DTSTART is not a date or a date-time"
+    for name, error in broken.items():
+        if name in _DATE_PROPERTIES:
+            return "bad_date", f"{name}: {error}"
+        if name in ("RRULE", "EXRULE"):
+            return "bad_rrule", f"{name}: {error}"
+    for name in _DATE_PROPERTIES:
+        for prop in _as_list(component.get(name)):
+            tzid = getattr(prop, "params", {}).get("TZID")
+            if tzid and any(_naive(value) for value in _values(prop)):
+                # icalendar resolves a TZID from the file's VTIMEZONE or the tz database; what is left naive
+                # is a zone nobody defines. Reading it as UTC would move the event by hours, silently.
+                return "unknown_timezone", f"{name};TZID={tzid}"
+    end = getattr(component.get("DTEND"), "dt", None)
+    if isinstance(end, date) and _utc_naive(end) < _utc_naive(component["DTSTART"].dt):
+        return "bad_date", "DTEND before DTSTART"
+    for rule in _as_list(component.get("RRULE")):
+        for part in ("COUNT", "INTERVAL"):
+            values = rule.get(part) or []
+            if any(not isinstance(v, int) or v <= 0 for v in values):
+                return "bad_rrule", f"RRULE {part}={','.join(map(str, values))}"
+    return None
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _values(prop) -> list:
+    if hasattr(prop, "dts"):
+        return [getattr(item, "dt", item) for item in prop.dts]
+    value = getattr(prop, "dt", None)
+    return [value[0] if isinstance(value, tuple) else value]
+
+
+def _naive(value) -> bool:
+    return isinstance(value, datetime) and value.tzinfo is None
+
+
+def _utc_naive(value) -> datetime:
+    """A date or date-time on one comparable scale: naive UTC (floating times and dates as UTC)."""
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+    return datetime(value.year, value.month, value.day)
+
+
+_DAY_FILTERS = ("BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYDAY")
+_EVERY_WEEKDAY = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
+
+def _days_never_match(rule: icalendar.vRecur, parsed, dtstart: datetime) -> bool:
+    """True when a daily-or-finer rule's day filters match no day at all: the same filters as a yearly
+    rule (whose days are the whole year) that finds no first occurrence. Every weekday is allowed when
+    the rule names none, so the yearly rule does not default to DTSTART's day of the month."""
+    if parsed._freq < DAILY or not any(rule.get(part) for part in _DAY_FILTERS):
+        return False
+    probe = icalendar.vRecur({part: rule[part] for part in _DAY_FILTERS if rule.get(part)})
+    probe.setdefault("BYDAY", _EVERY_WEEKDAY)
+    probe["FREQ"], probe["COUNT"] = ["YEARLY"], [1]
+    return next(iter(rrulestr(probe.to_ical().decode(), dtstart=dtstart, cache=False)), None) is None
+
+
+@dataclass
+class Reach:
+    cutoff: datetime | None = None      # expand only up to here (naive UTC); None: the whole window
+    steps: int = 0
+    capped: str | None = None           # why the series was cut, when it was
+    unreachable: bool = False           # the cap was hit before the window: nothing to expand
+    empty_rules: list[int] = field(default_factory=list)   # rules with no occurrence at all
+
+
+def reach(master: icalendar.Component, start: datetime, end: datetime, bounds: Bounds, steps_left: int,
+          deadline: float) -> Reach:
+    """Walk the master's rules lazily up to the window's end within the bounds (see the module doc)."""
+    result = Reach()
+    dtstart = _utc_naive(master["DTSTART"].dt)
+    window_start, window_end = _utc_naive(start), _utc_naive(end)
+    budget = min(bounds.steps_per_event, steps_left)
+    for index, rule in enumerate(_as_list(master.get("RRULE"))):
+        walked, seen, in_window, last_allowed = 0, None, 0, None
+        # Naive UTC throughout (UNTIL read without its zone): a bound, not the expansion itself.
+        parsed = rrulestr(rule.to_ical().decode(), dtstart=dtstart, ignoretz=True, cache=False)
+        if _days_never_match(rule, parsed, dtstart):
+            result.empty_rules.append(index)
+            continue
+        for occurrence in parsed:
+            walked += 1
+            seen = occurrence
+            if occurrence > window_end:
+                break
+            if occurrence >= window_start:
+                in_window += 1
+                if in_window > bounds.per_event:
+                    result.capped = f"more than {bounds.per_event} occurrences in the window"
+                    _lower(result, last_allowed)
+                    break
+                last_allowed = occurrence
+            if result.steps + walked >= budget or (walked % 1000 == 0 and time.monotonic() > deadline):
+                result.capped = (f"more than {budget} rule steps" if result.steps + walked >= budget
+                                 else "the file's time budget ran out")
+                if occurrence < window_start:
+                    result.unreachable = True
+                else:
+                    _lower(result, occurrence)
+                break
+        else:
+            if seen is None:
+                result.empty_rules.append(index)
+        result.steps += walked
+        if result.unreachable:
+            break
+    return result
+
+
+def _lower(result: Reach, cutoff: datetime) -> None:
+    result.cutoff = cutoff if result.cutoff is None else min(result.cutoff, cutoff)
+
+
+def occurrences(path_name: str, data: bytes, start: datetime, end: datetime, bounds: Bounds, skip: Skip,
+                reading: FileReading | None = None) -> Iterator[icalendar.Component]:
+    """Every occurrence of every readable series of a file in [start, end], within the bounds; each series
+    left out or cut is reported to ``skip``. Raises :class:`Unreadable` when the file cannot be parsed."""
+    reading = reading or FileReading()
+    deadline = reading.started + bounds.seconds_per_file
+    groups, timezones = series_of(parse(data))
+    groups.sort(key=_recurs)          # events without a rule first (stable: file order otherwise)
+    for group in groups:
+        master = next((c for c in group if "RECURRENCE-ID" not in c), group[0])
+        where = f"{path_name}: {str(master.get('UID', '(no UID)'))[:80]}"
+        if reading.occurrences >= bounds.per_file or (_recurs(group) and (
+                reading.steps >= bounds.steps_per_file or time.monotonic() > deadline)):
+            skip("expansion_capped", f"{where}: the file's budget is spent")
+            continue
+        found = next((p for p in map(problem, group) if p), None)
+        if found:
+            skip(found[0], f"{where}: {found[1]}")
+            continue
+        try:
+            walked = reach(master, start, end, bounds, bounds.steps_per_file - reading.steps, deadline)
+        except Exception as exc:  # noqa: BLE001 - dateutil refuses the rule (BYSECOND=61, an empty rule …)
+            skip("bad_rrule", f"{where}: {type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        reading.steps += walked.steps
+        if walked.empty_rules:
+            skip("bad_rrule", f"{where}: a rule with no occurrence at all (kept: DTSTART alone)")
+        if walked.unreachable:
+            skip("expansion_capped", f"{where}: {walked.capped} before the window")
+            continue
+        stop = end if walked.cutoff is None else min(end, walked.cutoff.replace(tzinfo=timezone.utc)
+                                                     + timedelta(seconds=1))
+        try:
+            found_here = _expand(group, timezones, walked.empty_rules, master, start, stop)
+        except Exception as exc:  # noqa: BLE001 - whatever the library trips on costs this series only
+            skip(_reason_of(exc), f"{where}: {type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        room = min(bounds.per_event, bounds.per_file - reading.occurrences)
+        if walked.capped or len(found_here) > room:
+            skip("expansion_capped", f"{where}: {walked.capped or f'more than {room} occurrences'}")
+        for occurrence in found_here[:room]:
+            reading.occurrences += 1
+            yield occurrence
+
+
+def _recurs(group: list[icalendar.Component]) -> bool:
+    return any("RRULE" in component for component in group)
+
+
+def _expand(group, timezones, empty_rules, master, start, stop) -> list:
+    calendar = icalendar.Calendar()
+    for component in timezones:
+        calendar.add_component(component)
+    for component in group:
+        if component is master and empty_rules:
+            # A rule without any occurrence would send dateutil to year 9999 a second time.
+            component = component.copy()
+            kept = [r for i, r in enumerate(_as_list(master.get("RRULE"))) if i not in empty_rules]
+            component.pop("RRULE")
+            for rule in kept:
+                component.add("RRULE", rule)
+        calendar.add_component(component)
+    found = recurring_ical_events.of(calendar).between(start, stop)
+    return sorted(found, key=lambda c: _utc_naive(c["DTSTART"].dt))
+
+
+def _reason_of(exc: Exception) -> str:
+    if isinstance(exc, BadRuleStringFormat):
+        return "bad_rrule"
+    if isinstance(exc, PeriodEndBeforeStart):
+        return "bad_date"
+    return "bad_event"
+
+
+def epoch(value) -> tuple[float, bool]:
+    """(UNIX seconds, all-day?) of an iCalendar date or date-time (floating times read as UTC)."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.timestamp(), False
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp(), True
+    raise ValueError(f"not a date: {value!r}")
