@@ -114,7 +114,7 @@ _VALUE_AHEAD = (r"(?=(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n])*)\\?\"|'(?P<sq>[^'\n
                 r"|(?P<bare>(?:[^\s'\"`}<>\\,;]|\\(?![nrt\"'\\]))+)))")
 # A name: an identifier, perhaps with up to two words before the operator ("adobe client secret =").
 _KEY_NAME = (r"(?P<name>(?<![\w$@.\-])[$@]?[A-Za-z_][\w.\-]{0,60}(?:[ \t]{1,3}[A-Za-z_][\w.\-]{0,30}){0,2}?)"
-             r"(?P<nq>\\?[\"'`])?\]?")
+             r"[ \t]{0,3}(?P<nq>\\?[\"'`])?\]?")
 # =, :, :=, ::=, ?=, .=, +=, =>, ==, ||, "name", "value" (quoted names only), R's <-, and a typed
 # declaration's ": String =".
 _OPERATOR = (r"[ \t]{0,3}(?P<op>:[ \t]*[A-Za-z_][\w.\[\]<>]{0,30}\??[ \t]+=(?=[ \t]*[\"'`])|:{1,3}=|\?\?=|\?=|\.=|\+=|=>"
@@ -210,8 +210,9 @@ _KEYED = dict(flags=re.IGNORECASE, judge=_judge_keyed)
 
 RULES: tuple[_Rule, ...] = (
     _rule("private_key",
-          r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", ["private key"], flags=0),  # case-sensitive
+          r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+          r"(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?<=[\s\S]{64})KEY(?: BLOCK)?-----|\Z)",
+          ["private key"]),
     # scheme://user:password@host — keep the user and host.
     _rule("url_credentials",
           r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@]{0,256}:(?P<secret>[^\s@/]{1,512})(?=@)",
@@ -255,6 +256,9 @@ RULES: tuple[_Rule, ...] = (
           judge=lambda m, value, rules: None if _curl_placeholder(m.group("user"), value) else "curl_user"),
     _rule("curl_user", r"(?:\s-u|\s--user)(?:=|[ \t]+)(?P<q>[\"'])(?P<secret>[^\"'\s:]{3,}):(?P=q)",
           ["-u", "--user"], [":"]),
+    _rule("curl_user", r"(?:\s-u|\s--user)(?:=|[ \t]+)(?P<q>[\"'])(?P<user>[^\"'\n:]*):(?P<secret>[^\"'\n]+)(?P=q)",
+          ["-u", "--user"], [":"],
+          judge=lambda m, value, rules: None if _curl_placeholder(m.group("user"), value) else "curl_user"),
     # XML: <password>x</password>, <adobeToken>\n  x\n</adobeToken>, <add key="Password" value="x"/>
     _rule("xml_element",
           r"<(?P<name>[A-Za-z_][\w:.\-]{0,60})(?:\s[^<>]{0,200})?>[ \t\r\n]*"
@@ -352,9 +356,14 @@ class RuleSet:
         if plain and is_secret_name(name):
             return None if _prose(name, op, value) else "assignment"
         lowered = name.lower()
+        vendor = None
         for kind, words, shape in self.families:
-            if any(word in lowered for word in words) and shape.fullmatch(value):
-                return kind
+            if any(word in lowered for word in words):
+                if shape.fullmatch(value):
+                    return kind
+                vendor = vendor or kind
+        if vendor and self.entropy and high_entropy(value):
+            return vendor                   # "ARTIFACTORY=<a long random token>": that vendor's, whatever the length
         if self.entropy and (key_like(name) or (not plain and is_secret_name(name))) and high_entropy(value):
             return "high_entropy"
         return None

@@ -40,6 +40,9 @@ def high_entropy(value: str) -> bool:
         return False
     if value.startswith(("/", "./", "../", "~/")) or "://" in value or value.isdigit():
         return False
+    parts = re.split(r"[-_.]", value)
+    if len(parts) > 1 and sum(len(p) for p in parts if len(p) >= 3 and p.isalpha()) * 2 > len(value):
+        return False                                # "bert-base-uncased-v2": words joined, not a key
     compact = value.replace("-", "")
     if _HEX.fullmatch(compact):                     # hex (a UUID without its dashes too)
         if len(compact) < MIN_CHARS or compact.isdigit() or compact.isalpha():
