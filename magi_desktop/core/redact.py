@@ -111,7 +111,7 @@ def _vendor(kind, pattern, any_of):
 # The value after a name and an operator, read without consuming it (a lookahead), so a value the
 # rule keeps (``ConnectionString="…;Password=x"``) is still searched for the names inside it.
 _VALUE_AHEAD = (r"(?=(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n])*)\\?\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`"
-                r"|(?P<bare>(?:[^\s'\"`}<>\\,;]|\\(?![nrt\"'\\]))+)))")
+                r"|(?P<bare>(?:[^\s'\"`}<>\\,;“”‘’«»「」]|\\(?![nrt\"'\\]))+)))")
 # A name: an identifier, perhaps with up to two words before the operator ("adobe client secret =").
 _KEY_NAME = (r"(?P<name>(?<![\w$@.\-])[$@]?[A-Za-z_][\w.\-]{0,60}(?:[ \t]{1,3}[A-Za-z_][\w.\-]{0,30}){0,2}?)"
              r"[ \t]{0,3}(?P<nq>\\?[\"'`])?\]?")

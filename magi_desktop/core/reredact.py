@@ -230,7 +230,8 @@ class _Pass:
         return _Edit(key, values, new, counts)
 
     def _text(self, table: str, column: str, value: str, counts: Counter) -> str:
-        if column.endswith("_json"):
+        # JSON is redacted as data, as ingest did (a tool run's input is stored as JSON text too)
+        if column.endswith("_json") or (value[:1] in "{[" and value[-1:] in "}]"):
             try:
                 data = json.loads(value)
             except ValueError:
@@ -293,11 +294,38 @@ class _Pass:
                          "fact_events e WHERE e.id = ? AND e.session_id IS NOT NULL AND n.session_id = e.session_id "
                          "AND (n.timestamp > e.timestamp OR (n.timestamp = e.timestamp AND n.id > e.id)) "
                          "ORDER BY n.timestamp, n.id LIMIT 1)", (rowid,))
+            self._derived_from_event(conn, rowid)
         elif table.name == "entity_catalog" and "name" in new:
             with contextlib.suppress(Exception):        # no vector table before the first embedding
                 conn.execute(f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = ?", (rowid,))
         elif table.name == "kg_edges" and "edge_text" in new:
             conn.execute("UPDATE kg_edges SET embedded = 0 WHERE rowid = ?", (rowid,))
+
+    def _derived_from_event(self, conn: Connection, rowid: int) -> None:
+        """Texts cut from the event's old content hold a secret the rules may no longer see whole (an 80-
+        character title ends inside a token): the summaries that cite it are deleted and their windows
+        summarised again on the next run (as forget does), and its episodes' titles are made again."""
+        ids = {s for (s,) in conn.execute("SELECT summary_id FROM summary_event_links WHERE event_rowid = ?", (rowid,))}
+        frontier = set(ids)
+        while frontier:                                   # the week and month summaries built on them too
+            marks = ", ".join("?" * len(frontier))
+            frontier = {p for (p,) in conn.execute(f"SELECT summary_id FROM summary_children WHERE child_id IN "
+                                                   f"({marks})", list(frontier))} - ids
+            ids |= frontier
+        if ids:
+            marks = ", ".join("?" * len(ids))
+            rows = conn.execute(f"SELECT summary_type, granularity, window_start FROM l3_summaries WHERE "
+                                f"summary_id IN ({marks})", list(ids)).fetchall()
+            conn.execute(f"DELETE FROM l3_summaries WHERE summary_id IN ({marks})", list(ids))
+            for granularity, start_at in {(g, w) for t, g, w in rows if t == "temporal"}:
+                conn.execute("UPDATE periodic_jobs SET done_until = min(done_until, ?) WHERE job = ?",
+                             (start_at, f"l3:{granularity}"))
+            self.report.changed["l3_summaries (summarised again)"] += len(rows)
+        conn.execute("UPDATE l2_episodes SET title = coalesce((SELECT substr(e.content, 1, 80) FROM l2_evidence v "
+                     "JOIN fact_events e ON e.id = v.event_rowid WHERE v.kind = 'episode' AND v.row_key = "
+                     "CAST(l2_episodes.episode_id AS TEXT) ORDER BY e.author_type != 'user', e.timestamp LIMIT 1), "
+                     "title) WHERE episode_id IN (SELECT CAST(row_key AS INTEGER) FROM l2_evidence WHERE kind = "
+                     "'episode' AND event_rowid = ?)", (rowid,))
 
     @staticmethod
     def _merge_session(conn: Connection, edit: _Edit, new: dict[str, Any]) -> bool:
@@ -372,11 +400,14 @@ def secure_writes(conn: Connection) -> Iterator[None]:
 
 
 def scrub(conn: Connection) -> None:
-    """What forget does after its writes: the full-text indexes rewritten without the old terms (FTS5 only
-    marks deletions until a merge) and the write-ahead log that held the old pages checkpointed away.
+    """What forget does after its writes — the full-text indexes rewritten without the old terms (FTS5 only
+    marks deletions until a merge), the write-ahead log that held the old pages checkpointed away — and a
+    VACUUM: an updated row leaves older copies of itself in its page's free space (written before
+    secure_delete was on, when the page was last rearranged), which only rebuilding the file removes.
     One small function so it can be routed through forget's scrub job."""
     with secure_writes(conn), write_transaction(conn):
         for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
                                      "sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'").fetchall():
             conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
+    conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
