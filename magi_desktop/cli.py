@@ -561,7 +561,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
-                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "redact": _cmd_redact, "export": _cmd_export,
+                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "redact": _cmd_redact,
+                "export": _cmd_export,
                 "import": _cmd_import, "restore": _cmd_restore, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 

@@ -65,7 +65,8 @@ TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("a3t", "akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa")),
     ("aws", _B + r"ABSK[A-Za-z0-9+/]{109,269}={0,2}", ("absk",)),
     ("aws", r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&]*", ("bedrock-api-key-",)),
-    ("azure_ad", r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~\-])(?!\.[A-Za-z0-9_~\-])", ("q~",)),
+    ("azure_ad", r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"
+                 r"(?![A-Za-z0-9_~\-])(?!\.[A-Za-z0-9_~\-])", ("q~",)),
     ("clickhouse", _B + r"4b1d[A-Za-z0-9]{38}" + _E, ("4b1d",)),
     ("clojars", _B + r"(?i:CLOJARS_[a-z0-9]{60})" + _E, ("clojars_",)),
     ("cloudflare", _B + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),

@@ -58,7 +58,8 @@ def record_version(conn: Connection, version: str) -> None:
 def note_rules_at_open(conn: Connection, rules: RuleSet) -> None:
     """A new memory holds nothing older than ``rules``; one that holds data but no version predates them."""
     if stored_version(conn) is None:
-        empty = not any(conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in ("fact_events", "runtime_traces"))
+        empty = not any(conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+                        for table in ("fact_events", "runtime_traces"))
         record_version(conn, rules.version if empty else UNKNOWN)
 
 

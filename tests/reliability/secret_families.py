@@ -36,12 +36,14 @@ def load_benign() -> list[str]:
 
 # {i}: the keyword, {I}: upper-cased, {s}: the secret.
 KEYWORDED_FORMS: tuple[str, ...] = (
-    '{i}Token="{s}"', "{i}Token = {s}", '{{\n    "{i}_token": "{s}"\n}}', '{{"config.ini": "{I}_TOKEN={s}\\nDEBUG=true"}}',
+    '{i}Token="{s}"', "{i}Token = {s}", '{{\n    "{i}_token": "{s}"\n}}',
+    '{{"config.ini": "{I}_TOKEN={s}\\nDEBUG=true"}}',
     "<{i}Token>\n    {s}\n</{i}Token>", "<{i}Token>{s}</{i}Token>", "{i}_token: {s}", "{i}_token: '{s}'",
     'string {i}Token = "{s}";', 'var {i}Token string = "{s}"', '{i}Token := "{s}"', "{i}Token := `{s}`",
     'var {i}Token: String = "{s}"', '${i}Token .= "{s}"', "{i}Token = '{s}'", 'System.setProperty("{I}_TOKEN", "{s}")',
     '  "{i}Token" => "{s}"', '{I}_TOKEN ::= "{s}"', '{I}_TOKEN ?= "{s}"', "export {I}_API_KEY={s}",
-    "{i}_secret = {s}", "{I}_PASSWORD='{s}'", "-{i}Secret '{s}'", "--{i}-token {s}", '<add key="{i}ApiKey" value="{s}" />',
+    "{i}_secret = {s}", "{I}_PASSWORD='{s}'", "-{i}Secret '{s}'", "--{i}-token {s}",
+    '<add key="{i}ApiKey" value="{s}" />',
     "{i}_client_id = {s}", "{i}.key={s}", "my {i} api key is {s}",
 )
 BARE_FORMS: tuple[str, ...] = ("{s}", "saw {s} in the build log", "Rotate {s} before Friday")
