@@ -370,7 +370,8 @@ def test_the_committed_corpus_leaks_nothing_beside_its_keyword():
 
     corpus = load_corpus()
     assert len({s.family for s in corpus}) >= 120
-    leaked = [(s.family, text) for s in corpus for text in keyworded(s) if s.secret in redact_text(text)]
+    leaked = [(s.family, text) for s in corpus for text in keyworded(s) for said in (text, f"Note for later: {text}")
+              if s.secret in redact_text(said)]
     assert leaked == []
 
 

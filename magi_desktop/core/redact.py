@@ -117,7 +117,8 @@ _KEY_NAME = (r"(?P<name>(?<![\w$@.\-])[$@]?[A-Za-z_][\w.\-]{0,60}(?:[ \t]{1,3}[A
              r"[ \t]{0,3}(?P<nq>\\?[\"'`])?\]?")
 # =, :, :=, ::=, ?=, .=, +=, =>, ==, ||, "name", "value" (quoted names only), R's <-, and a typed
 # declaration's ": String =".
-_OPERATOR = (r"[ \t]{0,3}(?P<op>:[ \t]*[A-Za-z_][\w.\[\]<>]{0,30}\??[ \t]+=(?=[ \t]*[\"'`])"
+_OPERATOR = (r"[ \t]{0,3}(?P<op>:[ \t]*(?:(?-i:[A-Z])[\w.\[\]<>]{0,30}|str|string|int|bytes|any)\??"
+             r"[ \t]+=(?=[ \t]*[\"'`])"
              r"|:{1,3}=|\?\?=|\?=|\.=|\+=|=>"
              r"|!==?|===?|=|:|\|\||,|<-)[ \t]{0,3}")
 _VALUE_GROUPS = ("secret", "dq", "sq", "bq", "bare")
