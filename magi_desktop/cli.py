@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--to", dest="end", help="until this ISO-8601 time")
     forget.add_argument("--json", action="store_true", help="print the receipt as JSON")
 
+    redact = commands.add_parser("redact", help="apply the current secret-redaction rules to everything stored "
+                                                "(events, indexes, derived rows, backups), with a receipt")
+    _add_data_dir(redact)
+    redact.add_argument("--dry-run", action="store_true", help="only count what would change; write nothing")
+    redact.add_argument("--json", action="store_true", help="print the receipt as JSON")
+
     export = commands.add_parser("export", help="write everything the memory holds to a JSON Lines file (for "
                                                 "`magi import`), or its facts and beliefs as Markdown files")
     _add_data_dir(export)
@@ -213,6 +219,27 @@ def _cmd_forget(args: argparse.Namespace) -> int:
         print(f"receipt {receipt['receipt_id']}: {len(receipt['event_ids'])} event(s) forgotten")
         for table, count in sorted(receipt["removed"].items()):
             print(f"  {table:<22}-{count}")
+    return 0
+
+
+def _cmd_redact(args: argparse.Namespace) -> int:
+    from .core import Memory
+
+    with Memory.open(_data_dir(args)) as memory:
+        receipt = memory.redact_stored(dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(receipt, indent=2))
+        return 0
+    what = "would change" if receipt["dry_run"] else "changed"
+    head = "dry run" if receipt["dry_run"] else f"receipt {receipt['receipt_id']}"
+    print(f"{head}: rules {receipt['rules_from']} -> {receipt['rules_version']}; {receipt['rows_scanned']} rows "
+          f"with text read, {sum(receipt['changed'].values())} {what}")
+    for table, count in receipt["changed"].items():
+        print(f"  {table:<24}{count}")
+    if receipt["families"]:
+        print("  by rule family: " + ", ".join(f"{k} {v}" for k, v in receipt["families"].items()))
+    if receipt["backups_replaced"]:
+        print(f"  {receipt['backups_replaced']} older backup(s) replaced by a fresh one")
     return 0
 
 
@@ -457,6 +484,10 @@ def _print_status(stats: dict) -> None:
     print(f"storage       {'writable' if storage['writable'] else 'DISK FULL: read-only until space is freed'}; "
           + (f"last backup {last['label']}" if last else "no backup yet")
           + (f"; last backup failed: {storage['backup_error']}" if storage["backup_error"] else ""))
+    redaction = stats.get("redaction")
+    if redaction and not redaction["current"]:
+        print(f"redaction     stored data predates the current rules ({redaction['stored_version']} -> "
+              f"{redaction['rules_version']}): {redaction['hint']}")
     print(f"L1 events     {events['total']}")
     for name, count in events["by_evidence_class"].items():
         print(f"  {name:<22}{count}")
@@ -582,7 +613,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
-                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "export": _cmd_export,
+                "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "redact": _cmd_redact,
+                "export": _cmd_export,
                 "import": _cmd_import, "restore": _cmd_restore, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
 

@@ -88,17 +88,24 @@ def test_ids_that_differ_only_in_a_secret_are_different_events(memory):
     assert all(key.startswith("hmac:") and "1001" not in key and "2002" not in key for _, key in rows)
 
 
-def test_replay_dedupes_after_the_redaction_rules_grew(memory, monkeypatch):
-    import magi_desktop.core.ingest as ingest
+def test_replay_dedupes_after_the_redaction_rules_grew(tmp_path):
+    from magi_desktop.core.redact import CURRENT
 
     payload = sensor("run_command", {"command": "ls"}, source="terminal", item="cmd?sid=4711")
-    with monkeypatch.context() as older_rules:  # as if an older version did not redact "sid="
-        older_rules.setattr(ingest, "may_need_redaction", lambda text: False)
+    older = CURRENT.without("url_param")           # as if an older version did not redact "sid="
+    with Memory.open(tmp_path / "m", embedder="hashing", redaction=older) as memory:
         first = memory.ingest(payload)
-    assert memory.get_event(first.event_id)["idempotency_key"] == "cmd?sid=4711"
-    again = memory.ingest(payload)
-    assert again.duplicate and again.event_id == first.event_id
-    assert count(memory) == 1
+    assert first.event_id
+    with Memory.open(tmp_path / "m", embedder="hashing") as memory:
+        assert memory.get_event(first.event_id)["idempotency_key"] == "cmd?sid=4711"
+        again = memory.ingest(payload)
+        assert again.duplicate and again.event_id == first.event_id
+        memory.redact_stored()                    # the stored id and key lose the secret; replays still dedupe
+        stored = memory.get_event(first.event_id)
+        assert "4711" not in stored["source_item_id"] and stored["idempotency_key"].startswith("hmac:")
+        again = memory.ingest(payload)
+        assert again.duplicate and again.event_id == first.event_id
+        assert count(memory) == 1
 
 
 def test_texts_that_differ_only_in_a_secret_are_different_events(memory):

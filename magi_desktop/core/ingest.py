@@ -18,7 +18,7 @@ from typing import Any
 from .contracts import EntityHint, MemoryEvent, Payload, ToolRun, validate_payload
 from .governance import Scope, Verdict, classify
 from .ids import new_ulid
-from .redact import may_need_redaction, redact_text, redact_value
+from .redact import CURRENT, RuleSet
 from .render import TemplateRegistry
 
 EVENT_TYPES = {"chat": "CHAT_MESSAGE", "sensor": "SENSOR_EVENT", "runtime": "ACTION_EXECUTED"}
@@ -89,13 +89,13 @@ def _collect_strings(value: Any, out: list[str]) -> list[str]:
     return out
 
 
-def redact_payload(payload: Payload, counts: Counter) -> Payload:
+def redact_payload(payload: Payload, counts: Counter, rules: RuleSet = CURRENT) -> Payload:
     """The payload with every free-text field redacted (the same object when nothing was)."""
     # The cheap check reads every string anywhere in the payload (it is a tuple
     # of tuples and dicts), so no field can be missed by it.
-    if not may_need_redaction("\n".join(_collect_strings(payload, []))):
+    if not rules.may_need_redaction("\n".join(_collect_strings(payload, []))):
         return payload
-    return map_free_text(payload, lambda t: redact_text(t, counts), lambda v: redact_value(v, counts))
+    return map_free_text(payload, lambda t: rules.redact_text(t, counts), lambda v: rules.redact_value(v, counts))
 
 
 def _timeline(payload: Payload) -> dict[str, Any]:
@@ -159,14 +159,16 @@ def normalize(
     user_id: str,
     key_secret: bytes,
     now: float | None = None,
+    rules: RuleSet = CURRENT,
 ) -> tuple[MemoryEvent, str]:
     """Turn a validated payload into the MemoryEvent the core stores, and its route.
 
-    ``key_secret`` keys the hashes that stand in for dedupe keys (see :func:`idempotency_key`).
+    ``key_secret`` keys the hashes that stand in for dedupe keys (see :func:`idempotency_key`); ``rules``
+    redact the secrets (the memory's rule set).
     """
     now = time.time() if now is None else now
     redactions: Counter = Counter()
-    clean = redact_payload(payload, redactions)
+    clean = redact_payload(payload, redactions, rules)
     verdict = classify(clean)
     target = route(clean, verdict)
     policy = verdict.policy
@@ -194,7 +196,7 @@ def normalize(
         user_id=clean.user_id or user_id,
         # Rendered from redacted fields, and redacted once more: a template
         # can join fields into a line that only reads as a secret as a whole.
-        content=redact_text(templates.render(clean), redactions),
+        content=rules.redact_text(templates.render(clean), redactions),
         memory_domain=MEMORY_DOMAINS[clean.kind],
         ingest_target=target,
         cognition_eligible=target == L1_AND_L2,

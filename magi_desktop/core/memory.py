@@ -27,10 +27,11 @@ from .memory_agents import AgentsMixin
 from .memory_backup import BackupMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
+from .memory_redact import RedactMixin, note_rules
 from .memory_review import ReviewMixin
 from .outbound import safe
 from .paths import database_path
-from .redact import redact_text
+from .redact import CURRENT, RuleSet, redact_text
 from .render import TemplateRegistry
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
@@ -48,7 +49,7 @@ PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:
 _UNKNOWN_SOURCE = "(invalid source)"
 
 
-class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
+class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, RedactMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
@@ -56,8 +57,10 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
     """
 
     def __init__(self, db: Database, embedder: Embedder, *, llm: LLMProvider, user_id: str,
-                 templates: TemplateRegistry, key_secret: bytes, vectors_ready: bool = True):
+                 templates: TemplateRegistry, key_secret: bytes, vectors_ready: bool = True,
+                 redaction: RuleSet = CURRENT):
         self.db = db
+        self.redaction = redaction
         self.embedder = embedder
         #: False when the model that made the stored vectors is missing: the
         #: index is kept intact and embedding waits for the model to return.
@@ -84,12 +87,14 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
         *,
         user_id: str = "local",
         templates: TemplateRegistry | None = None,
+        redaction: RuleSet | None = None,
     ) -> Memory:
         """Create or migrate the database at ``path`` (a data folder or a ``.db`` file).
 
         ``path=None`` uses ``$MAGI_DATA_DIR`` or the platform's user data folder.
         ``llm`` is "rules" (offline, the default), "openai" (an OpenAI-compatible
         endpoint configured by ``MAGI_LLM_*`` variables) or a provider instance.
+        ``redaction`` is the secret-redaction rule set (default: the current rules).
         """
         llm = resolve_llm(llm)
         embedder = resolve_embedder(embedder)
@@ -103,12 +108,13 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
                 vectors_ready = _prepare_vector_index(conn, embedder)
                 with write_transaction(conn):
                     key_secret = meta_secret(conn, "idempotency_secret")
+                note_rules(conn, redaction or CURRENT)
             l2_jobs.recover_running(db)
         except BaseException:
             db.close()
             raise
         return cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
-                   vectors_ready=vectors_ready, key_secret=key_secret)
+                   vectors_ready=vectors_ready, key_secret=key_secret, redaction=redaction or CURRENT)
 
     def close(self) -> None:
         self.embedder.release()
@@ -164,7 +170,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
     def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
         payload = validate_payload(raw)
         try:
-            return normalize(payload, self.templates, user_id=self.user_id, key_secret=self._key_secret, now=now)
+            return normalize(payload, self.templates, user_id=self.user_id, key_secret=self._key_secret, now=now,
+                             rules=self.redaction)
         except Exception as exc:  # noqa: BLE001 - one odd payload must not sink its batch
             # A payload that passed validation but broke normalisation is a bug
             # here, not the sender's fault: log it with its traceback, reject it.
@@ -520,6 +527,7 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
             },
             "collectors": self.collector_statuses(),
             "storage": self.storage_status(),
+            "redaction": self.redaction_status(),
             "llm": self.llm.health() if hasattr(self.llm, "health") else {"name": self.llm.name},
             "working_memory_sessions": len(self._l0),
         }

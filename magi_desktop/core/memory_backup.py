@@ -47,14 +47,14 @@ class BackupMixin:
             return {"made": None, "error": self._backup_error}
         return {"made": made["path"]}
 
-    def _backups_after_forget(self) -> dict[str, int]:
-        """Forgetting is real: the older backups still hold what was forgotten, so a fresh backup
-        replaces them (they are deleted even if it cannot be made)."""
+    def _backups_after_forget(self, reason: str = "forget") -> dict[str, int]:
+        """Forgetting is real: the older backups still hold what was forgotten (or redacted since, when
+        ``reason`` is "redact"), so a fresh backup replaces them (they are deleted even if it cannot be made)."""
         if not isinstance(self.db.path, Path) or not backup.list_backups(self.db.path):
             return {"backups_replaced": 0}
         older = backup.list_backups(self.db.path)
         try:
-            made = backup.make_backup(self.db.path, "forget")
+            made = backup.make_backup(self.db.path, reason)
             dropped = backup.drop_backups_before(self.db.path, made)
         except (MemoryUnavailable, OSError) as exc:
             log.error("no backup could be made after forgetting (%s); the older ones are deleted anyway", exc)

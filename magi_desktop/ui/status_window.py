@@ -113,7 +113,10 @@ class StatusWindow(QMainWindow):
         events = stats["events"]
         emb = stats["embedding"]
         self.fields["database"].setText(f"{stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB)")
-        self.fields["storage"].setText(storage_text(stats["storage"]))
+        redaction = stats.get("redaction") or {}
+        self.fields["storage"].setText(storage_text(stats["storage"]) + (
+            f"; stored before the current secret-redaction rules: {redaction['hint']}" if redaction.get("hint")
+            else ""))
         self.fields["storage"].setStyleSheet("" if stats["storage"]["writable"] else "color: #b3261e")
         self.fields["events"].setText(str(events["total"]))
         self.fields["classes"].setText(

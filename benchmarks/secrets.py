@@ -1,0 +1,166 @@
+"""Secret redaction: leak rates per rule family, through every way in, and the benign rate (issue 16).
+
+    .venv/bin/python benchmarks/secrets.py [--forms 4] [--gitleaks PATH/TO/gitleaks.toml [--per-rule 4]]
+
+Prints one JSON line. The corpus is the committed one (tests/fixtures/secrets: fake secrets of ~120
+families of the public rule sets, see its ATTRIBUTION.md). Each secret is written beside its keyword
+(``keyworded``: assignment forms of config files and languages) and alone in a sentence (``bare``), and
+every text is sent every way the privacy test sends secrets (chat as user / assistant / tool, a browser
+visit's URL and title and item id, a terminal command, a calendar event, a git commit, a tool run's input,
+output and error, an entity hint, a tag); after embedding, L2, extraction and L3 have run, every column of
+every table, the full-text terms and the export are searched for it. ``text`` rates are redact_text over
+every form (all 28); ``ingest`` rates send ``--forms`` of them per secret every way in. Target: 0 keyworded
+leaks; the bare rate is reported (a bare 32-hex key cannot be told from a hash). The benign corpus
+(commit SHAs, UUIDs, hashes in URLs, ``max_tokens=512``, versions, base64 images, key-like names with
+ordinary values) is sent as chat, command and commit: the share changed is the benign rate (target ≤ 1%).
+
+``--gitleaks`` also measures a gitleaks configuration (the user's own checkout, not stored here): samples
+are drawn from each rule's regex with Hypothesis' ``from_regex`` (benchmarks/gitleaks_samples.py), then
+written in gitleaks' own sample form (``<keyword>_api_token = "<secret>"``), as the drawn match itself,
+and bare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# This file is named like the standard library's ``secrets``, which the memory imports: not from here.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from payloads import chat, sensor  # noqa: E402
+from reliability.secret_families import KEYWORDED_FORMS, bare, keyworded, load_benign, load_corpus  # noqa: E402
+from reliability.test_privacy import DAY, START, _Prepared, every_stored_text, ingest_everywhere  # noqa: E402
+
+from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core.redact import RULES_VERSION, redact_text  # noqa: E402
+
+
+def _rate(leaked: int, total: int) -> float:
+    return round(100 * leaked / total, 2) if total else 0.0
+
+
+def text_level(items: list[tuple[str, str, str]]) -> tuple[Counter, Counter]:
+    """(family, text, secret) → leaks and totals per family, with redact_text alone."""
+    leaks, totals = Counter(), Counter()
+    for family, text, secret in items:
+        totals[family] += 1
+        leaks[family] += secret in redact_text(text)
+    return leaks, totals
+
+
+def through_ingest(items: list[tuple[str, str, str]], folder: Path) -> tuple[Counter, Counter, float]:
+    """The same, every way in, after the background work, searching everything stored."""
+    started = time.perf_counter()
+    memory = Memory.open(folder, embedder="hashing")
+    try:
+        for index, (_, text, _) in enumerate(items):
+            ingest_everywhere(memory, index, text, text.startswith(("https://", "http://")))
+            if index % 200 == 199:
+                memory.process_pending()
+        memory.process_pending()
+        for index in range(len(items)):
+            memory.end_session(f"s{index}")
+        memory.extract_facts(now=START + 30 * DAY)
+        memory.run_due(now=START + 40 * DAY)
+        memory.process_pending()
+        export = folder / "export.jsonl"
+        memory.export_jsonl(export)
+        haystacks = every_stored_text(memory) | {"export": export.read_text("utf-8")}
+    finally:
+        memory.close()
+    prepared = _Prepared(haystacks)
+    leaks, totals = Counter(), Counter()
+    for family, _, secret in items:
+        totals[family] += 1
+        leaks[family] += bool(prepared.find(secret))
+    return leaks, totals, time.perf_counter() - started
+
+
+def summary(leaks: Counter, totals: Counter) -> dict:
+    leaked = {family: f"{leaks[family]}/{totals[family]}" for family in sorted(totals) if leaks[family]}
+    return {"texts": sum(totals.values()), "leaked": sum(leaks.values()),
+            "leak_percent": _rate(sum(leaks.values()), sum(totals.values())), "families": len(totals),
+            "families_leaking": leaked}
+
+
+def benign(folder: Path) -> dict:
+    texts = load_benign()
+    changed_text = [t for t in texts if redact_text(t) != t]
+    memory = Memory.open(folder, embedder="hashing")
+    try:
+        changed = 0
+        for index, text in enumerate(texts):
+            results = memory.ingest_many([
+                chat(text, session="benign", at=START + index),
+                sensor("run_command", {"command": text}, source="terminal", at=START + index, item=f"b{index}"),
+                sensor("git_commit", {"repo": "/src", "message": text}, source="git", at=START + index,
+                       item=f"g{index}")])
+            metas = [memory.get_event(r.event_id)["metadata"] for r in results]
+            changed += any("redactions" in meta for meta in metas)
+    finally:
+        memory.close()
+    return {"texts": len(texts), "redacted_text": len(changed_text), "redacted_ingest": changed,
+            "percent_text": _rate(len(changed_text), len(texts)), "percent_ingest": _rate(changed, len(texts))}
+
+
+def gitleaks(config: Path, per_rule: int, folder: Path) -> dict:
+    from benchmarks.gitleaks_samples import samples
+
+    drawn, skipped = samples(config, per_rule)
+    def form(s):
+        quote = "'" if '"' in s.secret else '"'
+        return f"{s.keyword}_api_token = {quote}{s.secret}{quote}"
+    keyworded_items = [(s.rule, form(s), s.secret) for s in drawn]
+    drawn_items = [(s.rule, s.match, s.secret) for s in drawn]
+    bare_items = [(s.rule, f"saw {s.secret} in the log", s.secret) for s in drawn]
+    ingest_leaks, ingest_totals, seconds = through_ingest(keyworded_items, folder / "gitleaks")
+    return {"config": str(config), "rules": len({s.rule for s in drawn}), "samples": len(drawn),
+            "sampler": "hypothesis.strategies.from_regex (derandomised, printable ASCII)",
+            "skipped": skipped, "keyworded_text": summary(*text_level(keyworded_items)),
+            "keyworded_ingest": summary(ingest_leaks, ingest_totals) | {"seconds": round(seconds, 1)},
+            "drawn_match_text": summary(*text_level(drawn_items)), "bare_text": summary(*text_level(bare_items))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--forms", type=int, default=4, help="keyworded forms per secret sent every way in")
+    parser.add_argument("--gitleaks", type=Path, help="a gitleaks.toml to measure too")
+    parser.add_argument("--per-rule", type=int, default=4, help="samples per gitleaks rule")
+    args = parser.parse_args()
+    corpus = load_corpus()
+    all_keyworded = [(s.family, t, s.secret) for s in corpus for t in keyworded(s)]
+    all_bare = [(s.family, t, s.secret) for s in corpus for t in bare(s)]
+    some_keyworded, some_bare = [], []
+    for i, s in enumerate(corpus):
+        texts = keyworded(s)
+        some_keyworded += [(s.family, texts[(i * args.forms + j) % len(texts)], s.secret) for j in range(args.forms)]
+        some_bare.append((s.family, bare(s)[i % 3], s.secret))
+    with tempfile.TemporaryDirectory(prefix="magi-secrets-") as tmp:
+        folder = Path(tmp)
+        k_leaks, k_totals, k_seconds = through_ingest(some_keyworded, folder / "keyworded")
+        b_leaks, b_totals, b_seconds = through_ingest(some_bare, folder / "bare")
+        result = {
+            "benchmark": "secrets", "rules_version": RULES_VERSION, "corpus_samples": len(corpus),
+            "families": len({s.family for s in corpus}), "keyworded_forms": len(KEYWORDED_FORMS),
+            "keyworded_text": summary(*text_level(all_keyworded)),
+            "keyworded_ingest": summary(k_leaks, k_totals) | {"seconds": round(k_seconds, 1)},
+            "bare_text": summary(*text_level(all_bare)),
+            "bare_ingest": summary(b_leaks, b_totals) | {"seconds": round(b_seconds, 1)},
+            "benign": benign(folder / "benign"),
+        }
+        if args.gitleaks:
+            result["gitleaks"] = gitleaks(args.gitleaks, args.per_rule, folder)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Memory's re-redaction: apply the current secret-redaction rules to what is stored (issue 16).
+
+A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock,
+dedupe secret, entity linker and backups.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from . import reredact
+from .redact import CURRENT, RuleSet
+from .store.connection import Connection, write_transaction
+
+
+class RedactMixin:
+    #: The rules ingest redacts with (``Memory.open(redaction=...)``; an older set in tests).
+    redaction: RuleSet = CURRENT
+
+    def redaction_status(self) -> dict[str, Any]:
+        """The rules version in force, the one the stored data was redacted with, whether they are the same
+        (``current``), the command to run when not (``hint``) and the last run's receipt."""
+        return reredact.status(self.db.reader(), self.redaction)
+
+    def redact_stored(self, dry_run: bool = False) -> dict[str, Any]:
+        """Apply the current rules to everything stored that holds text — events (content, metadata, item
+        and session ids, their full-text rows; changed events are embedded again), runtime traces and every
+        derived table — in short write transactions; then scrub (secure_delete, FTS optimize, WAL
+        checkpoint) and replace the older backups, which still hold the old text. Returns the receipt
+        (rows changed per table, replacements per rule family; kept in ``redaction_receipts``).
+        ``dry_run``: count what would change and write nothing."""
+        @contextlib.contextmanager
+        def writer() -> Iterator[Connection]:
+            with self.db.writer() as conn, reredact.secure_writes(conn):
+                yield conn
+
+        with self._process_lock:
+            report = reredact.run(writer, self.db.reader(), rules=self.redaction, key_secret=self._key_secret,
+                                  dry_run=dry_run)
+            if not dry_run:
+                self._entities.reset()          # names it cached may be the old ones
+                if report.changed:
+                    with self.db.writer() as conn:
+                        reredact.scrub(conn)
+        if not dry_run and report.changed:
+            report.backups_replaced = self._backups_after_forget("redact")["backups_replaced"]
+            with self.db.transaction() as conn:
+                conn.execute("UPDATE redaction_receipts SET backups_replaced = ? WHERE receipt_id = ?",
+                             (report.backups_replaced, report.receipt_id))
+            self._notify()                      # changed events wait to be embedded again
+        return report.to_dict()
+
+    def redaction_receipts(self, limit: int = 20) -> list[dict[str, Any]]:
+        keys = ("receipt_id", "started_at", "finished_at", "rules_from", "rules_to", "rows_scanned", "changed",
+                "families", "backups_replaced")
+        rows = self.db.reader().execute(
+            "SELECT receipt_id, started_at, finished_at, rules_from, rules_to, rows_scanned, tables_json, "
+            "families_json, backups_replaced FROM redaction_receipts ORDER BY receipt_id DESC LIMIT ?", (limit,))
+        return [dict(zip(keys, (*r[:6], json.loads(r[6]), json.loads(r[7]), r[8]), strict=True)) for r in rows]
+
+
+def note_rules(conn: Connection, rules: RuleSet) -> None:
+    """At open: record the rules version of a new memory (an existing one without a version predates them)."""
+    with write_transaction(conn):
+        reredact.note_rules_at_open(conn, rules)
