@@ -4,7 +4,10 @@ import os
 # Forced, not defaulted: the app tests assume a desktop without a system tray.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
+import gc  # noqa: E402
 import json  # noqa: E402
+import sys  # noqa: E402
+from functools import cache  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -17,6 +20,21 @@ def _isolated_data_dir(tmp_path_factory, monkeypatch):
     """No test may touch the user's real data folder, config folder or login items."""
     monkeypatch.setenv("MAGI_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+@cache
+def _uses_qt(path: str) -> bool:
+    return "magi_desktop.ui" in Path(path).read_text("utf-8")
+
+
+@pytest.fixture(autouse=True)
+def _qt_garbage_collected_on_this_thread(request):
+    """After a test that made widgets, collect its reference cycles here, on the GUI thread: left to the
+    automatic collector, a later test's worker thread would destroy them, which Qt does not survive
+    (as the app does, with ui/gc_main_thread.py)."""
+    yield
+    if "PySide6.QtWidgets" in sys.modules and _uses_qt(str(request.path)):
+        gc.collect()
 
 
 @pytest.fixture

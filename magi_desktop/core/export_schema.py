@@ -65,6 +65,7 @@ REBUILT = {
     "extraction_retries": "a queue",
     "plugin_state": "collector cursors and status: a collector starts again, its items dedupe",
     "agent_usage": "usage counters of this machine's agents",
+    "redaction_receipts": "this memory's own re-redactions: imported events are redacted with the current rules",
 }
 
 _TRIGGER_EVENT = re.compile(r"CREATE\s+(?:TEMP\w*\s+)?TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core import Memory
+from .gc_main_thread import MainThreadCollector
 from .qt import QAction, QApplication, QColor, QIcon, QMenu, QPainter, QPixmap, QSystemTrayIcon, Qt, QTimer
 from .recovery import open_memory
 from .scheduler import AppScheduler
@@ -289,6 +290,7 @@ def run_app(data_dir: Path | None = None) -> int:
     memory = open_memory(data_dir, _llm(data_dir))   # a damaged database: the restore is offered
     if memory is None:
         return 2
+    collector = MainThreadCollector(qapp)   # before any widget: none may be collected off the GUI thread
     app = DesktopApp(qapp, memory)
     app.start()
     signal_timer = _quit_on_signals(qapp)
@@ -297,3 +299,4 @@ def run_app(data_dir: Path | None = None) -> int:
     finally:
         signal_timer.stop()
         app.shutdown()
+        collector.stop()
