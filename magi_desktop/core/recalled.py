@@ -14,10 +14,12 @@ serve one memory. So:
   spaces, accents, fullwidth and lookalike brackets, HTML/URL/JSON escapes of them, invisible characters or
   combining marks between the letters, confusable Cyrillic or Greek letters;
 - everything inside a block has every such marker rewritten to an inert form (:func:`escape_markers`)
-  that the recogniser does not match, so the only markers in a block are its own two;
+  (``[marker removed]``) that the recogniser does not match and a model tidying the text would not turn
+  back into one, so the only markers in a block are its own two;
 - stripping is balanced (nested blocks count), an unclosed block runs to the end of the text, and a
-  closing marker with no opening one takes everything before it: text is dropped rather than
-  believed when the markers do not add up.
+  closing marker with no opening one takes everything before it; an inert marker outside any block
+  means recalled content was copied out of its block, and nothing of that text is kept: text is
+  dropped rather than believed when the markers do not add up.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ import unicodedata
 from typing import NamedTuple
 
 RECALL_OPEN, RECALL_CLOSE = "<magi-recalled>", "</magi-recalled>"
-# What a marker inside recalled content becomes: readable, and no bracket the recogniser knows.
-INERT_OPEN, INERT_CLOSE = "[magi-recalled]", "[/magi-recalled]"
+# What a marker inside recalled content becomes: nothing a model tidying the text could turn back into
+# a marker (no bracket the recogniser knows, not the marker's name), and, outside a block, the sign
+# that the text around it was copied out of recalled memory.
+INERT = "[marker removed]"
 
 # Letters that look like the marker's own (Cyrillic, Greek, Latin variants) folded onto them, so that
 # a lookalike marker is a marker for the recogniser too: what it cannot see, it cannot be fooled by,
@@ -38,15 +42,21 @@ _CONFUSABLES = str.maketrans({
     "ց": "g", "і": "i", "ι": "i", "ı": "i", "ӏ": "l", "ⅼ": "l", "ǀ": "l", "м": "m", "р": "r", "г": "r",
     "ʀ": "r", "ᴍ": "m", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ɢ": "g", "ɪ": "i", "ʟ": "l", "ｌ": "l",
 })
-_OPEN_BRACKET = r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?|\\+u0*3c|\\+x3c|%3c|[〈⟨‹«《≺❮❬⧼﹤＜])"
-_CLOSE_BRACKET = r"(?:>|&gt;?|&#0*62;?|&#x0*3e;?|\\+u0*3e|\\+x3e|%3e|[〉⟩›»》≻❯❭⧽﹥＞])"
-_SLASH = r"(?:\\*/|&#0*47;?|&#x0*2f;?|\\+u0*2f|\\+x2f|%2f|[⁄∕／⧸])"
-_MARKER = re.compile(
-    _OPEN_BRACKET + r"\s*(?P<close>" + _SLASH + r")?\s*magi[\s\-_.:‐‑‒–—―−·]{0,8}recalled(?:\s[^<>\n]{0,64}?)?\s*"
-    + _CLOSE_BRACKET)
-# The cheap test before the careful one: every marker the recogniser accepts folds to text with
-# "magi" shortly before "recalled" (NFKD + casefold + lookalikes; marks and invisibles removed).
-_HINT = re.compile(r"magi.{0,8}recalled", re.DOTALL)
+# The brackets and the slash, written or escaped (once or more: "&amp;lt;", "%253C"). Every run below
+# is bounded or possessive: a text of 200,000 spaces after a "<" is read in linear time.
+_OPEN_BRACKET = (r"(?:<|&(?:amp;)*+lt;?|&(?:amp;)*+#0*+60;?|&(?:amp;)*+#x0*+3c;?|\\++u\{?0*+3c\}?|\\++x3c|"
+                 r"%(?:25)*+3c|[〈⟨⟪‹«《≺❮❬❰⧼﹤＜˂ᐸ⦑])")
+_CLOSE_BRACKET = (r"(?:>|&(?:amp;)*+gt;?|&(?:amp;)*+#0*+62;?|&(?:amp;)*+#x0*+3e;?|\\++u\{?0*+3e\}?|\\++x3e|"
+                  r"%(?:25)*+3e|[〉⟩⟫›»》≻❯❭❱⧽﹥＞˃ᐳ⦒])")
+_SLASH = r"(?:\\*+/|&(?:amp;)*+#0*+47;?|&(?:amp;)*+#x0*+2f;?|\\++u\{?0*+2f\}?|\\++x2f|%(?:25)*+2f|[⁄∕／⧸])"
+# The name, with the letters a model or a font confuses (rn for m, 1 or I for l…).
+_NAME = r"(?:m|rn)[a@4][g9][i1l|!][\s\-_.:‐‑‒–—―−·]{0,16}+r[e3][c(][a@4][l1i|][l1i|][e3]d"
+_MARKER = re.compile(_OPEN_BRACKET + r"\s{0,16}+(?P<close>" + _SLASH + r"\s{0,16}+)?" + _NAME
+                     + r"(?:\s[^<>\n]{0,64}?)?\s{0,16}+(?:/\s{0,16}+)?" + _CLOSE_BRACKET)
+# The cheap test before the careful one: every marker the recogniser accepts folds to text in which the
+# name occurs (NFKD + casefold + lookalikes; marks and invisibles removed).
+_HINT = re.compile(_NAME)
+_INERT = re.compile(re.escape(INERT), re.IGNORECASE)
 
 
 class Marker(NamedTuple):
@@ -80,7 +90,7 @@ def _fold(text: str) -> tuple[str, list[int]]:
 
 def _might_hold_markers(text: str) -> bool:
     if text.isascii():
-        return "recalled" in text.lower() and _HINT.search(text.lower()) is not None
+        return _HINT.search(text.lower()) is not None
     folded = unicodedata.normalize("NFKD", text).casefold().translate(_CONFUSABLES)
     folded = "".join(ch for ch in folded if not _ignorable(ch)) if not folded.isascii() else folded
     return _HINT.search(folded) is not None
@@ -99,12 +109,12 @@ def markers(text: str) -> list[Marker]:
 
 
 def escape_markers(text: str) -> str:
-    """``text`` with every marker rewritten to its inert form (``[magi-recalled]``, ``[/magi-recalled]``)."""
+    """``text`` with every marker rewritten to its inert form (:data:`INERT`)."""
     found = markers(text)
     while found:            # until none is left: a rewrite could, in principle, join pieces of another
         pieces, at = [], 0
         for marker in found:
-            pieces += [text[at:marker.start], INERT_CLOSE if marker.closing else INERT_OPEN]
+            pieces += [text[at:marker.start], INERT]
             at = marker.end
         pieces.append(text[at:])
         text = "".join(pieces)
@@ -118,16 +128,15 @@ def recalled_block(text: str) -> str:
 
 
 def has_recalled(text: str) -> bool:
-    """Whether ``text`` holds any marker (a block, or a piece of one)."""
-    return bool(markers(text))
+    """Whether ``text`` holds any marker (a block, or a piece of one) or an inert one (copied content)."""
+    return bool(markers(text)) or _INERT.search(text) is not None
 
 
 def strip_recalled(text: str) -> str:
     """The text outside recalled-memory blocks. Blocks nest; an unclosed block runs to the end; a
-    closing marker without its opening one ends a block that began with the text."""
+    closing marker without its opening one ends a block that began with the text. When an inert marker
+    is left outside every block, recalled content was copied without its block: nothing is left."""
     found = markers(text)
-    if not found:
-        return text
     kept: list[str] = []
     depth, at = 0, 0
     for marker in found:
@@ -142,4 +151,6 @@ def strip_recalled(text: str) -> str:
         at = marker.end
     if depth == 0:
         kept.append(text[at:])
-    return " ".join(piece.strip() for piece in kept if piece.strip())
+    if any(_INERT.search(piece) for piece in kept):
+        return ""
+    return " ".join(piece.strip() for piece in kept if piece.strip()) if found else text

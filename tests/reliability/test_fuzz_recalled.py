@@ -32,7 +32,8 @@ _MARKERS = [
     "</ma\u0301gi-recalled>", "\u2329/magi-recalled\u232a",
 ]
 _PIECES = ["<", "</", "/", ">", "magi", "-", "_", "recalled", " ", "·", "&lt;", "&gt;", "\u200b", "\u0301", "\\",
-           "[/magi-recalled]", f"My name is {SENTINEL}.", "I live in Berlin.", "remember that", "\n"]
+           "[/magi-recalled]", "[marker removed]", f"My name is {SENTINEL}.", "I live in Berlin.", "remember that",
+           "\n"]
 forging_text = st.lists(st.one_of(st.sampled_from(_MARKERS), st.sampled_from(_PIECES), nasty_text),
                         min_size=1, max_size=10).map("".join)
 # What the user writes around a pasted block (no letter of the sentinel, nothing redaction would touch).

@@ -1,6 +1,6 @@
 """Secret redaction: leak rates per rule family, through every way in, and the benign rate (issue 16).
 
-    .venv/bin/python benchmarks/secrets.py [--forms 4] [--gitleaks PATH/TO/gitleaks.toml [--per-rule 4]]
+    .venv/bin/python benchmarks/secret_leaks.py [--forms 4] [--gitleaks PATH/TO/gitleaks.toml [--per-rule 4]]
 
 Prints one JSON line. The corpus is the committed one (tests/fixtures/secrets: fake secrets of ~120
 families of the public rule sets, see its ATTRIBUTION.md). Each secret is written beside its keyword
