@@ -27,6 +27,7 @@ from .memory_agents import AgentsMixin
 from .memory_backup import BackupMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
+from .memory_forget import ForgetMixin
 from .memory_review import ReviewMixin
 from .paths import database_path
 from .redact import redact_text
@@ -34,9 +35,9 @@ from .render import TemplateRegistry
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
 from .store import Database, SchemaTooNew
-from .store.connection import DatabaseError, write_transaction
+from .store.connection import DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
-from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
+from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret, stored_secret
 from .store.vectors import current_model, embed_edges, embed_entities, embed_summaries, ensure_vector_index
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,13 @@ log = logging.getLogger(__name__)
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
 PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
 _UNKNOWN_SOURCE = "(invalid source)"
+# A huge ingest_many is stored in transactions of this many payloads (~0.2-0.4 s each), with a short pause
+# between them, so another writer (an MCP log_turn, a collector, the app) never waits long (issue 16).
+WRITE_BATCH = 2000
+WRITE_BREATHER_SECONDS = 0.05
 
 
-class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
+class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, BackupMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
@@ -68,6 +73,7 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
         self._listeners: list[Callable[[], None]] = []
         self._l0 = WorkingMemory()
         self._process_lock = threading.Lock()
+        self._forget_lock = threading.RLock()      # one resume / scrub of forget jobs at a time
         self._entities = EntityLinker()
         self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready,
                                     graph=L2Graph())
@@ -83,31 +89,45 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
         *,
         user_id: str = "local",
         templates: TemplateRegistry | None = None,
+        lock_wait: LockWait | None = None,
+        lock_patience: float | None = None,
     ) -> Memory:
         """Create or migrate the database at ``path`` (a data folder or a ``.db`` file).
 
         ``path=None`` uses ``$MAGI_DATA_DIR`` or the platform's user data folder.
         ``llm`` is "rules" (offline, the default), "openai" (an OpenAI-compatible
         endpoint configured by ``MAGI_LLM_*`` variables) or a provider instance.
+        ``lock_wait(seconds, acquired)`` is told while a write waits for another program's write lock
+        (default: the process's, see ``store.connection.on_lock_wait``); after ``lock_patience`` seconds
+        (default 300) the write gives up with :class:`MemoryBusy`. Opening writes only when the database
+        needs it (a migration, a first start), so it normally waits for nobody.
         """
         llm = resolve_llm(llm)
         embedder = resolve_embedder(embedder)
         location = database_path(path)
         try:
-            db = Database(location)
+            db = Database(location, lock_wait=lock_wait, lock_patience=lock_patience)
         except (OSError, DatabaseError, SchemaTooNew) as exc:
             raise MemoryUnavailable(f"cannot open the memory at {location}: {exc}") from exc
         try:
             with db.writer() as conn:
                 vectors_ready = _prepare_vector_index(conn, embedder)
-                with write_transaction(conn):
-                    key_secret = meta_secret(conn, "idempotency_secret")
+                # Read first: opening takes the write lock only when there is something to write.
+                key_secret = stored_secret(conn, "idempotency_secret")
+                if key_secret is None:
+                    with write_transaction(conn):
+                        key_secret = meta_secret(conn, "idempotency_secret")
             l2_jobs.recover_running(db)
         except BaseException:
             db.close()
             raise
-        return cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
-                   vectors_ready=vectors_ready, key_secret=key_secret)
+        memory = cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
+                     vectors_ready=vectors_ready, key_secret=key_secret)
+        try:
+            memory.resume_forget()              # a forget a crash interrupted, a scrub a reader held up
+        except MemoryUnavailable as exc:        # busy, a full disk: run_due tries again
+            log.warning("an unfinished forget waits: %s", exc)
+        return memory
 
     def close(self) -> None:
         self.embedder.release()
@@ -135,7 +155,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
 
     def ingest_many(self, payloads: Iterable[Mapping[str, Any]],
                     on_error: Literal["raise", "report"] = "raise") -> list[IngestResult]:
-        """Store a batch in one transaction; results in input order.
+        """Store a batch in one transaction (a batch over ``WRITE_BATCH`` payloads in one transaction per
+        ``WRITE_BATCH``, every payload validated before the first); results in input order.
 
         ``on_error="raise"`` (default): if any payload is invalid, raise its
         :class:`PayloadError` (``error.index`` says which) and store nothing.
@@ -158,7 +179,15 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
                     self._count_rejections([(raw, error)])
                     raise error from None
                 normalized.append((raw, error))
-        return self._write(normalized, now)
+        results: list[IngestResult] = []
+        took = 0.0
+        for first in range(0, len(normalized), WRITE_BATCH):
+            if first:
+                time.sleep(min(WRITE_BREATHER_SECONDS, took / 2))   # another writer's turn (see WRITE_BATCH)
+            started = time.monotonic()
+            results += self._write(normalized[first:first + WRITE_BATCH], now)
+            took = time.monotonic() - started
+        return results
 
     def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
         payload = validate_payload(raw)
@@ -351,6 +380,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin):
         report: dict[str, Any] = {}
         if "backup" in chosen:
             report["backup"] = self.backup_if_due()
+        if "maintenance" in chosen:
+            report["forget"] = self.resume_forget()     # outside the process lock: chunks take it each
         with self._process_lock:
             try:
                 if "maintenance" in chosen:
