@@ -100,7 +100,7 @@ class ForgetMixin:
             for session_id in removed.sessions:
                 self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
             took = time.monotonic() - started
-            size = max(20, min(MAX_CHUNK, size * 2, int(size * CHUNK_SECONDS / max(took, 1e-3))))
+            size = min(MAX_CHUNK, max(20, min(size * 2, int(size * CHUNK_SECONDS / max(took, 1e-3)))))
             time.sleep(min(BREATHER_SECONDS, took))
 
     def _scrub_forgotten(self) -> ScrubReport:
