@@ -42,25 +42,24 @@ def test_forgotten_browser_visits_leave_no_copy_in_any_file(tmp_path):
     memory.backup_now()
     assert files_holding(tmp_path / "d", ["zqxsecret"])                  # it was everywhere
     receipt = memory.forget(source_item_ids=forgotten)
+    assert files_holding(tmp_path / "d", ["zqxsecret"]) == {}             # before: 120 copies in memory.db
     assert receipt["removed"]["fact_events"] == 30 and receipt["scrub"] == "done"
     assert receipt["removed"]["entity_catalog"] >= 30                      # the sites' entities went at once
-    assert files_holding(tmp_path / "d", ["zqxsecret"]) == {}             # before: 120 copies in memory.db
     assert memory.query("keepqtitle 7", now=T0 + 5 * DAY).findings        # the rest still answers
     memory.close()
     assert files_holding(tmp_path / "d", ["zqxsecret"]) == {}
 
 
-def test_words_a_user_deleted_leave_no_bytes_in_free_space(memory):
-    """secure_delete is always on: a row rewritten or deleted outside forget (here delete_fact, which erases a
-    fact's words) leaves no copy in the page's free space for a later forget to miss."""
-    said = memory.ingest(chat("My locker code is quokkavault991.", at=T0, item="m1")).event_id
-    fact = memory.remember("My locker code is quokkavault991", "Locker code quokkavault991.",
-                           [{"id": said, "role": "user", "text": "My locker code is quokkavault991.",
-                             "provenance": "human_input"}])
-    memory.forget(event_ids=[said])              # the message and the fact
-    assert memory.facts(status=None) == [] and fact
+def test_rows_moved_by_ingest_before_the_forget_leave_no_copy_in_free_space(memory):
+    """secure_delete is always on: as the event table grows, SQLite moves rows between pages (splits,
+    rebalancing) and, without it, left the old copies in the pages' free space — a forget, which zeroes only
+    what it deletes itself, missed them (no entity, no background work involved here)."""
+    for i in range(400):
+        word = f"zqmark{i:03d}x" if i % 10 == 0 else f"plain{i}"
+        memory.ingest(chat(f"note {i}: remember the {word} thing please", at=T0 + i, item=f"n{i}"))
+    memory.forget(source_item_ids=[f"n{i}" for i in range(0, 400, 10)])
     memory.close()
-    assert files_holding(memory.path.parent, ["quokkavault"]) == {}
+    assert files_holding(memory.path.parent, ["zqmark"]) == {}
 
 
 def test_a_forgotten_entity_its_snapshot_and_its_name_go_at_once(memory):
@@ -71,11 +70,11 @@ def test_a_forgotten_entity_its_snapshot_and_its_name_go_at_once(memory):
     conn = memory.db.reader()
     assert conn.execute("SELECT count(*) FROM entity_catalog WHERE name_key = 'mirzakhanova'").fetchone()[0] >= 1
     receipt = memory.forget(entity="MIRZAKHANOVA")                       # any case
-    assert receipt["removed"]["fact_events"] == 1 and receipt["scrub"] == "done"
     # No maintenance run: the entity, its snapshot and every mention are gone now.
     assert conn.execute("SELECT count(*) FROM entity_catalog WHERE name_key = 'mirzakhanova'").fetchone()[0] == 0
     assert not [s for (s,) in conn.execute("SELECT snapshot_json FROM tom_snapshots") if "irzakhanova" in s]
     assert "irzakhanova" not in json.dumps(receipt).lower()              # before: the name in criteria_json
+    assert receipt["removed"]["fact_events"] == 1 and receipt["scrub"] == "done"
     assert files_holding(memory.path.parent, ["mirzakhanova"]) == {}
     assert [r["receipt_id"] for r in memory.forget_receipts(entity="mirzakhanova")] == [receipt["receipt_id"]]
     assert memory.forget_receipts(entity="Shanghai") == []
@@ -86,8 +85,8 @@ def test_receipts_keep_keyed_hashes_and_can_still_be_asked_by_name(memory):
     memory.ingest(chat("Booked the dentist.", at=T0, item="dentist-appointment-42"))
     receipt = memory.forget(source_item_ids=["dentist-appointment-42"])
     stored = memory.forget_receipts()[0]
-    assert stored["criteria"]["source_item_ids"][0].startswith("hmac-sha256:")
     assert "dentist" not in json.dumps(stored) and "dentist" not in json.dumps(receipt)
+    assert stored["criteria"]["source_item_ids"][0].startswith("hmac-sha256:")
     assert memory.forget_receipts(source_item_id="dentist-appointment-42")[0]["receipt_id"] == receipt["receipt_id"]
     assert memory.forget_receipts(source_item_id="dentist-appointment-43") == []
     # The key stays with this memory: an export carries no forget_secret.
@@ -107,8 +106,8 @@ def test_the_files_a_restore_kept_aside_go_with_the_next_forget(tmp_path):
     with Memory.open(folder, embedder="hashing") as memory:
         memory.ingest(chat("My secret is vexillumcaper.", at=T0 + 1, item="e2"))
         receipt = memory.forget(source_item_ids=["e2"])
-        assert receipt["scrub"] == "done"
-    assert not any(Path(p).exists() for p in done["kept_aside"])
+    assert not any(Path(p).exists() for p in done["kept_aside"])         # before: kept, holding everything
+    assert receipt["scrub"] == "done"
     assert files_holding(folder, ["vexillumcaper"]) == {}
 
 
