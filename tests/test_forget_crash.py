@@ -82,3 +82,24 @@ def test_a_forget_killed_mid_way_is_finished_by_the_next_open(filled, after_chun
     assert memory.query("when do I water the ferns?", now=T0 + 3 * 86400).findings
     assert files_holding(filled, ["gloxinia"]) == {}                   # database, WAL, backups
     memory.close()
+
+
+def test_a_forget_running_in_another_process_is_left_to_it(filled):
+    """Opening the memory (the app starting, any magi command) while another process is deleting: the job is
+    not taken for a crashed one — the open neither waits for it nor does its work."""
+    db = filled / "memory.db"
+    proc = subprocess.Popen([sys.executable, str(CHILD), str(filled), "chrome", "slow"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "open", proc.stderr.read()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not ((_progress(db) or ("", 0))[1] >= 20):
+            time.sleep(0.01)
+        with Memory.open(filled, embedder="hashing") as memory:
+            assert memory.forget_pending() and memory.resume_forget()["resumed"] == []
+            state, removed = _progress(db)
+            assert state == "deleting" and removed < VISITS             # still the other process's work
+        assert proc.stdout.readline().strip() == "done"
+    finally:
+        proc.wait(120)
+    assert _progress(db) == ("done", VISITS)

@@ -206,3 +206,34 @@ def test_between_chunks_nothing_cites_a_forgotten_event(memory, monkeypatch):
     receipt = memory.forget(source="chat", start=T0, end=T0 + 45 * 3600)
     assert receipt["removed"]["fact_events"] == 45 and len(checked) == 7 and checked[-1] == 15
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_memory_from_before_is_rekeyed_and_rewritten_once_at_its_first_open(tmp_path):
+    """A database at schema 13 whose old receipt names an entity in clear, and whose free space still holds
+    a row deleted without secure_delete: the first open of this version hashes the name and clears both."""
+    import sqlean
+
+    from magi_desktop.core.store.connection import connect
+    from magi_desktop.core.store.migrations import available_migrations, migrate
+
+    folder = tmp_path / "old"
+    folder.mkdir()
+    conn = connect(folder / "memory.db")
+    conn.execute("PRAGMA secure_delete = OFF")                      # as every connection was before
+    migrate(conn, [m for m in available_migrations() if m.version <= 13])
+    conn.execute("INSERT INTO forget_receipts (created_at, criteria_json, event_ids_json, counts_json) VALUES "
+                 "(?, ?, '[]', '{}')", (T0, json.dumps({"entity": "Wenceslasquirk"})))
+    conn.execute("CREATE TABLE scratch (note TEXT)")
+    conn.execute("INSERT INTO scratch VALUES (?)", ("a deleted note about gallimaufryzq " * 20,))
+    conn.execute("DELETE FROM scratch")                              # leaves its bytes in a free page
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert files_holding(folder, ["wenceslasquirk", "gallimaufryzq"])
+    with Memory.open(folder, embedder="hashing") as memory:
+        receipt, = memory.forget_receipts()
+        assert receipt["scrub"] == "done" and receipt["criteria"]["entity"].startswith("hmac-sha256:")
+        assert memory.forget_receipts(entity="wenceslasquirk")
+        assert files_holding(folder, ["wenceslasquirk", "gallimaufryzq"]) == {}
+        kept = sqlean.connect(str(memory.path))
+        assert kept.execute("SELECT count(*) FROM memory_meta WHERE key = 'free_space_unscrubbed'").fetchone()[0] == 0
+        kept.close()

@@ -30,6 +30,7 @@ from .store.connection import Connection
 from .store.entities import name_key
 
 DELETING, SCRUBBING, DONE = "deleting", "scrubbing", "done"
+LEASE_SECONDS = 60.0        # a deleting job whose runner has not committed a chunk for this long was left by a crash
 KEYED_CRITERIA = ("entity", "source_item_ids")
 _KINDS = ("event", "trace", "entity")          # the order a job removes them in
 
@@ -87,9 +88,9 @@ def request(conn: Connection, criteria: Mapping[str, Any], now: float | None = N
     since = [s for s in since if s is not None]
     receipt_id = conn.execute(
         "INSERT INTO forget_receipts (created_at, criteria_json, event_ids_json, counts_json, state, data_since, "
-        "criteria_keyed) VALUES (?, ?, ?, '{}', ?, ?, 1)",
+        "criteria_keyed, claimed_by, claimed_until) VALUES (?, ?, ?, '{}', ?, ?, 1, ?, ?)",
         (now, json.dumps(keyed_criteria(secret, criteria)), json.dumps(event_ids),
-         DELETING if targets else DONE, min(since) if since else None)).lastrowid
+         DELETING if targets else DONE, min(since) if since else None, runner(), now + LEASE_SECONDS)).lastrowid
     if not targets:
         conn.execute("UPDATE forget_receipts SET deleted_at = ?, scrubbed_at = ? WHERE receipt_id = ?",
                      (now, now, receipt_id))
@@ -137,8 +138,8 @@ def delete_chunk(conn: Connection, receipt_id: int, size: int, now: float | None
                                          (receipt_id,)).fetchone()[0])
         for table, n in removed.counts.items():
             counts[table] = counts.get(table, 0) + n
-        conn.execute("UPDATE forget_receipts SET counts_json = ? WHERE receipt_id = ?",
-                     (json.dumps(counts, sort_keys=True), receipt_id))
+        conn.execute("UPDATE forget_receipts SET counts_json = ?, claimed_until = ? WHERE receipt_id = ?",
+                     (json.dumps(counts, sort_keys=True), time.time() + LEASE_SECONDS, receipt_id))
         return removed
     conn.execute("UPDATE forget_receipts SET state = ?, deleted_at = ? WHERE receipt_id = ? AND state = ?",
                  (SCRUBBING, now, receipt_id, DELETING))
@@ -149,6 +150,48 @@ def unfinished(conn: Connection) -> list[tuple[int, str]]:
     """(receipt id, state) of every job not done, oldest first (a read)."""
     return [tuple(r) for r in conn.execute(
         "SELECT receipt_id, state FROM forget_receipts WHERE state != ? ORDER BY receipt_id", (DONE,))]
+
+
+def runner() -> str:
+    """This process, as a job's claim names it: its pid and start time (a pid alone can be reused)."""
+    return f"{os.getpid()}:{_started(os.getpid())}"
+
+
+def _started(pid: int) -> float | None:
+    import psutil
+
+    try:
+        return round(psutil.Process(pid).create_time(), 2)
+    except (psutil.Error, OSError):
+        return None
+
+
+def runner_alive(claimed_by: str | None) -> bool:
+    """Whether the process named by a claim still runs (another process; this one knows its own jobs)."""
+    if not claimed_by:
+        return False
+    pid, _, started = claimed_by.partition(":")
+    try:
+        pid_number = int(pid)
+    except ValueError:
+        return False
+    now_started = _started(pid_number)
+    return now_started is not None and str(now_started) == started
+
+
+def deleting(conn: Connection) -> list[tuple[int, str | None, float | None]]:
+    """(receipt id, claimed_by, claimed_until) of every job still deleting (a read)."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT receipt_id, claimed_by, claimed_until FROM forget_receipts WHERE state = ? ORDER BY receipt_id",
+        (DELETING,))]
+
+
+def claim(conn: Connection, receipt_id: int, previous: str | None) -> bool:
+    """Inside the caller's write transaction: take a job over from ``previous`` (its crashed runner); False
+    if someone else took it meanwhile."""
+    return conn.execute("UPDATE forget_receipts SET claimed_by = ?, claimed_until = ? WHERE receipt_id = ? AND "
+                        "state = ? AND coalesce(claimed_by, '') = ?",
+                        (runner(), time.time() + LEASE_SECONDS, receipt_id, DELETING, previous or "")).rowcount > 0
 
 
 def last_deleted_at(conn: Connection) -> float | None:
@@ -162,16 +205,19 @@ def mark_scrubbed(conn: Connection, receipt_ids: Sequence[int], now: float | Non
                      [(DONE, now, receipt_id, SCRUBBING) for receipt_id in receipt_ids])
 
 
-def rekey_legacy(conn: Connection) -> int:
-    """Inside the caller's write transaction: receipts written before keyed criteria get them (their names
-    are scrubbed with them: migration 0014 left them ``scrubbing``). Returns how many."""
+def rekey_legacy(conn: Connection, now: float | None = None) -> int:
+    """Inside the caller's write transaction: receipts written before keyed criteria get them, and are
+    scrubbed again — as if their names were deleted now, so the backups made before (the one made before
+    the upgrade among them) that hold the names are replaced too. Returns how many."""
     rows = conn.execute("SELECT receipt_id, criteria_json FROM forget_receipts WHERE criteria_keyed = 0").fetchall()
     if not rows:
         return 0
+    now = time.time() if now is None else now
     secret = receipt_secret(conn)
     for receipt_id, text in rows:
-        conn.execute("UPDATE forget_receipts SET criteria_json = ?, criteria_keyed = 1 WHERE receipt_id = ?",
-                     (json.dumps(keyed_criteria(secret, json.loads(text))), receipt_id))
+        conn.execute("UPDATE forget_receipts SET criteria_json = ?, criteria_keyed = 1, deleted_at = ?, state = ? "
+                     "WHERE receipt_id = ? AND state != ?",
+                     (json.dumps(keyed_criteria(secret, json.loads(text))), now, SCRUBBING, receipt_id, DELETING))
     return len(rows)
 
 

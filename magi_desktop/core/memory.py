@@ -74,6 +74,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         self._l0 = WorkingMemory()
         self._process_lock = threading.Lock()
         self._forget_lock = threading.RLock()      # one resume / scrub of forget jobs at a time
+        self._forgets_running: set[int] = set()    # receipt ids of the forget jobs this process is deleting
         self._entities = EntityLinker()
         self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready,
                                     graph=L2Graph())

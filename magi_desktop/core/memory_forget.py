@@ -45,8 +45,10 @@ class ForgetMixin:
         snapshot (finished later by the background work, ``run_due`` or the next open), the earlier
         ``exports`` that may still hold them, and ``backups_replaced``."""
         criteria = forget_job.criteria_of(event_ids, source_item_ids, entity, source, start, end)
-        with self.db.transaction() as conn:
-            receipt_id = forget_job.request(conn, criteria)
+        with self._forget_lock:             # a resume in another thread must not take it for abandoned
+            with self.db.transaction() as conn:
+                receipt_id = forget_job.request(conn, criteria)
+            self._forgets_running.add(receipt_id)
         self._delete_forgotten(receipt_id)
         report = self._scrub_forgotten()
         receipt = forget_job.receipts(self.db.reader(), receipt_id=receipt_id)[0]
@@ -60,7 +62,8 @@ class ForgetMixin:
         return forget_job.receipts(self.db.reader(), limit, entity=entity, source_item_id=source_item_id)
 
     def forget_pending(self) -> bool:
-        """Whether a forget still has rows to delete or files to scrub (a read)."""
+        """Whether a forget still has rows to delete (here or in another process) or files to scrub (a
+        read)."""
         conn = self.db.reader()
         return bool(forget_job.unfinished(conn)) or conn.execute(
             "SELECT 1 FROM forget_receipts WHERE criteria_keyed = 0 LIMIT 1").fetchone() is not None
@@ -72,20 +75,43 @@ class ForgetMixin:
         if not self.forget_pending():
             return {"resumed": [], "scrubbed": [], "pending": None}
         with self._forget_lock:
-            with self.db.transaction() as conn:
-                forget_job.rekey_legacy(conn)
-            resumed = [receipt_id for receipt_id, state in forget_job.unfinished(self.db.reader())
-                       if state == forget_job.DELETING]
-            for receipt_id in resumed:
+            conn = self.db.reader()
+            if conn.execute("SELECT 1 FROM forget_receipts WHERE criteria_keyed = 0 LIMIT 1").fetchone():
+                with self.db.transaction() as tx:
+                    forget_job.rekey_legacy(tx)
+            resumed = []
+            for receipt_id, claimed_by, until in forget_job.deleting(self.db.reader()):
+                if not self._abandoned(receipt_id, claimed_by, until):
+                    continue                    # its runner is at work, in this process or another
+                with self.db.transaction() as tx:
+                    if not forget_job.claim(tx, receipt_id, claimed_by):
+                        continue
                 log.warning("finishing forget receipt %d that was interrupted", receipt_id)
                 self._delete_forgotten(receipt_id)
+                resumed.append(receipt_id)
             waiting = [r for r, state in forget_job.unfinished(self.db.reader()) if state == forget_job.SCRUBBING]
             report = self._scrub_forgotten()
         return {"resumed": resumed, "scrubbed": waiting if report.done else [],
                 "pending": None if report.done else report.waiting_for}
 
+    def _abandoned(self, receipt_id: int, claimed_by: str | None, until: float | None) -> bool:
+        """A deleting job was left by a crash: its runner process is gone, or (this process) no thread here
+        runs it, or its lease ran out (a runner on another machine sharing the folder)."""
+        if (until or 0) < time.time():
+            return True
+        if claimed_by == forget_job.runner():
+            return receipt_id not in self._forgets_running
+        return not forget_job.runner_alive(claimed_by)
+
     def _delete_forgotten(self, receipt_id: int) -> None:
         """Run a job's chunks to the end, each its own short transaction."""
+        self._forgets_running.add(receipt_id)
+        try:
+            self._delete_chunks(receipt_id)
+        finally:
+            self._forgets_running.discard(receipt_id)
+
+    def _delete_chunks(self, receipt_id: int) -> None:
         size = FIRST_CHUNK
         while True:
             started = time.monotonic()

@@ -19,8 +19,8 @@ from .store.l1 import count_ingest, insert_events
 VIEWER_SESSION = "magi-viewer"   # the session of what the user says through the memory viewer
 
 
-# Events re-indexed per transaction by reindex() (~0.2 s each; issue 16: no long write holds others up).
-REINDEX_CHUNK = 2000
+# Events re-indexed per transaction by reindex() (~0.3 s each; issue 16: no long write holds others up).
+REINDEX_CHUNK = 1000
 
 class ReviewMixin:
     def beliefs(self, category: str = "assertions", *, state: str | None = None, entity: str | None = None,

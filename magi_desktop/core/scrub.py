@@ -51,7 +51,7 @@ def scrub(db: Database, deleted_at: float) -> ScrubReport:
     try:
         with db.writer() as conn:
             if not erasure.vacuum_legacy_free_space(conn):     # (which merges the indexes too)
-                erasure.merge_fts(conn)
+                erasure.merge_fts(conn, deleted_at)
             if not erasure.truncate_wal(conn):
                 report.done = False
                 report.waiting_for = report.waiting_for or "another connection is reading an older snapshot"

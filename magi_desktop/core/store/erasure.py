@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from .connection import BUSY_TIMEOUT_MS, Connection, DatabaseError, is_busy, write_transaction
 
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 # How long the truncating checkpoint may wait for readers: it blocks new writers while it waits.
 CHECKPOINT_WAIT_MS = 100
 LEGACY_FREE_SPACE = "free_space_unscrubbed"       # memory_meta key set by migration 0014
+FTS_MERGED_AT = "fts_merged_at"                   # memory_meta: when the indexes were last merged whole
 
 
 def fts_tables(conn: Connection) -> list[str]:
@@ -35,15 +37,23 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def merge_fts(conn: Connection) -> None:
+def merge_fts(conn: Connection, deleted_at: float | None = None) -> bool:
     """Rewrite every full-text index without the rows deleted from it, in one write transaction. Every index
     here is contentless (``contentless_delete=1``): a deletion only records the rowid as gone (FTS5's own
     ``secure-delete`` needs the deleted text, which such a table does not keep), and the row's terms stay in
-    the index segments until they are merged — ``optimize`` merges them all. About 0.25 s for 50k events;
-    run once per scrub, not per chunk."""
+    the index segments until they are merged — ``optimize`` merges them all. About 0.25 s for 50k events:
+    run once per scrub, not per chunk, and skipped when done since ``deleted_at`` already (a scrub retried
+    while a reader holds it up). Returns whether it ran."""
+    if deleted_at is not None:
+        row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (FTS_MERGED_AT,)).fetchone()
+        if row and float(row[0]) >= deleted_at:
+            return False
     with write_transaction(conn):
+        started = time.time()
         for table in fts_tables(conn):
             conn.execute(f"INSERT INTO {_quoted(table)} ({_quoted(table)}) VALUES ('optimize')")
+        conn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?, ?)", (FTS_MERGED_AT, repr(started)))
+    return True
 
 
 def truncate_wal(conn: Connection) -> bool:

@@ -5,6 +5,11 @@ ALTER TABLE forget_receipts ADD COLUMN state TEXT NOT NULL DEFAULT 'done';   -- 
 ALTER TABLE forget_receipts ADD COLUMN deleted_at REAL;          -- when the last chunk was deleted
 ALTER TABLE forget_receipts ADD COLUMN scrubbed_at REAL;         -- when the scrub completed
 ALTER TABLE forget_receipts ADD COLUMN data_since REAL;          -- the earliest forgotten row was recorded then
+-- Who runs a deleting job ("<pid>:<process start time>") and until when its lease holds (renewed with every
+-- chunk): another process or thread takes the job over when that process is gone or the lease ran out
+-- (a crash), never while it runs.
+ALTER TABLE forget_receipts ADD COLUMN claimed_by TEXT;
+ALTER TABLE forget_receipts ADD COLUMN claimed_until REAL;
 -- 1: the criteria are keyed hashes (HMAC-SHA256 with forget_secret). Receipts written before this
 -- migration named the entity and the items in clear: they are rewritten (and scrubbed) at the next open.
 ALTER TABLE forget_receipts ADD COLUMN criteria_keyed INTEGER NOT NULL DEFAULT 0;
