@@ -179,11 +179,18 @@ def runner_alive(claimed_by: str | None) -> bool:
     return now_started is not None and str(now_started) == started
 
 
-def deleting(conn: Connection) -> list[tuple[int, str | None, float | None]]:
-    """(receipt id, claimed_by, claimed_until) of every job still deleting (a read)."""
+def in_state(conn: Connection, state: str) -> list[tuple[int, str | None, float | None]]:
+    """(receipt id, claimed_by, claimed_until) of every job in ``state`` (a read)."""
     return [tuple(r) for r in conn.execute(
         "SELECT receipt_id, claimed_by, claimed_until FROM forget_receipts WHERE state = ? ORDER BY receipt_id",
-        (DELETING,))]
+        (state,))]
+
+
+def release(conn: Connection, receipt_ids: Sequence[int]) -> None:
+    """Inside the caller's write transaction: the runner is through with these jobs (a scrub still pending
+    is anyone's to retry)."""
+    conn.executemany("UPDATE forget_receipts SET claimed_until = NULL WHERE receipt_id = ?",
+                     [(r,) for r in receipt_ids])
 
 
 def claim(conn: Connection, receipt_id: int, previous: str | None) -> bool:

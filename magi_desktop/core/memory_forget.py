@@ -49,8 +49,7 @@ class ForgetMixin:
             with self.db.transaction() as conn:
                 receipt_id = forget_job.request(conn, criteria)
             self._forgets_running.add(receipt_id)
-        self._delete_forgotten(receipt_id)
-        report = self._scrub_forgotten()
+        report = self._run_job(receipt_id)
         receipt = forget_job.receipts(self.db.reader(), receipt_id=receipt_id)[0]
         return receipt | {"backups_replaced": report.backups_replaced}
 
@@ -80,14 +79,15 @@ class ForgetMixin:
                 with self.db.transaction() as tx:
                     forget_job.rekey_legacy(tx)
             resumed = []
-            for receipt_id, claimed_by, until in forget_job.deleting(self.db.reader()):
+            for receipt_id, claimed_by, until in forget_job.in_state(self.db.reader(), forget_job.DELETING):
                 if not self._abandoned(receipt_id, claimed_by, until):
                     continue                    # its runner is at work, in this process or another
                 with self.db.transaction() as tx:
                     if not forget_job.claim(tx, receipt_id, claimed_by):
                         continue
                 log.warning("finishing forget receipt %d that was interrupted", receipt_id)
-                self._delete_forgotten(receipt_id)
+                self._forgets_running.add(receipt_id)
+                self._run_job(receipt_id)
                 resumed.append(receipt_id)
             waiting = [r for r, state in forget_job.unfinished(self.db.reader()) if state == forget_job.SCRUBBING]
             report = self._scrub_forgotten()
@@ -95,7 +95,7 @@ class ForgetMixin:
                 "pending": None if report.done else report.waiting_for}
 
     def _abandoned(self, receipt_id: int, claimed_by: str | None, until: float | None) -> bool:
-        """A deleting job was left by a crash: its runner process is gone, or (this process) no thread here
+        """A claimed job was left by a crash: its runner process is gone, or (this process) no thread here
         runs it, or its lease ran out (a runner on another machine sharing the folder)."""
         if (until or 0) < time.time():
             return True
@@ -103,13 +103,18 @@ class ForgetMixin:
             return receipt_id not in self._forgets_running
         return not forget_job.runner_alive(claimed_by)
 
-    def _delete_forgotten(self, receipt_id: int) -> None:
-        """Run a job's chunks to the end, each its own short transaction."""
-        self._forgets_running.add(receipt_id)
+    def _run_job(self, receipt_id: int) -> ScrubReport:
+        """Run a job this process claimed: its chunks to the end, each its own short transaction, then one
+        scrub; then let go of it (a scrub still pending is anyone's to retry)."""
         try:
             self._delete_chunks(receipt_id)
+            return self._scrub_forgotten()
         finally:
-            self._forgets_running.discard(receipt_id)
+            try:
+                with self.db.transaction() as conn:
+                    forget_job.release(conn, [receipt_id])
+            finally:
+                self._forgets_running.discard(receipt_id)
 
     def _delete_chunks(self, receipt_id: int) -> None:
         size = FIRST_CHUNK
@@ -135,8 +140,10 @@ class ForgetMixin:
             return self._scrub_once()
 
     def _scrub_once(self) -> ScrubReport:
-        waiting = [(r, state) for r, state in forget_job.unfinished(self.db.reader())
-                   if state == forget_job.SCRUBBING]
+        # Not a job whose runner (another process) is about to scrub it itself.
+        waiting = [(r, claimed_by) for r, claimed_by, until in forget_job.in_state(self.db.reader(),
+                                                                                 forget_job.SCRUBBING)
+                   if until is None or self._abandoned(r, claimed_by, until) or r in self._forgets_running]
         if not waiting:
             return ScrubReport()
         deleted_at = forget_job.last_deleted_at(self.db.reader()) or time.time()

@@ -190,6 +190,9 @@ class Database:
                 self._writer.execute("PRAGMA busy_timeout = 100")
                 self._writer.execute("PRAGMA optimize")
             except DatabaseError as exc:   # a full disk, another writer: closing must still close
-                log.warning("PRAGMA optimize at close failed: %s", exc)
+                if is_busy(exc):
+                    log.debug("PRAGMA optimize at close skipped: another program is writing")
+                else:
+                    log.warning("PRAGMA optimize at close failed: %s", exc)
             finally:
                 self._writer.close()
