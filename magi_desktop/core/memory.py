@@ -50,6 +50,7 @@ _UNKNOWN_SOURCE = "(invalid source)"
 # between them, so another writer (an MCP log_turn, a collector, the app) never waits long (issue 16).
 WRITE_BATCH = 2000
 WRITE_BREATHER_SECONDS = 0.05
+OPEN_PATIENCE_SECONDS = 5.0    # opening waits no longer for the lock to finish a forget's work (left to later)
 
 
 class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, BackupMixin):
@@ -101,7 +102,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         ``lock_wait(seconds, acquired)`` is told while a write waits for another program's write lock
         (default: the process's, see ``store.connection.on_lock_wait``); after ``lock_patience`` seconds
         (default 300) the write gives up with :class:`MemoryBusy`. Opening writes only when the database
-        needs it (a migration, a first start), so it normally waits for nobody.
+        needs it (a migration, a first start, a forget a crash interrupted), so it normally waits for nobody.
         """
         llm = resolve_llm(llm)
         embedder = resolve_embedder(embedder)
@@ -125,8 +126,9 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         memory = cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
                      vectors_ready=vectors_ready, key_secret=key_secret)
         try:
-            memory.resume_forget()              # a forget a crash interrupted, a scrub a reader held up
-        except MemoryUnavailable as exc:        # busy, a full disk: run_due tries again
+            with db.patience(OPEN_PATIENCE_SECONDS):
+                memory.resume_forget()          # a forget a crash interrupted, a scrub a reader held up
+        except MemoryUnavailable as exc:        # busy, a full disk: the background work and run_due try again
             log.warning("an unfinished forget waits: %s", exc)
         return memory
 

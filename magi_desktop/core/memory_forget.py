@@ -89,9 +89,10 @@ class ForgetMixin:
                 self._forgets_running.add(receipt_id)
                 self._run_job(receipt_id)
                 resumed.append(receipt_id)
-            waiting = [r for r, state in forget_job.unfinished(self.db.reader()) if state == forget_job.SCRUBBING]
+            waiting = {r for r, state in forget_job.unfinished(self.db.reader()) if state == forget_job.SCRUBBING}
             report = self._scrub_forgotten()
-        return {"resumed": resumed, "scrubbed": waiting if report.done else [],
+            left = {r for r, _ in forget_job.unfinished(self.db.reader())}
+        return {"resumed": resumed, "scrubbed": sorted(waiting - left),
                 "pending": None if report.done else report.waiting_for}
 
     def _abandoned(self, receipt_id: int, claimed_by: str | None, until: float | None) -> bool:

@@ -157,6 +157,17 @@ class Database:
                     raise
                 raise translated from exc
 
+    @contextlib.contextmanager
+    def patience(self, seconds: float) -> Iterator[None]:
+        """Writes give up after ``seconds`` of waiting for another program's lock inside this block (opening
+        the memory does not wait long for work it can leave to later)."""
+        previous = self._writer.lock_patience
+        self._writer.lock_patience = seconds
+        try:
+            yield
+        finally:
+            self._writer.lock_patience = previous
+
     def reader(self) -> Connection:
         """This thread's read connection."""
         self._check_open()
