@@ -127,12 +127,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=50_000)
     parser.add_argument("--every", type=float, default=0.05, help="seconds between the other writer's turns")
     parser.add_argument("--keep", help="build the memory in this folder and keep it (reused when present)")
+    parser.add_argument("--source", help="the source to forget (default: the biggest sensor source)")
     args = parser.parse_args()
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="magi-lockwait-"))
     try:
         built = build(folder, args.events) if not (folder / "memory.db").exists() else {"seconds": 0, "sources": {}}
         sources = built["sources"] or dict(Memory.open(folder, embedder="hashing").stats()["events"]["by_source"])
-        biggest = max((s for s in sources if s != "chat"), key=sources.get)
+        biggest = args.source or max((s for s in sources if s != "chat"), key=sources.get)
         forget = while_running(folder, [sys.executable, "-m", "magi_desktop.cli", "forget", "--source", biggest,
                                         "--data-dir", str(folder), "--json"], args.every)
         receipt = json.loads(forget.pop("output") or "{}")
