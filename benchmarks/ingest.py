@@ -12,6 +12,11 @@
 
     .venv/bin/python benchmarks/ingest.py            # 100k events
     .venv/bin/python benchmarks/ingest.py --n 10000 --st-python /path/to/venv-with-torch/bin/python
+    .venv/bin/python benchmarks/ingest.py --n 20000 --secure-delete fast --no-embedding --with-pending
+
+``--secure-delete`` runs the memory's connections with that ``PRAGMA secure_delete`` (the product runs
+ON: issue 16) to measure what it costs; ``--with-pending`` also times ``process_pending`` (embedding
+and the L2 projection, which rewrite rows) over everything ingested.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from workload import payloads  # noqa: E402
 
 from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core.store import connection as connection_settings  # noqa: E402
 from magi_desktop.core.store.connection import connect  # noqa: E402
 from magi_desktop.core.text import fts_document  # noqa: E402
 
@@ -139,12 +145,23 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=1024, help="sentences for the embedding benchmark")
     parser.add_argument("--repeat", type=int, default=3, help="embedding runs per side (best is kept)")
     parser.add_argument("--st-python", help="a Python with sentence-transformers + torch, for the comparison")
+    parser.add_argument("--secure-delete", choices=("on", "fast", "off"), default="on",
+                        help="PRAGMA secure_delete of the memory's connections (default on, as shipped)")
+    parser.add_argument("--no-embedding", action="store_true", help="skip the MiniLM comparison")
+    parser.add_argument("--with-pending", action="store_true", help="also time process_pending over all events")
     args = parser.parse_args()
+    connection_settings.SECURE_DELETE = args.secure_delete.upper()
 
     items = list(payloads(args.n))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         ours_s, memory = bench_ingest_many(items, args.batch, folder)
+        pending = None
+        if args.with_pending:
+            started = time.perf_counter()
+            while memory.process_pending(limit=1000)["embedded"]:
+                pass
+            pending = round(time.perf_counter() - started, 2)
         stored = memory.db.reader().execute(
             f"SELECT {', '.join(_COLUMNS)} FROM fact_events ORDER BY id").fetchall()
         traces = memory.stats()["runtime_traces"]
@@ -152,13 +169,15 @@ def main() -> None:
         memory.close()
         raw_s = bench_raw(stored, args.batch, folder)
         single = bench_single(list(payloads(args.single, seed=11)), folder)
-    embedding = bench_embedding(sentences, args.st_python, args.repeat)
+    embedding = None if args.no_embedding else bench_embedding(sentences, args.st_python, args.repeat)
     print(json.dumps({
         "benchmark": "ingest",
         "payloads": args.n,
         "stored_l1": len(stored),
         "runtime_traces": traces,
         "batch": args.batch,
+        "secure_delete": args.secure_delete,
+        "process_pending_s": pending,
         "ingest_many_per_s": round(args.n / ours_s, 1),
         "raw_table_fts_per_s": round(len(stored) / raw_s, 1),
         "ratio_to_raw": round((args.n / ours_s) / (len(stored) / raw_s), 3),

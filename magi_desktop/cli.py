@@ -219,6 +219,12 @@ def _cmd_forget(args: argparse.Namespace) -> int:
         print(f"receipt {receipt['receipt_id']}: {len(receipt['event_ids'])} event(s) forgotten")
         for table, count in sorted(receipt["removed"].items()):
             print(f"  {table:<22}-{count}")
+        print("scrub done: no file of the memory holds them any more" if receipt["scrub"] == "done" else
+              "scrub pending: another program is reading the memory; the old pages are cleared as soon as it "
+              "lets go (the app, `magi mcp` or the next magi command finishes it)")
+    if receipt["exports"]:
+        print("these exports still hold it (delete them if they must go too): "
+              + ", ".join(e["path"] for e in receipt["exports"]), file=sys.stderr)
     return 0
 
 
@@ -600,6 +606,24 @@ def _shown_output(command: str | None) -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
+class _LockWaitNotice:
+    """Tell the user on stderr, once a second, that a write is waiting for another program's write lock
+    (a wait under a second goes unsaid)."""
+
+    def __init__(self) -> None:
+        self.shown = 0
+
+    def __call__(self, waited: float, acquired: bool) -> None:
+        if acquired:
+            if self.shown:
+                print(f"\rmagi: got the memory's write lock after {waited:.0f} s{' ' * 30}", file=sys.stderr)
+            self.shown = 0
+        elif int(waited) > self.shown:
+            self.shown = int(waited)
+            print(f"\rmagi: waiting for another program writing to the memory ({waited:.0f} s)…", end="",
+                  file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--probe-qt"]:          # `magi doctor` runs this in a child process (works frozen too)
@@ -612,17 +636,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
+    from .core.store.connection import on_lock_wait
+
+    on_lock_wait(_LockWaitNotice())         # waiting for another program's write lock is shown, not raised
     handlers = {"ingest": _cmd_ingest, "query": _cmd_query, "status": _cmd_status, "doctor": _cmd_doctor,
                 "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "redact": _cmd_redact,
                 "export": _cmd_export,
                 "import": _cmd_import, "restore": _cmd_restore, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
     from .core import MemoryUnavailable
+    from .core.store.connection import OperationalError, is_busy
 
     try:
         with _shown_output(args.command):
             return handlers[args.command](args)
     except MemoryUnavailable as exc:
         print(f"magi: {exc}\n(run `magi doctor` for a full check)", file=sys.stderr)
+        return 2
+    except OperationalError as exc:
+        if not is_busy(exc):
+            raise
+        print("magi: the memory is busy (another program held its lock); nothing more was written — try again",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

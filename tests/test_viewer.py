@@ -251,12 +251,14 @@ def test_a_forget_receipt_is_listed_with_its_criteria_and_counts(qtmodeltester, 
     qtmodeltester.check(page.model)
     qtmodeltester.check(page.counts)
     assert [r["receipt_id"] for r in page.model.records] == [receipt["receipt_id"]]
-    assert page.model.data(page.model.index(0, 1)) == "items e3"
+    assert page.model.data(page.model.index(0, 1)) == "1 chosen item(s)"     # the receipt keeps no item id
     assert page.model.data(page.model.index(0, 2)) == "1"
+    assert page.model.data(page.model.index(0, 4)) == "done"                  # the scrub
     assert page.model.data(page.model.index(0, 3)).startswith("recorded events: 1, ")
     page.table.selectRow(0)
     counts = {c["what"]: c["count"] for c in page.counts.records}
     assert counts["recorded events"] == 1 and counts["evidence behind beliefs"] >= 1
     assert sum(counts.values()) == sum(receipt["removed"].values())
-    assert "items e3" in page.summary.text() and "1 event(s)" in page.summary.text()
+    assert "1 chosen item(s)" in page.summary.text() and "1 event(s)" in page.summary.text()
+    assert "e3" not in page.summary.text()
     assert ("likes", "jazz") not in values(viewer.pages["assertions"])      # what it alone supported went too

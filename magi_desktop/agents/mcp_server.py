@@ -24,12 +24,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 from .. import __version__
-from ..core import IngestResult, Memory, PayloadError, RememberRejected
+from ..core import IngestResult, Memory, MemoryBusy, PayloadError, RememberRejected
 from ..core.contracts import CHAT_PROVENANCES, parse_timestamp
 from ..core.outbound import safe, safe_text
 from ..core.remember import CATEGORIES
 from ..core.retrieval.modes import MODES
-from ..core.store.connection import OperationalError
+from ..core.store.connection import OperationalError, is_busy
 from .output import pack_data, pack_text, snapshot_text, summaries_text, working_text
 from .registration import SERVER_NAME
 from .turns import TurnLog
@@ -140,11 +140,12 @@ class MemoryTools:
             rejected = exc.reason
         except ValueError as exc:
             result, rejected = _refusal(Refused("invalid_argument", str(exc))), "invalid_argument"
-        except OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+        except (MemoryBusy, OperationalError) as exc:
+            if not isinstance(exc, MemoryBusy) and not is_busy(exc):
                 raise
-            log.warning("%s failed: %s", tool, exc)       # the write lock stayed taken past the busy timeout
-            result = _refusal(Refused("busy", f"the memory is busy ({exc}); nothing was stored, call again"))
+            log.warning("%s failed: %s", tool, exc)       # the write lock stayed taken past the patience
+            result = _refusal(Refused("busy", "the memory is busy (another program holds its write lock); "
+                                              "nothing was stored, call again"))
         try:
             self.memory.record_agent_call(client, tool, rejected=rejected)
         except Exception:  # noqa: BLE001 - counting must never fail the call itself
@@ -381,6 +382,19 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
     return server
 
 
+# A tool call that must write waits this long for another program's write lock, then is refused as busy
+# (an agent's own call times out sooner than the CLI's patience).
+LOCK_PATIENCE_SECONDS = 30.0
+
+
+def _log_lock_wait(waited: float, acquired: bool) -> None:
+    """In the log (stdout is the protocol): a write that waited for another program's write lock."""
+    if acquired and waited >= 1:
+        log.info("got the memory's write lock after %.1f s", waited)
+    elif not acquired and 1 <= waited < 1.3:
+        log.info("waiting for another program writing to the memory")
+
+
 def serve(data_dir=None, *, background: bool = True) -> int:
     """Run the server over stdio until the client closes it, on the memory in ``data_dir``; with
     ``background`` it also does the background work (embedding, L2, summaries) as the app would."""
@@ -394,7 +408,7 @@ def serve(data_dir=None, *, background: bool = True) -> int:
     except (AppSettingsError, ValueError) as exc:
         log.error("using the offline rules: %s", exc)
         llm = "rules"
-    memory = Memory.open(data_dir, llm=llm)
+    memory = Memory.open(data_dir, llm=llm, lock_wait=_log_lock_wait, lock_patience=LOCK_PATIENCE_SECONDS)
     worker = BackgroundWorker(memory) if background else None
     try:
         if worker is not None:

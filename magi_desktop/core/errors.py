@@ -42,3 +42,15 @@ class DatabaseCorrupt(MemoryUnavailable):
             remedy = ("there is no automatic backup of it yet: keep a copy of the file, then try "
                       f"`sqlite3 {self.path.name} .recover` on the copy, or move it away to start afresh")
         super().__init__(f"the memory database {self.path} is corrupt ({detail}); {remedy}")
+
+
+class MemoryBusy(MemoryUnavailable):
+    """Another program held the memory's write lock for longer than this caller would wait. Nothing was
+    written by the refused call; calling again later is safe."""
+
+    def __init__(self, path: Path | str, waited: float):
+        self.path, self.waited = path, waited
+        super().__init__(
+            f"the memory ({path}) is busy: another program has held its write lock for {waited:.0f} s "
+            "(a long import or restore, or a stuck process); nothing was written — try again, and check "
+            "for a stuck `magi` process if it persists")

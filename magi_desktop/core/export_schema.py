@@ -24,6 +24,9 @@ NOT_EXPORTED = {
     "vector_index": "names the importing memory's embedding model",
     "event_chunks": "made again when the imported events are embedded (the model is deterministic)",
     "embedding_jobs": "every imported event is queued for embedding by the fact_events insert trigger",
+    "forget_secret": "the key of the receipts' hashes stays with the memory that made them",
+    "forget_targets": "the rows a running forget still has to delete, by the exporting memory's rowids",
+    "export_log": "where the exporting memory's own exports went",
 }
 
 # What an import takes from an export (issue 16), in the order it loads them: L1 events, re-derived by the

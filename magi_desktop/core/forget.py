@@ -1,4 +1,4 @@
-"""Forget (DESIGN §14): remove evidence everywhere, and what was derived from it, with a receipt.
+"""Forget (DESIGN §14): remove evidence everywhere, and what was derived from it.
 
 Deleting an L1 event takes, through the schema's cascades and triggers, its full-text row, its
 chunks and vectors, its queue jobs, its entity links and its L2 evidence; an L2 row left with no
@@ -6,46 +6,84 @@ evidence goes too (and what it had replaced is current again). Here, on top: eve
 that cited a forgotten event is deleted (its text may quote it) and its windows are summarised
 again on the next run from what remains; every fact whose message pointers (source, proposal,
 acceptance) name a forgotten message is deleted, and an extraction's episode goes with the last of
-its messages. Runtime traces (tool executions, audit records) matching the same criteria go too,
-with the L4 executions learnt from them: the tool's counts drop by what they had added and its
-strategy, which may quote them, is distilled again from what remains. The receipt counts what
-each table lost.
+its messages; the snapshots that listed what went are rebuilt and the entities left with nothing
+are dropped, in the same transaction. Runtime traces (tool executions, audit records) matching the
+same criteria go too, with the L4 executions learnt from them: the tool's counts drop by what they
+had added and its strategy, which may quote them, is distilled again from what remains. An entity
+forgotten by name goes with its aliases, edges, assertions and snapshot.
+
+Each function here works on one chunk inside the caller's write transaction and leaves the memory
+consistent — nothing derived cites a row that is gone — so a job (:mod:`.forget_job`) can run them
+in short transactions and stop anywhere. Each returns what every table lost.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from .l2 import snapshots
+from .l2.maintenance import drop_orphans
 from .store.connection import Connection
 from .store.entities import name_key
 
 COUNTED = ("fact_events", "event_chunks", "embedding_jobs", "l2_projection_jobs", "l1_event_entities",
            "entity_mentions", "l2_evidence", "kg_edges", "tom_trait_assertions", "l2_episodes",
            "l3_summaries", "summary_event_links", "memory_facts", "chat_extraction", "fact_extractions",
-           "runtime_traces", "l4_execution_traces", "procedural_skills")
+           "runtime_traces", "l4_execution_traces", "procedural_skills", "entity_catalog", "tom_snapshots")
 
 
-def _targets(conn: Connection, event_ids, source_item_ids, entity, source, start, end) -> list[int]:
+@dataclass
+class Targets:
+    """The rows a forget request names, found when it is made (rowids: the job stores them, not names)."""
+
+    events: list[int] = field(default_factory=list)
+    traces: list[int] = field(default_factory=list)
+    entities: list[int] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.events or self.traces or self.entities)
+
+
+def find_targets(conn: Connection, *, event_ids=None, source_item_ids=None, entity: str | None = None,
+                 source: str | None = None, start: float | None = None, end: float | None = None) -> Targets:
+    """What the criteria (combined with AND) name now. ``ValueError`` when they name nothing at all."""
     where, args = _where("e.event_id", event_ids, source_item_ids, source, start, end)
+    entities: list[int] = []
     if entity:
-        key = name_key(entity)
-        where.append("e.id IN (SELECT l.event_rowid FROM l1_event_entities l JOIN entity_catalog c ON "
-                     "c.entity_id = l.entity_id WHERE c.name_key = ? OR EXISTS (SELECT 1 FROM "
-                     "json_each(c.aliases_json) a WHERE lower(a.value) = ?))")
-        args += [key, key]
+        entities = _entities_named(conn, entity)
+        marks = ", ".join("?" * len(entities)) or "NULL"
+        where.append(f"(e.id IN (SELECT event_rowid FROM l1_event_entities WHERE entity_id IN ({marks})) OR "
+                     f"e.id IN (SELECT event_rowid FROM entity_mentions WHERE name_key = ? OR entity_id IN ({marks})))")
+        args += [*entities, name_key(entity), *entities]
     if not where:
         raise ValueError("say what to forget: event ids, item ids, an entity, a source or a time range")
-    return [r[0] for r in conn.execute(f"SELECT e.id FROM fact_events e WHERE {' AND '.join(where)}", args)]
+    events = [r[0] for r in conn.execute(f"SELECT e.id FROM fact_events e WHERE {' AND '.join(where)} ORDER BY e.id",
+                                         args)]
+    traces: list[int] = []
+    if not entity:      # an entity names no trace: those are kept
+        where, args = _where("e.trace_id", event_ids, source_item_ids, source, start, end)
+        traces = [r[0] for r in conn.execute(f"SELECT e.id FROM runtime_traces e WHERE {' AND '.join(where)} "
+                                             f"ORDER BY e.id", args)]
+    # Forgetting by entity AND something else narrows the events; the entity itself goes only when asked alone.
+    alone = entity and not (event_ids or source_item_ids or source or start is not None or end is not None)
+    return Targets(events, traces, entities if alone else [])
 
 
-def _trace_targets(conn: Connection, event_ids, source_item_ids, entity, source, start, end) -> list[int]:
-    """Runtime traces under the same criteria (an entity names no trace: those are kept)."""
-    if entity:
-        return []
-    where, args = _where("e.trace_id", event_ids, source_item_ids, source, start, end)
-    return [r[0] for r in conn.execute(f"SELECT e.id FROM runtime_traces e WHERE {' AND '.join(where)}", args)]
+def _entities_named(conn: Connection, name: str) -> list[int]:
+    """The entities called ``name`` (any case) or with it as an alias, and those merged into them."""
+    key = name_key(name)
+    found = {r[0] for r in conn.execute(
+        "SELECT entity_id FROM entity_catalog c WHERE c.name_key = ? OR EXISTS (SELECT 1 FROM "
+        "json_each(c.aliases_json) a WHERE lower(a.value) = ?)", (key, key))}
+    frontier = set(found)
+    while frontier:
+        marks = ", ".join("?" * len(frontier))
+        frontier = {r[0] for r in conn.execute(f"SELECT entity_id FROM entity_catalog WHERE merged_into IN ({marks})",
+                                               sorted(frontier))} - found
+        found |= frontier
+    return sorted(found)
 
 
 def _where(id_column: str, event_ids, source_item_ids, source, start, end) -> tuple[list[str], list]:
@@ -70,54 +108,113 @@ def _where(id_column: str, event_ids, source_item_ids, source, start, end) -> tu
 
 def _counts(conn: Connection) -> dict[str, int]:
     counts = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in COUNTED}
-    counts["chunk_vectors"] = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] if conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors'").fetchone() else 0
+    # chunk_vectors holds one row per event_chunks row (a trigger deletes it with its chunk); counting the
+    # vec0 table itself reads all of its chunks.
+    counts["chunk_vectors"] = counts["event_chunks"]
     return counts
 
 
-def forget(conn: Connection, *, event_ids=None, source_item_ids=None, entity: str | None = None,
-           source: str | None = None, start: float | None = None, end: float | None = None,
-           now: float | None = None) -> dict[str, Any]:
-    """Inside the caller's write transaction: remove the matching events and what depends on them."""
+def _removed(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {table: before[table] - after[table] for table in before if before[table] > after[table]}
+
+
+@dataclass
+class Removed:
+    """What one chunk removed: rows per table, and the chat sessions whose working memory must end."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    sessions: set[str] = field(default_factory=set)
+
+
+def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = None) -> Removed:
+    """Inside the caller's write transaction: remove these L1 events and what depends on them."""
     now = time.time() if now is None else now
-    rowids = _targets(conn, event_ids, source_item_ids, entity, source, start, end)
-    criteria = {k: v for k, v in {"event_ids": list(event_ids or []), "source_item_ids": list(source_item_ids or []),
-                                  "entity": entity, "source": source, "start": start, "end": end}.items() if v}
+    rowids = list(rowids)
     before = _counts(conn)
-    traces = _trace_targets(conn, event_ids, source_item_ids, entity, source, start, end)
-    rows = conn.execute(f"SELECT event_id, source_item_id, session_id, source FROM fact_events WHERE id IN "
-                        f"({', '.join('?' * len(rowids))})", rowids).fetchall() if rowids else []
-    ids = [r[0] for r in rows]
-    if rowids:
-        marks = ", ".join("?" * len(rowids))
-        # A fact names its message by event id, or by the chat item id it was given before it was stored.
-        _forget_facts(conn, {r[0] for r in rows} | {r[1] for r in rows if r[1] and r[3] == "chat"})
-        summaries = conn.execute(f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
-                                 f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id "
-                                 f"WHERE l.event_rowid IN ({marks})", rowids).fetchall()
-        # An extraction's episode and report may quote any of its messages: it goes when one does, and
-        # the messages left are read again (what they still support is found, no more).
-        extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
-                                                  f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
-        conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
-        conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
-        # A session with no message left starts again at generation 0: no retry state may carry over.
-        conn.execute("DELETE FROM extraction_retries WHERE session_id NOT IN (SELECT session_id FROM chat_sessions)")
-        for summary_id, _, _, _ in summaries:
-            conn.execute("DELETE FROM l3_summaries WHERE summary_id = ?", (summary_id,))
-        # Windows whose summary went are summarised again from what remains, on the next run.
-        for granularity, start_at in {(g, w) for _, t, g, w in summaries if t == "temporal"}:
-            conn.execute("UPDATE periodic_jobs SET done_until = min(done_until, ?) WHERE job = ?",
-                         (start_at, f"l3:{granularity}"))
-    if traces:
-        _forget_traces(conn, traces)
-    after = _counts(conn)
-    removed = {table: before[table] - after[table] for table in before if before[table] != after[table]}
-    receipt_id = conn.execute(
-        "INSERT INTO forget_receipts (created_at, criteria_json, event_ids_json, counts_json) VALUES (?, ?, ?, ?)",
-        (now, json.dumps(criteria), json.dumps(ids), json.dumps(removed))).lastrowid
-    return {"receipt_id": receipt_id, "created_at": now, "criteria": criteria, "event_ids": ids, "removed": removed,
-            "sessions": sorted({r[2] for r in rows if r[2]})}
+    marks = ", ".join("?" * len(rowids))
+    rows = conn.execute(f"SELECT event_id, source_item_id, session_id, source FROM fact_events WHERE id IN ({marks})",
+                        rowids).fetchall() if rowids else []
+    if not rows:
+        return Removed()
+    # A fact names its message by event id, or by the chat item id it was given before it was stored.
+    _forget_facts(conn, {r[0] for r in rows} | {r[1] for r in rows if r[1] and r[3] == "chat"})
+    summaries = conn.execute(f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
+                             f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id "
+                             f"WHERE l.event_rowid IN ({marks})", rowids).fetchall()
+    # An extraction's episode and report may quote any of its messages: it goes when one does, and
+    # the messages left are read again (what they still support is found, no more).
+    extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
+                                              f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
+    touched = _entities_touched(conn, rowids, marks)
+    conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
+    conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
+    # A session with no message left starts again at generation 0: no retry state may carry over.
+    conn.execute("DELETE FROM extraction_retries WHERE session_id NOT IN (SELECT session_id FROM chat_sessions)")
+    for summary_id, _, _, _ in summaries:
+        conn.execute("DELETE FROM l3_summaries WHERE summary_id = ?", (summary_id,))
+    # Windows whose summary went are summarised again from what remains, on the next run.
+    for granularity, start_at in {(g, w) for _, t, g, w in summaries if t == "temporal"}:
+        conn.execute("UPDATE periodic_jobs SET done_until = min(done_until, ?) WHERE job = ?",
+                     (start_at, f"l3:{granularity}"))
+    _settle_entities(conn, touched, now)
+    return Removed(_removed(before, _counts(conn)), {r[2] for r in rows if r[2]})
+
+
+def _entities_touched(conn: Connection, rowids: list[int], marks: str) -> list[int]:
+    """The entities these events link to, mention, or support an edge or assertion of."""
+    return sorted({r[0] for r in conn.execute(
+        f"SELECT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) "
+        f"UNION SELECT entity_id FROM entity_mentions WHERE event_rowid IN ({marks}) AND entity_id IS NOT NULL "
+        f"UNION SELECT k.subject_id FROM l2_evidence v JOIN kg_edges k ON k.triple_id = v.row_key "
+        f"WHERE v.kind = 'edge' AND v.event_rowid IN ({marks}) "
+        f"UNION SELECT k.object_id FROM l2_evidence v JOIN kg_edges k ON k.triple_id = v.row_key "
+        f"WHERE v.kind = 'edge' AND v.event_rowid IN ({marks}) "
+        f"UNION SELECT a.entity_id FROM l2_evidence v JOIN tom_trait_assertions a ON "
+        f"a.assertion_id = CAST(v.row_key AS INTEGER) WHERE v.kind = 'assertion' AND v.event_rowid IN ({marks})",
+        rowids * 5)})
+
+
+def _settle_entities(conn: Connection, touched: list[int], now: float) -> None:
+    """At once, not at the next maintenance: entities left with nothing go (their name was the forgotten
+    words), and the snapshots that listed what went are rebuilt."""
+    drop_orphans(conn, among=touched)
+    while snapshots.refresh_queued(conn, now):
+        pass
+
+
+def forget_traces(conn: Connection, rowids: Sequence[int]) -> Removed:
+    """Inside the caller's write transaction: remove these runtime traces and what L4 learnt from them."""
+    rowids = list(rowids)
+    if not rowids:
+        return Removed()
+    before = _counts(conn)
+    _forget_traces(conn, rowids)
+    return Removed(_removed(before, _counts(conn)))
+
+
+def forget_entities(conn: Connection, entity_ids: Sequence[int], now: float | None = None) -> Removed:
+    """Inside the caller's write transaction: remove these entities (forgotten by name) with their aliases,
+    mentions, edges, assertions and snapshot; the snapshots of others that listed them are rebuilt."""
+    now = time.time() if now is None else now
+    ids = [r[0] for r in conn.execute(f"SELECT entity_id FROM entity_catalog WHERE entity_id IN "
+                                      f"({', '.join('?' * len(entity_ids))})", list(entity_ids))] if entity_ids else []
+    if not ids:
+        return Removed()
+    before = _counts(conn)
+    marks = ", ".join("?" * len(ids))
+    neighbours = [r[0] for r in conn.execute(
+        f"SELECT subject_id FROM kg_edges WHERE object_id IN ({marks}) UNION SELECT object_id FROM kg_edges "
+        f"WHERE subject_id IN ({marks})", ids * 2)]
+    conn.execute(f"DELETE FROM kg_edges WHERE subject_id IN ({marks}) OR object_id IN ({marks})", ids * 2)
+    conn.execute(f"DELETE FROM tom_trait_assertions WHERE entity_id IN ({marks})", ids)
+    conn.execute(f"DELETE FROM entity_mentions WHERE entity_id IN ({marks})", ids)
+    conn.execute(f"UPDATE entity_catalog SET merged_into = NULL WHERE merged_into IN ({marks})", ids)
+    conn.execute(f"DELETE FROM entity_catalog WHERE entity_id IN ({marks})", ids)
+    survivors = sorted(set(neighbours) - set(ids))
+    conn.executemany("INSERT OR IGNORE INTO snapshot_refresh_queue (entity_id, enqueued_at) VALUES (?, 0)",
+                     [(e,) for e in survivors])
+    _settle_entities(conn, survivors, now)
+    return Removed(_removed(before, _counts(conn)))
 
 
 def _forget_facts(conn: Connection, message_ids: set[str]) -> None:

@@ -21,9 +21,9 @@ from .store.connection import Connection
 
 _SECRET = re.compile(r"^[0-9a-f]{64}$")
 MAX_GENERATION = 10**9
-# Kept by this memory itself: the redaction rules version is the current one, since every imported event
-# is redacted again by the write path as it is re-derived.
-REBUILT_META = frozenset({"redaction_rules"})
+# Kept by this memory itself: the redaction rules version is the current one (every imported event is
+# redacted again by the write path as it is re-derived); the scrub's bookkeeping is about this file.
+REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed"})
 
 
 class StateLoader:
@@ -107,7 +107,16 @@ class StateLoader:
                 or json_of(row.get("counts_json"), dict) is None or events is None \
                 or not all(isinstance(e, str) for e in events):
             return self.report.drop("forget_receipts", "invalid_receipt", f"receipt:{ident}" if ident else None)
+        state = row.get("state", "done")
+        if state == "deleting":         # its rows are in the export: the user must ask again, here
+            return self.report.drop("forget_receipts", "forget_unfinished_when_exported", f"receipt:{ident}")
+        # A receipt from before keyed criteria names what it forgot: this memory keys it (rekey_legacy).
+        # A keyed one stays keyed with the exporting memory's secret, which is never exported.
+        keyed = 1 if row.get("criteria_keyed") in (1, True) else 0
         self.conn.execute("INSERT INTO forget_receipts (receipt_id, created_at, criteria_json, event_ids_json, "
-                          "counts_json) VALUES (?, ?, ?, ?, ?)", (ident, row["created_at"], row["criteria_json"],
-                                                                   row["event_ids_json"], row["counts_json"]))
+                          "counts_json, state, deleted_at, scrubbed_at, data_since, criteria_keyed) "
+                          "VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)",
+                          (ident, row["created_at"], row["criteria_json"], row["event_ids_json"], row["counts_json"],
+                           number(row.get("deleted_at")), number(row.get("scrubbed_at")),
+                           number(row.get("data_since")), keyed))
         self.report.took("forget_receipts")

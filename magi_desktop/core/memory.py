@@ -27,18 +27,20 @@ from .memory_agents import AgentsMixin
 from .memory_backup import BackupMixin
 from .memory_export import ExportMixin
 from .memory_facts import FactsMixin
+from .memory_forget import ForgetMixin
 from .memory_redact import RedactMixin, note_rules
 from .memory_review import ReviewMixin
 from .outbound import safe
 from .paths import database_path
 from .redact import CURRENT, RuleSet, redact_text
 from .render import TemplateRegistry
+from .reredact import stored_version
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
 from .store import Database, SchemaTooNew
-from .store.connection import DatabaseError, write_transaction
+from .store.connection import DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
-from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret
+from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret, stored_secret
 from .store.vectors import current_model, embed_edges, embed_entities, embed_summaries, ensure_vector_index
 
 log = logging.getLogger(__name__)
@@ -47,9 +49,14 @@ log = logging.getLogger(__name__)
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
 PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
 _UNKNOWN_SOURCE = "(invalid source)"
+# A huge ingest_many is stored in transactions of this many payloads (~0.2-0.4 s each), with a short pause
+# between them, so another writer (an MCP log_turn, a collector, the app) never waits long (issue 16).
+WRITE_BATCH = 2000
+WRITE_BREATHER_SECONDS = 0.05
+OPEN_PATIENCE_SECONDS = 5.0    # opening waits no longer for the lock to finish a forget's work (left to later)
 
 
-class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, RedactMixin):
+class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, BackupMixin, RedactMixin):
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
@@ -72,6 +79,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, Red
         self._listeners: list[Callable[[], None]] = []
         self._l0 = WorkingMemory()
         self._process_lock = threading.Lock()
+        self._forget_lock = threading.RLock()      # one resume / scrub of forget jobs at a time
+        self._forgets_running: set[int] = set()    # receipt ids of the forget jobs this process is deleting
         self._entities = EntityLinker()
         self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready,
                                     graph=L2Graph())
@@ -88,6 +97,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, Red
         user_id: str = "local",
         templates: TemplateRegistry | None = None,
         redaction: RuleSet | None = None,
+        lock_wait: LockWait | None = None,
+        lock_patience: float | None = None,
     ) -> Memory:
         """Create or migrate the database at ``path`` (a data folder or a ``.db`` file).
 
@@ -95,26 +106,41 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, Red
         ``llm`` is "rules" (offline, the default), "openai" (an OpenAI-compatible
         endpoint configured by ``MAGI_LLM_*`` variables) or a provider instance.
         ``redaction`` is the secret-redaction rule set (default: the current rules).
+        ``lock_wait(seconds, acquired)`` is told while a write waits for another program's write lock
+        (default: the process's, see ``store.connection.on_lock_wait``); after ``lock_patience`` seconds
+        (default 300) the write gives up with :class:`MemoryBusy`. Opening writes only when the database
+        needs it (a migration, a first start, a forget a crash interrupted), so it normally waits for nobody.
         """
         llm = resolve_llm(llm)
         embedder = resolve_embedder(embedder)
         location = database_path(path)
         try:
-            db = Database(location)
+            db = Database(location, lock_wait=lock_wait, lock_patience=lock_patience)
         except (OSError, DatabaseError, SchemaTooNew) as exc:
             raise MemoryUnavailable(f"cannot open the memory at {location}: {exc}") from exc
         try:
             with db.writer() as conn:
                 vectors_ready = _prepare_vector_index(conn, embedder)
-                with write_transaction(conn):
-                    key_secret = meta_secret(conn, "idempotency_secret")
-                note_rules(conn, redaction or CURRENT)
+                # Read first: opening takes the write lock only when there is something to write.
+                key_secret = stored_secret(conn, "idempotency_secret")
+                if key_secret is None:
+                    with write_transaction(conn):
+                        key_secret = meta_secret(conn, "idempotency_secret")
+                if stored_version(conn) is None:     # a new memory, or one from before the rules had versions
+                    note_rules(conn, redaction or CURRENT)
             l2_jobs.recover_running(db)
         except BaseException:
             db.close()
             raise
-        return cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
-                   vectors_ready=vectors_ready, key_secret=key_secret, redaction=redaction or CURRENT)
+        memory = cls(db, embedder, llm=llm, user_id=user_id, templates=templates or TemplateRegistry(),
+                     vectors_ready=vectors_ready, key_secret=key_secret,
+                     redaction=redaction or CURRENT)
+        try:
+            with db.patience(OPEN_PATIENCE_SECONDS):
+                memory.resume_forget()          # a forget a crash interrupted, a scrub a reader held up
+        except MemoryUnavailable as exc:        # busy, a full disk: the background work and run_due try again
+            log.warning("an unfinished forget waits: %s", exc)
+        return memory
 
     def close(self) -> None:
         self.embedder.release()
@@ -142,7 +168,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, Red
 
     def ingest_many(self, payloads: Iterable[Mapping[str, Any]],
                     on_error: Literal["raise", "report"] = "raise") -> list[IngestResult]:
-        """Store a batch in one transaction; results in input order.
+        """Store a batch in one transaction (a batch over ``WRITE_BATCH`` payloads in one transaction per
+        ``WRITE_BATCH``, every payload validated before the first); results in input order.
 
         ``on_error="raise"`` (default): if any payload is invalid, raise its
         :class:`PayloadError` (``error.index`` says which) and store nothing.
@@ -165,7 +192,15 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, Red
                     self._count_rejections([(raw, error)])
                     raise error from None
                 normalized.append((raw, error))
-        return self._write(normalized, now)
+        results: list[IngestResult] = []
+        took = 0.0
+        for first in range(0, len(normalized), WRITE_BATCH):
+            if first:
+                time.sleep(min(WRITE_BREATHER_SECONDS, took / 2))   # another writer's turn (see WRITE_BATCH)
+            started = time.monotonic()
+            results += self._write(normalized[first:first + WRITE_BATCH], now)
+            took = time.monotonic() - started
+        return results
 
     def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
         payload = validate_payload(raw)
@@ -359,6 +394,8 @@ class Memory(ReviewMixin, FactsMixin, ExportMixin, AgentsMixin, BackupMixin, Red
         report: dict[str, Any] = {}
         if "backup" in chosen:
             report["backup"] = self.backup_if_due()
+        if "maintenance" in chosen:
+            report["forget"] = self.resume_forget()     # outside the process lock: chunks take it each
         with self._process_lock:
             try:
                 if "maintenance" in chosen:

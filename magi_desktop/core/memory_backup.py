@@ -47,26 +47,6 @@ class BackupMixin:
             return {"made": None, "error": self._backup_error}
         return {"made": made["path"]}
 
-    def _backups_after_forget(self, reason: str = "forget") -> dict[str, int]:
-        """Forgetting is real: the older backups still hold what was forgotten (or redacted since, when
-        ``reason`` is "redact"), so a fresh backup replaces them (they are deleted even if it cannot be made)."""
-        if not isinstance(self.db.path, Path) or not backup.list_backups(self.db.path):
-            return {"backups_replaced": 0}
-        older = backup.list_backups(self.db.path)
-        try:
-            made = backup.make_backup(self.db.path, reason)
-            dropped = backup.drop_backups_before(self.db.path, made)
-        except (MemoryUnavailable, OSError) as exc:
-            log.error("no backup could be made after forgetting (%s); the older ones are deleted anyway", exc)
-            dropped = 0
-            for old in older:
-                try:
-                    old.path.unlink()
-                    dropped += 1
-                except OSError:
-                    log.exception("could not delete the backup %s", old.path)
-        return {"backups_replaced": dropped}
-
     def storage_status(self) -> dict[str, Any]:
         """Whether the memory can write: ``writable``; when the disk is full, ``full_since`` and ``error``;
         the last backup and the last backup failure."""
@@ -84,7 +64,7 @@ def list_backups(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
 def restore_backup(path: str | os.PathLike | None = None, backup_file: str | os.PathLike | None = None
                    ) -> dict[str, Any]:
     """Replace the memory at ``path`` with ``backup_file`` (default: the newest sound backup). The memory
-    must be closed everywhere. The replaced file is moved aside, never deleted; returns what was done."""
+    must be closed everywhere. The replaced file is moved aside (a forget deletes it later); returns what was done."""
     started = time.time()
     done = backup.restore(database_path(path), backup_file)
     return {"restored_from": done.backup.to_dict(), "database": str(done.database),

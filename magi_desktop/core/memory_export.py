@@ -13,6 +13,7 @@ from typing import IO
 
 from .export import ImportFailed, export_jsonl, open_private
 from .export_markdown import beliefs_file, evidence_counts, fact_files, index_file, read_facts, write_files
+from .forget_job import record_export
 from .import_report import ImportReport
 from .importer import import_jsonl
 
@@ -36,6 +37,7 @@ class ExportMixin:
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)
+        self._log_export(target, "jsonl")
         return counts
 
     def export_markdown(self, directory: str | os.PathLike) -> list[Path]:
@@ -48,7 +50,15 @@ class ExportMixin:
                    for category in ("assertions", "relationships", "facts")}
         files["beliefs.md"] = beliefs_file(beliefs, evidence_counts(conn))
         files["index.md"] = index_file(files)
-        return write_files(Path(directory), files)
+        written = write_files(Path(directory), files)
+        self._log_export(Path(directory), "markdown")
+        return written
+
+    def _log_export(self, path: Path, fmt: str) -> None:
+        """Remember where an export went: a later forget's receipt lists the exports that may still hold
+        what it removed (the memory cannot reach into them)."""
+        with self.db.transaction() as conn:
+            record_export(conn, str(Path(path).resolve()), fmt)
 
     def import_jsonl(self, source: str | os.PathLike | IO[bytes]) -> ImportReport:
         """Load an export made by :meth:`export_jsonl` into this memory, which must be empty, in ONE

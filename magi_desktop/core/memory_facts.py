@@ -1,5 +1,5 @@
-"""The facts part of ``Memory`` (DESIGN §9, §14): ``remember()`` behind the quote gate, facts and
-their evidence, and ``forget()`` with a receipt.
+"""The facts part of ``Memory`` (DESIGN §9): ``remember()`` behind the quote gate, facts and their evidence.
+``forget()`` lives in :mod:`.memory_forget`.
 
 A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock
 and entity linker, and is not used on its own.
@@ -13,11 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import extraction
-from .forget import forget as forget_events
 from .remember import merge as merge_facts
 from .remember import remember as remember_fact
 from .remember import stored_message
-from .store.connection import write_transaction
 from .store.l1 import event_row
 
 FACT_KEYS = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
@@ -84,44 +82,3 @@ class FactsMixin:
             "SELECT extraction_id, session_id, generation, extractor, segments, message_count, first_at, last_at, "
             "episode, report_json, created_at FROM fact_extractions ORDER BY extraction_id DESC LIMIT ?", (limit,))
         return [dict(zip(keys, (*row[:9], json.loads(row[9]), row[10]), strict=True)) for row in rows]
-
-    def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
-               entity: str | None = None, source: str | None = None, start: float | None = None,
-               end: float | None = None) -> dict[str, Any]:
-        """Remove the matching events everywhere — full text, vectors, queues, entity links — and what was
-        derived from them: L2 rows left without evidence, L3 summaries citing them, facts pointing at them,
-        the tool executions L4 learnt from matching runtime traces, and the working memory of their
-        sessions. Criteria combine (AND). Returns the receipt (what each table lost), which is also kept
-        (``forget_receipts``); the automatic backups made before are replaced by a fresh one
-        (``backups_replaced``)."""
-        with self._process_lock:
-            with self.db.writer() as conn:
-                # Forget is real: deleted rows' bytes are overwritten (secure_delete), the full-text indexes
-                # are rewritten without the forgotten terms (FTS5 only marks deletions until a merge), and
-                # the write-ahead log that held them is checkpointed away.
-                secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
-                conn.execute("PRAGMA secure_delete = ON")
-                try:
-                    with write_transaction(conn) as tx:
-                        receipt = forget_events(tx, event_ids=event_ids, source_item_ids=source_item_ids,
-                                                entity=entity, source=source, start=start, end=end)
-                        if receipt["removed"]:
-                            for (table,) in tx.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
-                                                       "sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'").fetchall():
-                                tx.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-                finally:
-                    conn.execute(f"PRAGMA secure_delete = {int(secure)}")
-                if receipt["removed"]:
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._entities.reset()
-            for session_id in receipt.pop("sessions"):
-                self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
-        if receipt["event_ids"]:
-            receipt |= self._backups_after_forget()    # older backups still hold the forgotten events
-        return receipt
-
-    def forget_receipts(self, limit: int = 50) -> list[dict[str, Any]]:
-        return [{"receipt_id": r[0], "created_at": r[1], "criteria": json.loads(r[2]), "event_ids": json.loads(r[3]),
-                 "removed": json.loads(r[4])} for r in self.db.reader().execute(
-            "SELECT receipt_id, created_at, criteria_json, event_ids_json, counts_json FROM forget_receipts "
-            "ORDER BY receipt_id DESC LIMIT ?", (limit,))]

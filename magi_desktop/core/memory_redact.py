@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from . import reredact
 from .redact import CURRENT, RuleSet
+from .scrub import scrub
 from .store.connection import Connection, write_transaction
+
+SCRUB_TRIES = 10
+SCRUB_PAUSE_SECONDS = 0.5
 
 
 class RedactMixin:
@@ -46,7 +51,17 @@ class RedactMixin:
                     with self.db.writer() as conn:
                         reredact.scrub(conn)
         if not dry_run and report.changed:
-            report.backups_replaced = self._backups_after_forget("redact")["backups_replaced"]
+            # The rest of what forget's scrub does: older backups replaced, what `magi restore` kept aside
+            # and collectors' temp copies deleted, the write-ahead log truncated (retried while a reader
+            # holds an older snapshot; "pending" if it still does).
+            scrubbed = scrub(self.db, time.time())
+            for _ in range(SCRUB_TRIES):
+                if scrubbed.done:
+                    break
+                time.sleep(SCRUB_PAUSE_SECONDS)
+                scrubbed = scrub(self.db, time.time())
+            report.backups_replaced = scrubbed.backups_replaced
+            report.scrub = "done" if scrubbed.done else "pending"
             with self.db.transaction() as conn:
                 conn.execute("UPDATE redaction_receipts SET backups_replaced = ? WHERE receipt_id = ?",
                              (report.backups_replaced, report.receipt_id))

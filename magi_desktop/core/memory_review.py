@@ -19,6 +19,9 @@ from .store.l1 import count_ingest, insert_events
 VIEWER_SESSION = "magi-viewer"   # the session of what the user says through the memory viewer
 
 
+# Events re-indexed per transaction by reindex() (~0.3 s each; issue 16: no long write holds others up).
+REINDEX_CHUNK = 1000
+
 class ReviewMixin:
     def beliefs(self, category: str = "assertions", *, state: str | None = None, entity: str | None = None,
                 source: str | None = None, limit: int = 1000) -> list[l2_beliefs.Belief]:
@@ -80,16 +83,27 @@ class ReviewMixin:
 
     def reindex(self) -> int:
         """Rebuild the full-text index now and queue every event to be embedded again (the background
-        work re-embeds them). Returns how many events were queued."""
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM fact_events_fts")
-            conn.execute("INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
-                         "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), c.context "
-                         "FROM fact_events e JOIN fact_events_context c ON c.id = e.id")
-            queued = conn.execute(
-                "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
-                "ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = 0, "
-                "last_error = NULL", (time.time(),)).rowcount
+        work re-embeds them). Returns how many events were queued. One short transaction per
+        ``REINDEX_CHUNK`` events (each range of rowids re-indexed whole, so searches stay complete
+        meanwhile), and other writers get their turn between them."""
+        low, high = self.db.reader().execute("SELECT min(id), max(id) FROM fact_events").fetchone()
+        queued = 0
+        with self.db.transaction() as conn:         # index rows of no event (outside the events' range)
+            conn.execute("DELETE FROM fact_events_fts WHERE rowid < ? OR rowid > ?", (low or 0, high or 0))
+        for first in range(low or 0, (high or -1) + 1, REINDEX_CHUNK):
+            last = first + REINDEX_CHUNK - 1
+            started = time.monotonic()
+            with self.db.transaction() as conn:
+                conn.execute("DELETE FROM fact_events_fts WHERE rowid BETWEEN ? AND ?", (first, last))
+                conn.execute("INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
+                             "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), "
+                             "c.context FROM fact_events e JOIN fact_events_context c ON c.id = e.id "
+                             "WHERE e.id BETWEEN ? AND ?", (first, last))
+                queued += conn.execute(
+                    "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events "
+                    "WHERE id BETWEEN ? AND ? ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', "
+                    "attempts = 0, next_attempt_at = 0, last_error = NULL", (time.time(), first, last)).rowcount
+            time.sleep(min(0.1, time.monotonic() - started))      # another writer's turn
         self._notify()
         return queued
 

@@ -124,6 +124,7 @@ class Report:
     families: Counter = field(default_factory=Counter)       # replacements per rule family
     receipt_id: int | None = None
     backups_replaced: int | None = None
+    scrub: str | None = None                                    # "done" / "pending" (a reader held the WAL)
     seconds: float = 0.0
     longest_batch_seconds: float = 0.0                          # the longest a write transaction held the lock
 
@@ -131,7 +132,7 @@ class Report:
         return {"rules_version": self.rules_version, "rules_from": self.rules_from, "dry_run": self.dry_run,
                 "rows_scanned": self.rows_scanned, "changed": dict(sorted(self.changed.items())),
                 "families": dict(sorted(self.families.items())), "receipt_id": self.receipt_id,
-                "backups_replaced": self.backups_replaced, "seconds": round(self.seconds, 3),
+                "backups_replaced": self.backups_replaced, "scrub": self.scrub, "seconds": round(self.seconds, 3),
                 "longest_batch_seconds": round(self.longest_batch_seconds, 4)}
 
 

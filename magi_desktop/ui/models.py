@@ -198,6 +198,9 @@ RECEIPT_COLUMNS = [
     Column("What was forgotten", lambda r: criteria_text(r["criteria"]), lambda r: criteria_text(r["criteria"])),
     Column("Events", lambda r: len(r["event_ids"]), align_right=True),
     Column("Removed", lambda r: removed_text(r["removed"]), lambda r: removed_text(r["removed"])),
+    Column("Scrub", lambda r: r.get("scrub", "done"),
+           lambda r: "no file of the memory holds it any more" if r.get("scrub", "done") == "done"
+           else "the old pages are cleared once no program reads them"),
 ]
 
 REMOVED_COLUMNS = [
@@ -221,10 +224,11 @@ def criteria_text(criteria: dict[str, Any]) -> str:
     for key, value in criteria.items():
         if key == "event_ids":
             parts.append(f"{len(value)} chosen event(s)")
-        elif key == "source_item_ids":
-            parts.append("items " + ", ".join(map(str, value)))
+        elif key == "source_item_ids":      # keyed hashes: the item ids are not kept
+            parts.append(f"{len(value)} chosen item(s)" if _keyed(value[0] if value else "")
+                         else "items " + ", ".join(map(str, value)))
         elif key == "entity":
-            parts.append(f"mentions of “{value}”")
+            parts.append("mentions of an entity (its name is not kept)" if _keyed(value) else f"mentions of “{value}”")
         elif key == "source":
             parts.append(f"source {value}")
         elif key == "start":
@@ -234,6 +238,10 @@ def criteria_text(criteria: dict[str, Any]) -> str:
         else:
             parts.append(f"{key.replace('_', ' ')}: {value}")
     return "; ".join(parts) or "—"
+
+
+def _keyed(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("hmac-sha256:")
 
 
 def removed_rows(removed: dict[str, int]) -> list[dict[str, Any]]:

@@ -11,7 +11,10 @@ from ..core import Memory
 
 
 def process_batch(memory: Memory, batch: int = 64) -> tuple[int, dict[str, Any]]:
-    """One batch of every queue (embedding, L2, L4, fact extraction); returns (jobs handled, the report)."""
+    """One batch of every queue (embedding, L2, L4, fact extraction); returns (jobs handled, the report).
+    First, an unfinished forget (a crashed job, a scrub a reader held up) is finished."""
+    if memory.forget_pending():
+        memory.resume_forget()
     report = memory.process_pending(limit=batch)
     cognition = report["l2"]
     handled = (report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]

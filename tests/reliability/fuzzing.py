@@ -383,3 +383,22 @@ class FuzzMemory:
 
 def integrity_ok(memory: Memory) -> bool:
     return memory.db.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# ----------------------------------------------------------------------------- the files on disk
+
+
+def files_holding(folder: Path, words) -> dict[str, list[str]]:
+    """Which files under ``folder`` (recursively: database, WAL, backups, kept-aside copies, temp copies)
+    hold any of ``words`` as raw bytes — UTF-8, UTF-16 LE or BE, any ASCII case; {file: words found}."""
+    found: dict[str, list[str]] = {}
+    needles = {word: [word.lower().encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be")]
+               for word in words}
+    for path in sorted(Path(folder).rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes().lower()
+        hits = [word for word, forms in needles.items() if any(form in data for form in forms)]
+        if hits:
+            found[str(path.relative_to(folder))] = hits
+    return found

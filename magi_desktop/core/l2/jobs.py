@@ -25,6 +25,10 @@ NO_HOLD = 2**63 - 1               # a ``before`` that holds nothing back
 def recover_running(db: Database, now: float | None = None) -> int:
     """Running jobs whose lease ran out (their process crashed) are due again."""
     now = time.time() if now is None else now
+    # Asked with a read first: opening the memory takes the write lock only when there is work.
+    if db.reader().execute("SELECT 1 FROM l2_projection_jobs WHERE state = 'running' AND next_attempt_at <= ? "
+                           "LIMIT 1", (now,)).fetchone() is None:
+        return 0
     with db.transaction() as conn:
         return conn.execute("UPDATE l2_projection_jobs SET state = 'pending' WHERE state = 'running' "
                             "AND next_attempt_at <= ?", (now,)).rowcount

@@ -138,16 +138,23 @@ def rewrite_open_predicates(conn: Connection) -> int:
     return rewritten
 
 
-def drop_orphans(conn: Connection) -> int:
-    """Active entities nothing refers to any more (their events were forgotten)."""
+def drop_orphans(conn: Connection, among: list[int] | None = None) -> int:
+    """Active entities nothing refers to any more (their events were forgotten); ``among``: only these
+    (forget drops the ones its chunk left alone at once, rather than at the next maintenance)."""
+    only, args = "", [SELF_KEY]
+    if among is not None:
+        if not among:
+            return 0
+        only = f"AND entity_id IN ({', '.join('?' * len(among))}) "
+        args += list(among)
     return conn.execute(
-        "DELETE FROM entity_catalog WHERE status = 'active' AND name_key != ? "
+        "DELETE FROM entity_catalog WHERE status = 'active' AND name_key != ? " + only +
         "AND NOT EXISTS (SELECT 1 FROM l1_event_entities l WHERE l.entity_id = entity_catalog.entity_id) "
         "AND NOT EXISTS (SELECT 1 FROM kg_edges k WHERE k.subject_id = entity_catalog.entity_id "
         "                OR k.object_id = entity_catalog.entity_id) "
         "AND NOT EXISTS (SELECT 1 FROM tom_trait_assertions a WHERE a.entity_id = entity_catalog.entity_id) "
         "AND NOT EXISTS (SELECT 1 FROM entity_catalog m WHERE m.merged_into = entity_catalog.entity_id)",
-        (SELF_KEY,)).rowcount
+        args).rowcount
 
 
 def run(conn: Connection, now: float) -> dict[str, int]:

@@ -11,12 +11,15 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import DatabaseCorrupt, DiskFull
+from ..errors import DatabaseCorrupt, DiskFull, MemoryBusy
 from . import backup
 from .connection import (
+    BUSY_TIMEOUT_MS,
     Connection,
     DatabaseError,
+    LockWait,
     connect,
+    is_busy,
     is_corrupt,
     is_disk_full,
     prepare_data_dir,
@@ -46,7 +49,8 @@ class Database:
     succeeds.
     """
 
-    def __init__(self, path: Path | str, *, check: bool = True):
+    def __init__(self, path: Path | str, *, check: bool = True, lock_wait: LockWait | None = None,
+                 lock_patience: float | None = None):
         self.path = Path(path) if str(path) != ":memory:" else path
         if isinstance(self.path, Path):
             prepare_data_dir(self.path.parent)
@@ -60,6 +64,8 @@ class Database:
             self._writer = connect(self.path)
         except DatabaseError as exc:
             raise self._translated(exc) from exc
+        # Waiting for another program's write lock (migrations included): reported, then MemoryBusy.
+        self._writer.lock_wait, self._writer.lock_patience = lock_wait, lock_patience
         # A reader lives in its thread's local storage: when the thread ends its
         # connection is freed (and closed); the weak set only lets close() reach
         # the ones still alive.
@@ -106,7 +112,10 @@ class Database:
         return False
 
     def _translated(self, exc: DatabaseError) -> BaseException:
-        """A full disk or a damaged file as the memory's own errors; any other error as it is."""
+        """A full disk, a damaged file or a lock held too long as the memory's own errors; any other error
+        as it is."""
+        if is_busy(exc):      # a statement outside begin_immediate's wait (a pragma, a checkpoint)
+            return MemoryBusy(self.path, BUSY_TIMEOUT_MS / 1000)
         if is_disk_full(exc) or (not is_corrupt(exc) and self._out_of_space()):
             error = DiskFull(self.path, str(exc))
             if self.full is None:
@@ -148,6 +157,17 @@ class Database:
                     raise
                 raise translated from exc
 
+    @contextlib.contextmanager
+    def patience(self, seconds: float) -> Iterator[None]:
+        """Writes give up after ``seconds`` of waiting for another program's lock inside this block (opening
+        the memory does not wait long for work it can leave to later)."""
+        previous = self._writer.lock_patience
+        self._writer.lock_patience = seconds
+        try:
+            yield
+        finally:
+            self._writer.lock_patience = previous
+
     def reader(self) -> Connection:
         """This thread's read connection."""
         self._check_open()
@@ -177,8 +197,13 @@ class Database:
                     conn.close()
                 self._readers.clear()
             try:
+                # optimize may want the write lock (to ANALYZE): closing does not wait for it.
+                self._writer.execute("PRAGMA busy_timeout = 100")
                 self._writer.execute("PRAGMA optimize")
-            except DatabaseError as exc:   # a full disk: closing must still close
-                log.warning("PRAGMA optimize at close failed: %s", exc)
+            except DatabaseError as exc:   # a full disk, another writer: closing must still close
+                if is_busy(exc):
+                    log.debug("PRAGMA optimize at close skipped: another program is writing")
+                else:
+                    log.warning("PRAGMA optimize at close failed: %s", exc)
             finally:
                 self._writer.close()

@@ -7,9 +7,10 @@ leftover bytes, checked with ``PRAGMA integrity_check`` and only then renamed in
 fails the check is thrown away, the damage is reported, and no older backup is rotated out for it.
 
 Backups live in ``backups/`` next to the database (0700; files 0600), named
-``<db>-<UTC time>-<reason>.db``; the newest ``KEEP`` are kept. A restore never deletes the file it
+``<db>-<UTC time>-<reason>.db``; the newest ``KEEP`` are kept. A restore does not delete the file it
 replaces: it is moved aside (``<db>.replaced-<time>``, with its -wal and -shm) and the backup is
-copied into place.
+copied into place. It stays there until the next forget, whose scrub deletes it (it holds everything,
+the forgotten rows included: :mod:`..scrub`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class Backup:
 class Restored:
     backup: Backup
     database: Path
-    kept_aside: list[Path]   # the replaced database and its -wal / -shm, moved, never deleted
+    kept_aside: list[Path]   # the replaced database and its -wal / -shm, moved (deleted by the next forget)
 
 
 def backup_folder(db_path: Path) -> Path:
@@ -154,25 +155,34 @@ def make_backup(db_path: Path, reason: str = "daily", *, source: Connection | No
         if os.name == "posix":
             os.chmod(folder, stat.S_IRWXU)
     now = time.time()
-    stamp = datetime.fromtimestamp(now, timezone.utc).strftime(_STAMP) + f"{int(now * 1000) % 1000:03d}Z"
-    final = folder / f"{db_path.stem}-{stamp}-{reason.replace('-', '_')}.db"
-    partial = final.with_name(final.name + ".partial")
+    partial = folder / f"{db_path.stem}-{reason.replace('-', '_')}-{os.getpid()}-{threading.get_ident()}.db.partial"
     own_source = source is None
     src = connect(db_path) if own_source else source
     try:
-        _create_private(partial)
-        dst = sqlite3.connect(str(partial), isolation_level=None)
-        try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode = DELETE")   # one file, no -wal beside it
-            _scrub(dst)
-        finally:
-            dst.close()
+        for _attempt in range(3):
+            _create_private(partial)
+            dst = sqlite3.connect(str(partial), isolation_level=None)
+            try:
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode = DELETE")   # one file, no -wal beside it
+                _scrub(dst)
+            finally:
+                dst.close()
+            # A forget that finished while the copy was made: the copy may hold what it removed, and the
+            # scrub that replaces older backups may have run already — copy again.
+            if not _forgotten_since(src, now):
+                break
+            log.info("a forget finished during the backup of %s: copying again", db_path)
+            now = time.time()
+        else:
+            raise MemoryUnavailable(f"forgetting kept running during the backup of {db_path}; it is made later")
         problem = verify(partial)
         if problem is not None:
             raise DatabaseCorrupt(db_path, f"its backup copy fails the integrity check: {problem}",
                                   list_backups(db_path))
         _fsync(partial)
+        stamp = datetime.fromtimestamp(now, timezone.utc).strftime(_STAMP) + f"{int(now * 1000) % 1000:03d}Z"
+        final = folder / f"{db_path.stem}-{stamp}-{reason.replace('-', '_')}.db"   # named by when the copy began
         os.replace(partial, final)
         _fsync(folder)
     except BaseException as exc:
@@ -197,6 +207,16 @@ def make_backup(db_path: Path, reason: str = "daily", *, source: Connection | No
                 leftover.unlink()
     log.info("backed up %s to %s", db_path, final)
     return made
+
+
+def _forgotten_since(conn: Connection, started: float) -> bool:
+    """Whether a forget finished its deletion at or after ``started`` (a fresh read of the live database;
+    False for a schema from before forget jobs, as in the backup made before migrating)."""
+    try:
+        row = conn.execute("SELECT max(deleted_at) FROM forget_receipts").fetchone()
+    except DatabaseError:
+        return False
+    return bool(row and row[0] is not None and row[0] >= started)
 
 
 def _scrub(conn) -> None:
@@ -265,7 +285,7 @@ def in_use(db_path: Path) -> bool:
 
 def restore(db_path: Path, backup: Path | str | None = None) -> Restored:
     """Put a backup in place of the database: ``backup`` (a path, or a name in ``backups/``), or the
-    newest one that passes the integrity check. The replaced database is moved aside, never deleted.
+    newest one that passes the integrity check. The replaced database is moved aside (until the next forget).
     The memory must not be open anywhere (quit the app first)."""
     db_path = Path(db_path)
     chosen = _choose(db_path, backup)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import sqlean as sqlite3
 import sqlite_vec
 
+from ..errors import MemoryBusy
 from ..text import fts_document, index_text
 
 
@@ -26,8 +28,17 @@ def _index_document(content: str | None, speaker: str | None) -> str:
 
 
 
+#: Called as ``(seconds waited so far, acquired)`` while a writer waits for another's write lock
+#: (``acquired`` is True once, when it got it). The process default: see :func:`on_lock_wait`.
+LockWait = Callable[[float, bool], None]
+
+
 class Connection(sqlite3.Connection):
-    """A plain sqlean connection that can be weakly referenced (the base class cannot)."""
+    """A plain sqlean connection that can be weakly referenced (the base class cannot), with what its
+    writes do while another connection holds the write lock."""
+
+    lock_wait: LockWait | None = None       # None: the process default (on_lock_wait)
+    lock_patience: float | None = None      # None: LOCK_PATIENCE_SECONDS
 
 
 DatabaseError = sqlite3.DatabaseError
@@ -39,6 +50,16 @@ _FULL_CODES = {sqlite3.SQLITE_FULL}
 _CORRUPT_CODES = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 BUSY_TIMEOUT_MS = 10_000
+# A writer asks for the write lock in steps this long (SQLite's busy handler polls inside a step), reports
+# the wait between steps and gives up with MemoryBusy after LOCK_PATIENCE_SECONDS. Every long write of
+# the memory is chunked into transactions well under a second, so a wait is short unless another program
+# is stuck or doing something long on purpose (an import, a restore, the one-off VACUUM of an old file).
+LOCK_STEP_MS = 250
+LOCK_PATIENCE_SECONDS = 300.0
+# Deleted content is overwritten with zeros, always: a row rewritten by ingest, an embedding or L2 update
+# leaves no stale copy in the page's free space or in a free page for forget to miss later (issue 16).
+SECURE_DELETE = "ON"
+_default_lock_wait: list[LockWait | None] = [None]
 
 # Functions every connection registers, because triggers call them
 # (fact_events_fts is filled by a trigger that segments Chinese with jieba).
@@ -67,6 +88,19 @@ def is_corrupt(exc: BaseException) -> bool:
     """SQLITE_CORRUPT / SQLITE_NOTADB: the file is damaged or not a database at all."""
     return isinstance(exc, DatabaseError) and (_primary_code(exc) in _CORRUPT_CODES
                                                or "malformed" in str(exc) or "not a database" in str(exc))
+
+
+def is_busy(exc: BaseException) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the lock this statement needed."""
+    return isinstance(exc, OperationalError) and (
+        _primary_code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        or "database is locked" in str(exc) or "database table is locked" in str(exc))
+
+
+def on_lock_wait(callback: LockWait | None) -> None:
+    """Set what every connection of this process does while it waits for the write lock (the CLI prints
+    progress; the app shows it); a connection's own ``lock_wait`` wins."""
+    _default_lock_wait[0] = callback
 
 
 def _secure_file(path: Path) -> None:
@@ -126,6 +160,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
             conn.create_function(name, nargs, func, deterministic=True)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
         if not in_memory and not readonly:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode.lower() != "wal":
@@ -141,10 +176,46 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     return conn
 
 
+def begin_immediate(conn: Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting for another writer in steps: the wait is reported to the connection's
+    ``lock_wait`` (or the process default) and ends in :class:`MemoryBusy` after its patience — never in
+    ``OperationalError: database is locked``."""
+    started = time.monotonic()
+    waited = 0.0
+    patience = LOCK_PATIENCE_SECONDS if conn.lock_patience is None else conn.lock_patience
+    report = conn.lock_wait or _default_lock_wait[0]
+    while True:
+        conn.execute(f"PRAGMA busy_timeout = {LOCK_STEP_MS}")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            break
+        except OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            waited = time.monotonic() - started
+            if waited >= patience:
+                raise MemoryBusy(_database_name(conn), waited) from exc
+            if report is not None:
+                report(waited, False)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if waited and report is not None:
+        report(time.monotonic() - started, True)
+
+
+def _database_name(conn: Connection) -> str:
+    with contextlib.suppress(DatabaseError):
+        row = conn.execute("PRAGMA database_list").fetchone()
+        if row and row[2]:
+            return row[2]
+    return "the database"
+
+
 @contextlib.contextmanager
 def write_transaction(conn: Connection) -> Iterator[Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``; roll back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
+    """``BEGIN IMMEDIATE`` (waiting for another writer: :func:`begin_immediate`) … ``COMMIT``; roll back on
+    any exception."""
+    begin_immediate(conn)
     try:
         yield conn
     except BaseException:

@@ -241,6 +241,12 @@ def fts_search(conn: Connection, text: str, *, limit: int = 20,
     return [(event_id, -score) for event_id, score in conn.execute(sql, params)]
 
 
+def stored_secret(conn: Connection, key: str) -> bytes | None:
+    """The secret ``key`` of memory_meta, or None before its first use (a read: no lock taken)."""
+    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
+    return bytes.fromhex(row[0]) if row else None
+
+
 def meta_secret(conn: Connection, key: str) -> bytes:
     """A random per-database secret stored in memory_meta, created on first use."""
     row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()

@@ -43,11 +43,15 @@ def available_migrations() -> list[Migration]:
     return found
 
 
+_RECORD_TABLE = ("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)")
+
+
 def applied_versions(conn: Connection) -> set[int]:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-    )
+    """The versions applied (a read: a new database has none, and its record table is made by
+    :func:`migrate` under the write lock — so opening never writes outside a write transaction)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").fetchone():
+        return set()
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
 
@@ -85,6 +89,7 @@ def migrate(conn: Connection, migrations: list[Migration] | None = None) -> list
     # Every pending migration under one write lock: two processes opening a new database at once
     # cannot take turns applying them, and a crash leaves the schema as it was before the upgrade.
     with write_transaction(conn):
+        conn.execute(_RECORD_TABLE)
         done = applied_versions(conn)          # another process may have got there first
         for migration in migrations:
             if migration.version in done:

@@ -83,14 +83,29 @@ def _create_table(conn: Connection, dimension: int) -> None:
     )
 
 
+_VECTOR_SCHEMA = {("table", VEC_TABLE), ("table", EDGE_VEC_TABLE), ("table", ENTITY_VEC_TABLE),
+                  ("table", SUMMARY_VEC_TABLE), ("trigger", "event_chunks_vec_delete"),
+                  ("trigger", "kg_edges_vec_delete"), ("trigger", "entity_catalog_vec_delete"),
+                  ("trigger", "l3_summaries_vec_delete"), ("trigger", "l3_summaries_vec_update")}
+
+
+def _schema_complete(conn: Connection) -> bool:
+    """Whether every table and trigger :func:`_create_table` makes is there."""
+    found = set(conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger')").fetchall())
+    return _VECTOR_SCHEMA <= found
+
+
 def current_model(conn: Connection) -> tuple[str, int] | None:
     row = conn.execute("SELECT model, dimension FROM vector_index WHERE name = ?", (INDEX_NAME,)).fetchone()
     return (row[0], row[1]) if row else None
 
 
 def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float | None = None) -> IndexChange:
-    """Make the vector table match ``model``; on a model change, drop stale vectors and re-queue."""
+    """Make the vector table match ``model``; on a model change, drop stale vectors and re-queue. Asked with
+    a read first: when the index already matches, no write lock is taken (opening never waits for a writer)."""
     now = time.time() if now is None else now
+    if current_model(conn) == (model, dimension) and _schema_complete(conn):
+        return IndexChange()
     with write_transaction(conn):
         recorded = current_model(conn)
         if recorded == (model, dimension):
