@@ -7,12 +7,15 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from . import __version__
+
+LINE_BREAKS = re.compile(r"\s*(?:\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029])\s*")
 
 
 def _add_data_dir(parser: argparse.ArgumentParser) -> None:
@@ -165,7 +168,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
             print(f"magi import: {exc}\nnothing was imported", file=sys.stderr)
             return 2
         if args.json:
-            print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+            _print_json(report.to_dict())
         else:
             print("\n".join(report.lines()))     # what was taken, rebuilt, changed and dropped (ids, never content)
         if not args.no_embed:
@@ -180,7 +183,7 @@ def _cmd_restore(args: argparse.Namespace) -> int:
     if args.list:
         backups = list_backups(_data_dir(args))
         if args.json:
-            print(json.dumps(backups, indent=2, ensure_ascii=False))
+            _print_json(backups)
         elif not backups:
             print("no automatic backups yet (the app makes one a day, and one before each upgrade)")
         for backup in backups:
@@ -188,7 +191,7 @@ def _cmd_restore(args: argparse.Namespace) -> int:
         return 0
     done = restore_backup(_data_dir(args), args.backup)
     if args.json:
-        print(json.dumps(done, indent=2, ensure_ascii=False))
+        _print_json(done)
     else:
         print(f"restored {done['database']} from the backup of {done['restored_from']['label']}")
         for path in done["kept_aside"]:
@@ -214,7 +217,7 @@ def _cmd_forget(args: argparse.Namespace) -> int:
             print(f"magi forget: {exc}", file=sys.stderr)
             return 2
     if args.json:
-        print(json.dumps(receipt, indent=2))
+        _print_json(receipt)
     else:
         print(f"receipt {receipt['receipt_id']}: {len(receipt['event_ids'])} event(s) forgotten")
         for table, count in sorted(receipt["removed"].items()):
@@ -234,7 +237,7 @@ def _cmd_redact(args: argparse.Namespace) -> int:
     with Memory.open(_data_dir(args)) as memory:
         receipt = memory.redact_stored(dry_run=args.dry_run)
     if args.json:
-        print(json.dumps(receipt, indent=2))
+        _print_json(receipt)
         return 0
     what = "would change" if receipt["dry_run"] else "changed"
     head = "dry run" if receipt["dry_run"] else f"receipt {receipt['receipt_id']}"
@@ -261,7 +264,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
         "errors": plugins.errors,
     }
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        _print_json(data)
         return 0
     if not plugins.info:
         print("no plugins loaded" + (" (MAGI_LOAD_PLUGINS is set)" if os.environ.get("MAGI_LOAD_PLUGINS") else ""))
@@ -303,7 +306,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
                                                "skipped": _this_run(status.skipped, before[name][1])}
         memory.process_pending()
     if args.json:
-        print(json.dumps({"collectors": report, "errors": errors}, indent=2, ensure_ascii=False))
+        _print_json({"collectors": report, "errors": errors})
     else:
         for name, status in report.items():
             counts = status["counts"]
@@ -431,26 +434,32 @@ def _modes() -> tuple[str, ...]:
     return MODES
 
 
+def _one_line(value) -> str:
+    """A stored field on one line: a line break inside it (a commit body, a title with U+2028 — which the
+    pack already turned into one) is shown as ⏎, so stored text cannot print lines that look like ours."""
+    return LINE_BREAKS.sub(" ⏎ ", str(value)) if value is not None else ""
+
+
 def _print_pack(pack) -> None:
     print(f"{pack.status.upper()} · mode {pack.query_mode} · {pack.trace.get('total_ms', 0):.0f} ms")
-    print(pack.summary)
+    print(_one_line(pack.summary))
     for i, f in enumerate(pack.findings, start=1):
         if f.layer != "L1":
-            print(f"\n{i}. [{f.layer} · {f.status or 'derived'}] {f.text}")
-            cited = f.supporting_source_item_ids or f.supporting_event_ids
+            print(f"\n{i}. [{f.layer} · {f.status or 'derived'}] {_one_line(f.text)}")
+            cited = [_one_line(c) for c in f.supporting_source_item_ids or f.supporting_event_ids]
             print(f"   {f.event_id} · from {len(f.supporting_event_ids)} event(s)"
                   + (f": {', '.join(cited[:5])}" + (" …" if len(cited) > 5 else "") if cited else ""))
             continue
-        who = f.speaker or f.author
+        who = _one_line(f.speaker or f.author)
         flag = "  (indirect)" if f.indirect else ""
-        print(f"\n{i}. [{f.occurred_at_iso()[:16].replace('T', ' ')}] {who} · {f.source}"
+        print(f"\n{i}. [{f.occurred_at_iso()[:16].replace('T', ' ')}] {who} · {_one_line(f.source)}"
               f" · {f.evidence_class}{flag}")
-        print(f"   {f.text}")
-        print(f"   event {f.event_id}" + (f" · item {f.source_item_id}" if f.source_item_id else ""))
+        print(f"   {_one_line(f.text)}")
+        print(f"   event {f.event_id}" + (f" · item {_one_line(f.source_item_id)}" if f.source_item_id else ""))
     if pack.answering_hints:
         print("\nHints:")
         for hint in pack.answering_hints:
-            print(f"  - {hint}")
+            print(f"  - {_one_line(hint)}")
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
@@ -472,7 +481,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     with Memory.open(_data_dir(args)) as memory:
         pack = memory.query(args.text, mode=args.mode, now=now, limit=args.limit, tz=tz)
     if args.json:
-        print(json.dumps(pack.to_dict(), indent=2, ensure_ascii=False))
+        _print_json(pack.to_dict())
     else:
         _print_pack(pack)
     return 0
@@ -542,7 +551,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     with Memory.open(_data_dir(args)) as memory:
         stats = memory.stats()
     if args.json:
-        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        _print_json(stats)
     else:
         _print_status(stats)
     return 0
@@ -553,7 +562,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     checks = run_checks(_data_dir(args))
     if args.json:
-        print(json.dumps([c.__dict__ for c in checks], indent=2, ensure_ascii=False))
+        _print_json([c.__dict__ for c in checks])
     else:
         for check in checks:
             print(f"[{check.status:^4}] {check.name:<18} {check.detail}")
@@ -570,6 +579,22 @@ def _cmd_app(args: argparse.Namespace) -> int:
     from .ui.app import run_app
 
     return run_app(_data_dir(args))
+
+
+def _print_json(data) -> None:
+    """JSON for programs that a terminal shows safely too (outbound.json_text: valid, readable, inert)."""
+    from .core.outbound import json_text
+
+    print(json_text(data))
+
+
+class _ShownFormatter(logging.Formatter):
+    """Log lines may quote stored text too (a collector's error about a page): shown as printed text is."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from .core.outbound import safe_text
+
+        return safe_text(super().format(record))
 
 
 class _ShownStream:
@@ -632,8 +657,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(PYSIDE_VERSION)
         return 0
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(_ShownFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, handlers=[handler])
     if _data_dir(args) is not None:
         os.environ["MAGI_DATA_DIR"] = str(_data_dir(args))
     from .core.store.connection import on_lock_wait

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 from .. import __version__
-from ..core import IngestResult, Memory, MemoryBusy, PayloadError, RememberRejected
+from ..core import Memory, MemoryBusy, PayloadError, RememberRejected
 from ..core.contracts import CHAT_PROVENANCES, parse_timestamp
 from ..core.outbound import safe, safe_text
 from ..core.remember import CATEGORIES
@@ -173,18 +173,15 @@ class MemoryTools:
                                    "chat": chat}
         if message_id is not None:
             payload["source_item_id"] = message_id      # the client's id: a retry with it is stored once
-            repeated = None
-        else:
-            repeated = self.memory.repeated_turn(payload, within=RETRY_SECONDS)
-        if repeated is not None:
-            event = self.memory.get_event(repeated) or {}
-            stored = IngestResult(event_id=repeated, duplicate=True, evidence_class=event.get("evidence_class"))
-        else:
-            stored = self.memory.ingest(payload)
-            event = self.memory.get_event(stored.event_id) or {}
-        if stored.duplicate and event.get("session_id") != session_id:
-            raise Refused("message_id_reused", f"message_id {message_id!r} names a message of another session; "
-                                               "give each message its own id (or none)", field="message_id")
+        try:
+            stored = self.memory.ingest_turn(payload, retry_within=RETRY_SECONDS)
+        except PayloadError as exc:
+            if exc.field != "source_item_id" or message_id is None:
+                raise
+            raise Refused("message_id_reused", f"message_id {message_id!r} is already another message's (another "
+                                               "session, or other words); give each message its own id",
+                          field="message_id") from None
+        event = self.memory.get_event(stored.event_id) or {}
         # The turn holds the message as stored — secrets redacted, recalled memory cut out — so a quote
         # can only be what the memory itself keeps of the user's words.
         if not (stored.duplicate and any(m["id"] == stored.event_id for m in self.turns.current(session_id) or [])):

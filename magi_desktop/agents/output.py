@@ -81,7 +81,7 @@ def working_text(session_id: str, workbench: dict[str, Any] | None) -> str:
     if workbench is None:
         return (f"No working memory for session {session_id!r} in this server: it ended (idle 30 min) or no turn "
                 "of it was logged here. Log the session's turns with log_turn first.")
-    lines = [f"Session {session_id}: {workbench['running_summary']}"]
+    lines = [f"Session {_clip(session_id, 200)}: {_clip(workbench['running_summary'], 1500)}"]
     if workbench["focus_entities"]:
         lines.append("Focus: " + ", ".join(workbench["focus_entities"]))
     for run in workbench["tool_context"]:
@@ -97,17 +97,19 @@ def snapshot_text(snapshot: dict[str, Any]) -> str:
     lines = [f"# What the memory believes about the user (as of {when(snapshot['as_of'])})"]
     if snapshot["states"]:
         lines.append("\n## Current states")
-        lines.extend(f"- {trait}: {s['value']} (since {when(s['since'])})" for trait, s in snapshot["states"].items())
+        lines.extend(f"- {trait}: {_clip(s['value'], 300)} (since {when(s['since'])})"
+                     for trait, s in snapshot["states"].items())
     if snapshot["traits"]:
         lines.append("\n## Traits")
         for trait, values in snapshot["traits"].items():
-            lines.append(f"- {trait}: " + "; ".join(f"{v['value']} ({v['status']})" for v in values))
+            lines.append(f"- {trait}: " + "; ".join(f"{_clip(v['value'], 300)} ({v['status']})" for v in values))
     if snapshot["relations"]:
         lines.append("\n## Relationships")
-        lines.extend(f"- {r['predicate']} {r['object']} (seen {r['observations']}×)" for r in snapshot["relations"])
+        lines.extend(f"- {r['predicate']} {_clip(r['object'], 300)} (seen {r['observations']}×)"
+                     for r in snapshot["relations"])
     if snapshot["facts"]:
         lines.append("\n## Saved facts")
-        lines.extend(f"- {f['content']} ({f['category']}, {f['evidence_type']}, fact {f['fact_id']})"
+        lines.extend(f"- {_clip(f['content'], 600)} ({f['category']}, {f['evidence_type']}, fact {f['fact_id']})"
                      for f in snapshot["facts"])
     if len(lines) == 1:
         lines.append("\nNothing yet: the memory has no beliefs about the user.")

@@ -13,7 +13,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, Literal
 
-from . import extraction, l2, l3, l4
+from . import extraction, l2, l3, l4, retries
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
 from .embed import Embedder, resolve_embedder
 from .embed.queue import EmbedReport, embed_pending, pending_count
@@ -38,7 +38,7 @@ from .reredact import stored_version
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
 from .store import Database, SchemaTooNew
-from .store.connection import DatabaseError, LockWait, write_transaction
+from .store.connection import Connection, DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret, stored_secret
 from .store.vectors import current_model, embed_edges, embed_entities, embed_summaries, ensure_vector_index
@@ -202,6 +202,15 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
             took = time.monotonic() - started
         return results
 
+    def ingest_turn(self, payload: Mapping[str, Any], retry_within: float) -> IngestResult:
+        """:meth:`ingest` for a chat message a client may send again (core/retries.py): a retry — the same
+        item id, or without one the same message as the last of its session within ``retry_within``
+        seconds — returns the stored one (``duplicate``); an item id another message has is refused
+        (:class:`PayloadError` on ``source_item_id``)."""
+        now = time.time()
+        event, target = self._normalize(payload, now)
+        return self._write([(event, target)], now, guard=lambda conn: retries.repeated(conn, event, retry_within))[0]
+
     def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
         payload = validate_payload(raw)
         try:
@@ -214,8 +223,10 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
             raise PayloadError("payload", f"could not be processed ({type(exc).__name__}); "
                                           "this is a bug in Magi Desktop, please report it") from exc
 
-    def _write(self, items: list[tuple], now: float) -> list[IngestResult]:
-        """Store normalised events; ``items`` holds (event, target) or (raw payload, PayloadError)."""
+    def _write(self, items: list[tuple], now: float,
+               guard: Callable[[Connection], IngestResult | None] | None = None) -> list[IngestResult]:
+        """Store normalised events; ``items`` holds (event, target) or (raw payload, PayloadError). ``guard``
+        (one item): asked inside the write transaction first; a result from it is returned instead."""
         by_target: dict[str, list[tuple[int, MemoryEvent]]] = {L0_ONLY: [], RUNTIME_TRACE: [], "l1": []}
         results: list[IngestResult | None] = [None] * len(items)
         rejections = []
@@ -229,7 +240,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
 
         tally: dict[str, Counter] = {}
         try:
-            self._store(by_target, results, rejections, tally, now)
+            self._store(by_target, results, rejections, tally, now, guard)
         except BaseException:
             self._entities.reset()  # ids it cached in the rolled-back transaction are gone
             raise
@@ -242,8 +253,13 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
             self._notify()
         return results
 
-    def _store(self, by_target, results, rejections, tally, now) -> None:
+    def _store(self, by_target, results, rejections, tally, now, guard=None) -> None:
         with self.db.transaction() as conn:
+            if guard is not None and (earlier := guard(conn)) is not None:
+                results[0] = earlier
+                source = next(event.source for placed in by_target.values() for _, event in placed)
+                count_ingest(conn, source, accepted=0, duplicates=1, now=now)
+                return
             for group, store in (("l1", insert_events), (RUNTIME_TRACE, insert_traces)):
                 placed = by_target[group]
                 if placed:
@@ -481,24 +497,6 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""
         return event_row(self.db.reader(), event_id)
-
-    def repeated_turn(self, payload: Mapping[str, Any], within: float) -> str | None:
-        """The event id of the last message of ``payload``'s session if ``payload`` repeats it — same role,
-        provenance, tool and stored text, at most ``within`` seconds later: a client's retry of a call whose
-        answer it lost. None otherwise (an answer or another message came between, or it is too late).
-        Raises :class:`PayloadError` as :meth:`ingest` would."""
-        event, _ = self._normalize(payload, time.time())
-        if event.event_type != "CHAT_MESSAGE" or event.session_id is None:
-            return None
-        row = self.db.reader().execute(
-            "SELECT event_id FROM fact_events WHERE session_id = ? AND event_type = 'CHAT_MESSAGE' "
-            "ORDER BY timestamp DESC, id DESC LIMIT 1", (event.session_id,)).fetchone()
-        last = event_row(self.db.reader(), row[0]) if row else None
-        if last is None or not 0 <= event.timestamp - last["timestamp"] <= within:
-            return None
-        said = ("role", "provenance", "tool_name", "speaker")
-        same = all(last["metadata"]["timeline"].get(key) == event.metadata["timeline"].get(key) for key in said)
-        return last["event_id"] if same and last["content"] == event.content else None
 
     def stats(self) -> dict[str, Any]:
         conn = self.db.reader()

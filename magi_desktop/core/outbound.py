@@ -11,8 +11,9 @@ invisible and direction-changing characters are removed, markers are made inert.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .recalled import escape_markers
 
@@ -65,3 +66,32 @@ def safe(value: T) -> T:
                                              for f in dataclasses.fields(value) if f.init})
     return value
 
+
+
+# In JSON text these can only stand inside strings, where \uXXXX is the same character to a parser.
+_UNSAFE_IN_JSON = re.compile(f"{_CONTROL.pattern}|{_INVISIBLE.pattern}|[\u2028\u2029]")
+
+
+def _json_escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:                       # a tag character: written as its surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON a terminal may show and a program may parse: readable text kept (Chinese too),
+    markers made inert, control and invisible characters written as ``\\uXXXX`` escapes."""
+    text = json.dumps(_markers_inert(value), indent=indent, ensure_ascii=False, default=str)
+    return _UNSAFE_IN_JSON.sub(_json_escape, text)
+
+
+def _markers_inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_markers(value)
+    if isinstance(value, dict):
+        return {_markers_inert(key): _markers_inert(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_markers_inert(item) for item in value]
+    return value

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core import Memory
 from .gc_main_thread import MainThreadCollector
+from .models import shown
 from .qt import QAction, QApplication, QColor, QIcon, QMenu, QPainter, QPixmap, QSystemTrayIcon, Qt, QTimer
 from .recovery import open_memory
 from .scheduler import AppScheduler
@@ -209,7 +210,7 @@ class DesktopApp:
         self.long_task = None
         self.window.reindex_button.setEnabled(True)
         self.window.hide_progress()
-        self.window.statusBar().showMessage(f"Failed: {message}", 10_000)
+        self.window.statusBar().showMessage(shown(f"Failed: {message}"), 10_000)
 
     def _show_backfills(self) -> None:
         """A collector reporting progress (a history back-fill) shows in the long-work bar."""

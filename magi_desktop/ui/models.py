@@ -50,6 +50,17 @@ def shown_html(value: Any) -> str:
     return html.escape(shown(value), quote=False)
 
 
+def shown_rich(value: Any) -> str:
+    """Text for a widget that guesses plain from rich text (a message box, an input dialog's label):
+    marked rich, so that what the stored text holds is shown, never interpreted as markup."""
+    return "<p>" + shown_html(value).replace("\n", "<br>") + "</p>"
+
+
+def shown_action(value: Any) -> str:
+    """Text for a menu or a button: no ``&`` of the stored text may become a keyboard shortcut."""
+    return shown(value).replace("&", "&&")
+
+
 def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else ""
 

@@ -23,6 +23,7 @@ from .models import (
     scope_text,
     shown,
     shown_html,
+    shown_rich,
     when,
 )
 from .qt import (
@@ -179,8 +180,9 @@ class RememberedPage(QWidget):
         fact = self.selected()
         if fact is None:
             return
-        answer = QMessageBox.question(self, "Delete", f"Delete the remembered fact “{fact['content']}”? Agents will "
-                                                      "not recall it again. This cannot be undone.")
+        answer = QMessageBox.question(self, "Delete", shown_rich(f"Delete the remembered fact “{fact['content']}”? "
+                                                                 "Agents will not recall it again. This cannot be "
+                                                                 "undone."))
         if answer == QMessageBox.StandardButton.Yes:
             self.delete(fact["fact_id"], fact["content"])
 
@@ -191,7 +193,7 @@ class RememberedPage(QWidget):
                            on_error=self._failed)
 
     def _failed(self, message: str) -> None:
-        QMessageBox.warning(self, "Magi Desktop", message)
+        QMessageBox.warning(self, "Magi Desktop", shown_rich(message))
         self.show_selected()
 
 

@@ -19,7 +19,9 @@ from .models import (
     RecordTableModel,
     record_table,
     shown,
+    shown_action,
     shown_html,
+    shown_rich,
     when,
 )
 from .qt import (
@@ -207,7 +209,8 @@ class BeliefPage(QWidget):
         if belief is None:
             return
         value, ok = QInputDialog.getText(
-            self, "Correct", f"{belief.subject} {belief.relation.replace('_', ' ').lower()} — the right value:",
+            self, "Correct",
+            shown_rich(f"{belief.subject} {belief.relation.replace('_', ' ').lower()} — the right value:"),
             text=belief.value)
         if ok and value.strip():
             self.correct_selected(value)
@@ -225,7 +228,7 @@ class BeliefPage(QWidget):
                            on_error=self._failed)
 
     def _failed(self, message: str) -> None:
-        QMessageBox.warning(self, "Magi Desktop", message)
+        QMessageBox.warning(self, "Magi Desktop", shown_rich(message))
         self.show_selected()
 
 
@@ -267,13 +270,13 @@ class EntitiesPage(QWidget):
         if len(chosen) != 1:
             QMessageBox.information(self, "Add alias", "Select one entity.")
             return
-        alias, ok = QInputDialog.getText(self, "Add alias", f"Another name for {chosen[0]['name']}:")
+        alias, ok = QInputDialog.getText(self, "Add alias", shown_rich(f"Another name for {chosen[0]['name']}:"))
         if ok and alias.strip():
             self.add_alias(chosen[0]["entity_id"], alias.strip())
 
     def add_alias(self, entity_id: int, alias: str) -> None:
         self.runner.submit(self.memory.add_alias, entity_id, alias, on_done=lambda _: self.acted.emit(0, "alias added"),
-                           on_error=lambda m: QMessageBox.warning(self, "Magi Desktop", m))
+                           on_error=lambda m: QMessageBox.warning(self, "Magi Desktop", shown_rich(m)))
 
     def ask_merge(self) -> None:
         chosen = self.selected()
@@ -281,15 +284,15 @@ class EntitiesPage(QWidget):
             QMessageBox.information(self, "Merge", "Select exactly two entities.")
             return
         keep, drop = sorted(chosen, key=lambda e: -e["events"])
-        answer = QMessageBox.question(self, "Merge", f"Merge “{drop['name']}” into “{keep['name']}”? "
-                                                     "This cannot be undone.")
+        answer = QMessageBox.question(self, "Merge", shown_rich(f"Merge “{drop['name']}” into “{keep['name']}”? "
+                                                                "This cannot be undone."))
         if answer == QMessageBox.StandardButton.Yes:
             self.merge(keep["entity_id"], drop["entity_id"])
 
     def merge(self, keep: int, drop: int) -> None:
         self.runner.submit(self.memory.merge_entities, keep, drop,
                            on_done=lambda review_id: self.acted.emit(0, "entities merged"),
-                           on_error=lambda m: QMessageBox.warning(self, "Magi Desktop", m))
+                           on_error=lambda m: QMessageBox.warning(self, "Magi Desktop", shown_rich(m)))
 
 
 class TimelinePage(QWidget):
@@ -420,10 +423,11 @@ class ViewerWindow(QMainWindow):
         self.forgotten.refresh()
 
     def _acted(self, review_id: int, description: str) -> None:
+        description = shown(description)            # it quotes the belief's value
         if review_id:
             self.undo_stack.append((review_id, description))
         self.undo_action.setEnabled(bool(self.undo_stack))
-        self.undo_action.setText(f"Undo {self.undo_stack[-1][1]}" if self.undo_stack else "Undo")
+        self.undo_action.setText(shown_action(f"Undo {self.undo_stack[-1][1]}") if self.undo_stack else "Undo")
         self.statusBar().showMessage(f"You {description}.", 8000)
         self.refresh()
 
@@ -435,13 +439,13 @@ class ViewerWindow(QMainWindow):
 
         def undone(_result) -> None:
             self.undo_action.setEnabled(bool(self.undo_stack))
-            self.undo_action.setText(f"Undo {self.undo_stack[-1][1]}" if self.undo_stack else "Undo")
+            self.undo_action.setText(shown_action(f"Undo {self.undo_stack[-1][1]}") if self.undo_stack else "Undo")
             self.statusBar().showMessage(f"Undone: {description}.", 8000)
             self.refresh()
 
         def failed(message: str) -> None:
             self.undo_action.setEnabled(bool(self.undo_stack))
-            QMessageBox.warning(self, "Magi Desktop", message)
+            QMessageBox.warning(self, "Magi Desktop", shown_rich(message))
 
         self.runner.submit(self.memory.undo, review_id, on_done=undone, on_error=failed)
 
