@@ -45,7 +45,7 @@ MAX_OCCURRENCES_PER_FILE = 10_000
 MAX_STEPS_PER_EVENT = 200_000          # a daily rule from 1500 is ~192k steps; hourly from 2004 ~193k
 MAX_STEPS_PER_FILE = 1_000_000
 MAX_SECONDS_PER_FILE = 20.0
-MAX_FILE_BYTES = 50 * 1024 * 1024      # icalendar holds the parsed file in memory at ~10× its size
+MAX_FILE_BYTES = 25 * 1024 * 1024      # icalendar holds the parsed file at ~10-25× its size (15 MB: 333 MB)
 _DATE_PROPERTIES = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "EXDATE", "RDATE")
 
 Skip = Callable[[str, str], None]
