@@ -103,3 +103,42 @@ def test_a_forget_running_in_another_process_is_left_to_it(filled):
     finally:
         proc.wait(120)
     assert _progress(db) == ("done", VISITS)
+
+
+def test_opening_works_on_an_interrupted_forget_for_a_bounded_time_then_leaves_it_to_the_background(
+        tmp_path, monkeypatch):
+    """Review of issue 16: a killed forget of 20,000 events was finished inside Memory.open, which then took
+    minutes (`magi status` 2 min 43 s; `magi mcp` would not answer `initialize`). Opening now deletes for at most
+    OPEN_FORGET_SECONDS; the rest goes on in the background work, run_due or the next open."""
+    from magi_desktop.core import forget_job
+    from magi_desktop.core import memory as memory_module
+
+    folder = tmp_path / "d"
+    with Memory.open(folder, embedder="hashing") as memory:
+        memory.ingest_many([sensor("visit_page", {"url": f"https://zqsite{i}.example/", "title": f"zqpage {i}"},
+                                   source="chrome", at=T0 + i, item=f"v{i}") for i in range(300)])
+        with memory.db.transaction() as conn:           # requested, and its runner gone before the first chunk
+            forget_job.request(conn, forget_job.criteria_of(None, None, None, "chrome", None, None))
+    monkeypatch.setattr(memory_module, "OPEN_FORGET_SECONDS", 0.0)
+    with Memory.open(folder, embedder="hashing") as memory:
+        assert memory.forget_pending()
+        assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 300
+        report = memory.resume_forget()                 # what the background work does
+        assert report["resumed"] and report["pending"] is None
+        assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 0
+        assert not memory.forget_pending()
+    assert files_holding(folder, ["zqpage"]) == {}
+
+
+def test_forgetting_most_of_a_long_episode_keeps_its_count_and_title_true(memory):
+    """The episode is brought up to date once per chunk (the trigger only queues it): its count is what is
+    left, its title no forgotten text."""
+    memory.ingest_many([chat(f"zqforgotten line {i}" if i < 150 else f"kept line {i}", at=T0 + i * 60,
+                             session="one", item=f"c{i}") for i in range(200)])
+    memory.process_pending()
+    conn = memory.db.reader()
+    episode = conn.execute("SELECT episode_id, event_count, title FROM l2_episodes").fetchall()
+    assert len(episode) == 1 and episode[0][1] == 200 and "zqforgotten" in episode[0][2]
+    memory.forget(source_item_ids=[f"c{i}" for i in range(150)])
+    assert conn.execute("SELECT event_count, title FROM l2_episodes").fetchall() == [(50, "kept line 150")]
+    assert conn.execute("SELECT count(*) FROM l2_episode_upkeep").fetchone()[0] == 0

@@ -237,3 +237,49 @@ def test_a_memory_from_before_is_rekeyed_and_rewritten_once_at_its_first_open(tm
         kept = sqlean.connect(str(memory.path))
         assert kept.execute("SELECT count(*) FROM memory_meta WHERE key = 'free_space_unscrubbed'").fetchone()[0] == 0
         kept.close()
+
+
+def _busy_day_with(memory: Memory, word: str) -> list[str]:
+    """A browsing day of 300 pages with a dozen visits to one site late in it: the day's summary names the site
+    among its topics, though it links only a sample of the day's events."""
+    memory.ingest_many([sensor("visit_page", {"url": f"https://filler{i % 40}.example.org/p/{i}",
+                                              "title": f"Filler page {i}"}, at=T0 + i * 60, item=f"f{i}")
+                        for i in range(300)])
+    items = [f"w{k}" for k in range(12)]
+    memory.ingest_many([sensor("visit_page", {"url": f"https://{word}.example.net/x{k}", "title": f"{word} clinic"},
+                               at=T0 + 301 * 60 + k * 700, item=item) for k, item in enumerate(items)])
+    memory.process_pending()
+    memory.run_due(now=T0 + 40 * DAY)
+    return items
+
+
+def test_a_summary_that_names_a_forgotten_site_goes_although_it_does_not_link_its_visits(tmp_path):
+    """Review of issue 16: the day, week and month summaries named the site in their topics and 'Mentioned'
+    (drawn from every event of the window), but linked only a sample that left its visits out — forget kept them,
+    and "what did I do in that month" answered with the forgotten site."""
+    memory = Memory.open(tmp_path / "d", embedder="hashing")
+    items = _busy_day_with(memory, "qzbrowsdomain")
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM l3_summaries WHERE content LIKE '%qzbrowsdomain%'").fetchone()[0]
+    receipt = memory.forget(source_item_ids=items)
+    assert receipt["scrub"] == "done"
+    assert files_holding(tmp_path / "d", ["qzbrowsdomain"]) == {}
+    memory.run_due(now=T0 + 41 * DAY)                      # the windows are summarised again, without it
+    assert conn.execute("SELECT count(*) FROM l3_summaries WHERE granularity = 'day'").fetchone()[0]
+    assert not conn.execute("SELECT count(*) FROM l3_summaries WHERE content LIKE '%qzbrowsdomain%'").fetchone()[0]
+    memory.close()
+
+
+def test_a_restored_backup_holds_no_stale_copy_that_outlives_a_forget(tmp_path):
+    """Review of issue 16: the backup copy was scrubbed (FTS merge, VACUUM) without secure_delete, which leaves
+    copies of rows in the unused space of rebuilt pages; restored, a later forget zeroed the rows but not those."""
+    folder = tmp_path / "d"
+    memory = Memory.open(folder, embedder="hashing")
+    items = _busy_day_with(memory, "qzbrowsdomain")
+    memory.backup_now()
+    memory.close()
+    restore_backup(folder)
+    with Memory.open(folder, embedder="hashing") as memory:
+        receipt = memory.forget(source_item_ids=items)
+    assert receipt["scrub"] == "done"
+    assert files_holding(folder, ["qzbrowsdomain"]) == {}

@@ -3,8 +3,9 @@
 Deleting an L1 event takes, through the schema's cascades and triggers, its full-text row, its
 chunks and vectors, its queue jobs, its entity links and its L2 evidence; an L2 row left with no
 evidence goes too (and what it had replaced is current again). Here, on top: every L3 summary
-that cited a forgotten event is deleted (its text may quote it) and its windows are summarised
-again on the next run from what remains; every fact whose message pointers (source, proposal,
+that cited a forgotten event, or whose window held one, is deleted (its text may quote it or name
+it among the window's topics) and its windows are summarised again on the next run from what
+remains; every fact whose message pointers (source, proposal,
 acceptance) name a forgotten message is deleted, and an extraction's episode goes with the last of
 its messages; the snapshots that listed what went are rebuilt and the entities left with nothing
 are dropped, in the same transaction. Runtime traces (tool executions, audit records) matching the
@@ -23,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .l2 import snapshots
+from .l2 import episodes, snapshots
 from .l2.maintenance import drop_orphans
 from .store.connection import Connection
 from .store.entities import name_key
@@ -138,15 +139,22 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
         return Removed()
     # A fact names its message by event id, or by the chat item id it was given before it was stored.
     _forget_facts(conn, {r[0] for r in rows} | {r[1] for r in rows if r[1] and r[3] == "chat"})
-    summaries = conn.execute(f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
-                             f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id "
-                             f"WHERE l.event_rowid IN ({marks})", rowids).fetchall()
+    # A summary links a sample of its window's events, but its topics and "Mentioned" are drawn from all of
+    # them (and a week's or a month's from its days'), and a thematic one quotes the week's last event: every
+    # temporal or thematic summary whose window holds a forgotten event goes, with those that cite one.
+    summaries = conn.execute(
+        f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
+        f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id WHERE l.event_rowid IN ({marks}) "
+        f"UNION SELECT s.summary_id, s.summary_type, s.granularity, s.window_start FROM fact_events e "
+        f"JOIN l3_summaries s ON s.summary_type IN ('temporal', 'thematic') AND s.window_start <= e.timestamp "
+        f"AND e.timestamp < s.window_end WHERE e.id IN ({marks})", rowids * 2).fetchall()
     # An extraction's episode and report may quote any of its messages: it goes when one does, and
     # the messages left are read again (what they still support is found, no more).
     extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
                                               f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
     touched = _entities_touched(conn, rowids, marks)
     conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
+    episodes.upkeep(conn)       # once per episode that lost events, not once per event (the trigger queues)
     conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
     # A session with no message left starts again at generation 0: no retry state may carry over.
     conn.execute("DELETE FROM extraction_retries WHERE session_id NOT IN (SELECT session_id FROM chat_sessions)")

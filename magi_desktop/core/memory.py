@@ -54,6 +54,7 @@ _UNKNOWN_SOURCE = "(invalid source)"
 WRITE_BATCH = 2000
 WRITE_BREATHER_SECONDS = 0.05
 OPEN_PATIENCE_SECONDS = 5.0    # opening waits no longer for the lock to finish a forget's work (left to later)
+OPEN_FORGET_SECONDS = 2.0      # and works on an interrupted forget no longer than this (the rest: in the background)
 
 
 class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, BackupMixin, RedactMixin):
@@ -137,7 +138,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
                      redaction=redaction or CURRENT)
         try:
             with db.patience(OPEN_PATIENCE_SECONDS):
-                memory.resume_forget()          # a forget a crash interrupted, a scrub a reader held up
+                memory.resume_forget(budget=OPEN_FORGET_SECONDS)   # a forget a crash interrupted, a held scrub
         except MemoryUnavailable as exc:        # busy, a full disk: the background work and run_due try again
             log.warning("an unfinished forget waits: %s", exc)
         return memory

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 # One chunk is one write transaction. Its size adapts so a chunk takes about CHUNK_SECONDS: another writer
 # (ingest, an MCP log_turn, the app starting) then waits at most about that long, plus SQLite's busy poll.
-FIRST_CHUNK = 200
+FIRST_CHUNK = 20       # an event can cost 10 ms (the trigger that keeps a long episode's count and title)
 CHUNK_SECONDS = 0.25
 MAX_CHUNK = 5000
 # Between chunks the lock is left free for as long as the chunk held it (at most BREATHER_SECONDS), so a
@@ -67,10 +67,13 @@ class ForgetMixin:
         return bool(forget_job.unfinished(conn)) or conn.execute(
             "SELECT 1 FROM forget_receipts WHERE criteria_keyed = 0 LIMIT 1").fetchone() is not None
 
-    def resume_forget(self) -> dict[str, Any]:
+    def resume_forget(self, budget: float | None = None) -> dict[str, Any]:
         """Finish every forget not done: delete what a crashed job left, then scrub (called at open, by
         ``run_due`` and by the background batches; cheap when nothing is pending). Returns the receipts
-        resumed, those scrubbed now, and why a scrub is still pending."""
+        resumed, those scrubbed now, and why a scrub is still pending. ``budget``: seconds of deleting after
+        which a job is let go between two chunks, unfinished (opening a memory must not take minutes; the
+        background work, ``run_due`` or the next open goes on with it)."""
+        deadline = None if budget is None else time.monotonic() + budget
         if not self.forget_pending():
             return {"resumed": [], "scrubbed": [], "pending": None}
         with self._forget_lock:
@@ -87,7 +90,7 @@ class ForgetMixin:
                         continue
                 log.warning("finishing forget receipt %d that was interrupted", receipt_id)
                 self._forgets_running.add(receipt_id)
-                self._run_job(receipt_id)
+                self._run_job(receipt_id, deadline)
                 resumed.append(receipt_id)
             waiting = {r for r, state in forget_job.unfinished(self.db.reader()) if state == forget_job.SCRUBBING}
             report = self._scrub_forgotten()
@@ -104,11 +107,14 @@ class ForgetMixin:
             return receipt_id not in self._forgets_running
         return not forget_job.runner_alive(claimed_by)
 
-    def _run_job(self, receipt_id: int) -> ScrubReport:
-        """Run a job this process claimed: its chunks to the end, each its own short transaction, then one
-        scrub; then let go of it (a scrub still pending is anyone's to retry)."""
+    def _run_job(self, receipt_id: int, deadline: float | None = None) -> ScrubReport:
+        """Run a job this process claimed: its chunks to the end (or to ``deadline``, a monotonic time), each
+        its own short transaction, then one scrub; then let go of it (a scrub still pending, or the chunks left
+        at the deadline, are anyone's to resume)."""
         try:
-            self._delete_chunks(receipt_id)
+            if not self._delete_chunks(receipt_id, deadline):
+                log.info("forget receipt %d: the rest is deleted in the background", receipt_id)
+                return ScrubReport(done=False, waiting_for="rows still to delete")
             return self._scrub_forgotten()
         finally:
             try:
@@ -117,10 +123,13 @@ class ForgetMixin:
             finally:
                 self._forgets_running.discard(receipt_id)
 
-    def _delete_chunks(self, receipt_id: int) -> None:
+    def _delete_chunks(self, receipt_id: int, deadline: float | None = None) -> bool:
+        """Delete the job's rows chunk by chunk; False when ``deadline`` came first."""
         size = FIRST_CHUNK
         while True:
             started = time.monotonic()
+            if deadline is not None and started >= deadline:
+                return False
             with self._process_lock:
                 try:
                     with self.db.transaction() as conn:
@@ -128,7 +137,7 @@ class ForgetMixin:
                 finally:
                     self._entities.reset()      # entities it cached may be gone
             if removed is None:
-                return
+                return True
             for session_id in removed.sessions:
                 self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
             took = time.monotonic() - started

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .l2 import beliefs as l2_beliefs
+from .l2 import episodes as l2_episodes
 from .l2 import jobs as l2_jobs
 from .l2 import review as l2_review
 from .store.l1 import count_ingest, insert_events
@@ -78,6 +79,7 @@ class ReviewMixin:
             rowid = (done or {}).get("detail", {}).get("event_rowid")
             if done and done["action"] == "correct" and done["undone_at"] is None and rowid is not None:
                 conn.execute("DELETE FROM fact_events WHERE id = ?", (rowid,))   # its chunks and vectors go too
+                l2_episodes.upkeep(conn)
             return l2_review.undo(conn, review_id, now)
         return self._review(run)
 

@@ -15,7 +15,7 @@ from ..errors import MemoryUnavailable
 from ..llm.base import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..store import Database
 from ..store.entities import EntityLinker
-from . import jobs, maintenance, replay, snapshots
+from . import episodes, jobs, maintenance, replay, snapshots
 from .projection import ProjectionReport, Projector
 from .rules import HANDLERS as RULE_HANDLERS
 
@@ -96,6 +96,7 @@ def process(db: Database, llm: LLMProvider, linker: EntityLinker, limit: int | N
             report.dead += jobs.mark_failed(db, rowids, error, at)
             report.errors.append(error)
     with db.transaction() as conn:
+        episodes.upkeep(conn)           # events deleted by a path that did not bring its episodes up to date
         report.snapshots = snapshots.refresh_queued(conn, time.time() if now is None else now)
     return report
 

@@ -94,3 +94,19 @@ def _overlapping(conn: Connection, episode_id: int, start: float, end: float, en
         if theirs and len(entities & theirs) / len(entities | theirs) >= MERGE_MIN_OVERLAP:
             return other
     return None
+
+
+def upkeep(conn: Connection) -> int:
+    """Recount and retitle, once each, the episodes that lost evidence (queued by the l2_evidence trigger);
+    call it in the transaction that deleted the events. Returns how many were brought up to date."""
+    queued = [r[0] for r in conn.execute("SELECT episode_id FROM l2_episode_upkeep")]
+    for episode_id in queued:
+        key = str(episode_id)
+        conn.execute(
+            "UPDATE l2_episodes SET event_count = (SELECT count(*) FROM l2_evidence WHERE kind = 'episode' "
+            "AND row_key = ?), title = coalesce((SELECT substr(e.content, 1, 80) FROM l2_evidence v JOIN fact_events e "
+            "ON e.id = v.event_rowid WHERE v.kind = 'episode' AND v.row_key = ? "
+            "ORDER BY e.author_type != 'user', e.timestamp LIMIT 1), title) WHERE episode_id = ?",
+            (key, key, episode_id))
+    conn.execute("DELETE FROM l2_episode_upkeep")
+    return len(queued)

@@ -18,6 +18,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import tzinfo
 from typing import Any
 
@@ -25,7 +26,7 @@ from ..llm.base import LLMProvider
 from ..store import Database
 from . import insights as rule_insights
 from .compress import compress
-from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
+from .summarize import Draft, extractive, fingerprint, from_children, window_events, window_mark, with_llm
 from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows, day_of
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             mark = fingerprint(events)
             if _unchanged(conn, key, mark):
                 continue
+            read = mark
+            still = lambda c, s=start, e=end, m=read: window_mark(c, s, e) == m  # noqa: E731
             previous = _previous(conn, granularity, start)
             draft = extractive(conn, label[0].upper() + label[1:], events, previous[0] if previous else None)
             draft = with_llm(llm, draft, label, events, previous[1] if previous else None)
@@ -88,14 +91,16 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             children = _children(conn, start, end)
             if not children:
                 continue
-            mark = ",".join(f"{cid}@{updated}" for cid, _, _, updated in children)
+            mark = _children_mark(children)
             if _unchanged(conn, key, mark):
                 continue
+            still = lambda c, s=start, e=end, m=mark: _children_mark(_children(c, s, e)) == m  # noqa: E731
             peers = [json.loads(r[0]) for r in conn.execute(
                 "SELECT data_json FROM l3_summaries WHERE summary_type = 'temporal' AND granularity = ? "
                 "AND window_start < ? ORDER BY window_start DESC LIMIT ?", (granularity, start, PEERS))]
             draft = from_children(label[0].upper() + label[1:], [(c[0], c[1], c[2]) for c in children], peers)
-        _write(db, granularity, key, start, end, draft, mark, now)
+        if _write(db, granularity, key, start, end, draft, mark, now, still=still) is None:
+            continue          # a forget changed the window while it was read: summarised on the next run
         written += 1
         if granularity == "week":
             _themes(db, start, end, key, label, now)
@@ -134,9 +139,22 @@ def _themes(db: Database, start: float, end: float, week_key: str, label: str, n
         links = [e[0] for e in compress(events, source=lambda e: e[2], key=lambda e: e[3], cap=THEME_LINKS)]
         draft = Draft(title=f"{name} — {label}", content=content,
                       data={"entity": name, "sources": dict(sources), "days": len(days)}, links=links)
-        _write(db, None, key, start, end, draft, mark, now, summary_type="thematic", category="topic")
-        written += 1
+        still = lambda c, i=entity_id, m=mark: _theme_mark(c, i, start, end) == m  # noqa: E731
+        if _write(db, None, key, start, end, draft, mark, now, summary_type="thematic", category="topic",
+                  still=still) is not None:
+            written += 1
     return written
+
+
+def _children_mark(children: list[tuple[int, dict, list[int], float]]) -> str:
+    return ",".join(f"{cid}@{updated}" for cid, _, _, updated in children)
+
+
+def _theme_mark(conn, entity_id: int, start: float, end: float) -> str:
+    count, last = conn.execute(
+        "SELECT count(*), coalesce(max(e.id), 0) FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+        "WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ?", (entity_id, start, end)).fetchone()
+    return f"{count}:{last}"
 
 
 def _unchanged(conn, key: str, mark: str) -> bool:
@@ -164,8 +182,13 @@ def _children(conn, start: float, end: float) -> list[tuple[int, dict, list[int]
 
 
 def _write(db: Database, granularity: str | None, key: str, start: float, end: float, draft: Draft, mark: str,
-           now: float, summary_type: str = "temporal", category: str = "activity_overview") -> int:
+           now: float, summary_type: str = "temporal", category: str = "activity_overview",
+           still: Callable[[Any], bool] | None = None) -> int | None:
+    """Store a summary; None (nothing written) when ``still`` says its window changed since it was read: the
+    summary is drawn outside the write transaction, and a forget in between must not see its words kept."""
     with db.transaction() as conn:
+        if still is not None and not still(conn):
+            return None
         row = conn.execute("SELECT summary_id FROM l3_summaries WHERE window_key = ?", (key,)).fetchone()
         values = (draft.title, draft.content, json.dumps(draft.data, ensure_ascii=False),
                   sum(draft.data.get("sources", {}).values()), mark, draft.model, now)

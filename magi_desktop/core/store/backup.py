@@ -163,6 +163,9 @@ def make_backup(db_path: Path, reason: str = "daily", *, source: Connection | No
             _create_private(partial)
             dst = sqlite3.connect(str(partial), isolation_level=None)
             try:
+                # The merge and the VACUUM move rows between pages: without secure_delete the space they
+                # leave keeps copies of them, which a forget after a restore of this copy would not zero.
+                dst.execute("PRAGMA secure_delete = ON")
                 src.backup(dst)
                 dst.execute("PRAGMA journal_mode = DELETE")   # one file, no -wal beside it
                 _scrub(dst)
@@ -309,11 +312,23 @@ def restore(db_path: Path, backup: Path | str | None = None) -> Restored:
             aside = db_path.with_name(f"{db_path.name}.replaced-{stamp}{suffix}")
             os.replace(current, aside)
             kept.append(aside)
+    _mark_unscrubbed(incoming)
     os.replace(incoming, db_path)
     _fsync(db_path.parent)
     log.warning("restored %s from %s; the replaced file is kept as %s", db_path, chosen.path,
                 kept[0] if kept else "(there was none)")
     return Restored(chosen, db_path, kept)
+
+
+def _mark_unscrubbed(path: Path) -> None:
+    """A backup made before its copy was scrubbed with secure_delete may keep copies of rows in the unused
+    space of its pages: the next forget's scrub rebuilds the restored file (memory_meta's legacy flag)."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memory_meta'").fetchone():
+            conn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('free_space_unscrubbed', '1')")
+    finally:
+        conn.close()
 
 
 def _choose(db_path: Path, backup: Path | str | None) -> Backup:
