@@ -1,4 +1,4 @@
-"""Samples of the secrets a gitleaks configuration describes, for benchmarks/secrets.py.
+"""Samples of the secrets a gitleaks configuration describes, for benchmarks/secret_leaks.py.
 
     samples(Path("gitleaks.toml"), per_rule=4) -> list[RuleSample]
 

@@ -365,7 +365,7 @@ def test_redaction_is_idempotent_on_its_own_output():
 
 def test_the_committed_corpus_leaks_nothing_beside_its_keyword():
     """Every family of tests/fixtures/secrets in every keyworded form: 0 leaks (the bare rate is measured in
-    benchmarks/secrets.py)."""
+    benchmarks/secret_leaks.py)."""
     from reliability.secret_families import keyworded, load_corpus
 
     corpus = load_corpus()

@@ -3,7 +3,7 @@
 A *keyworded* text puts the secret beside a word that names it, in one of the assignment forms of config
 files and programming languages (gitleaks' sample forms, extended with shell, PowerShell, XML attributes
 and prose); a *bare* text has the secret alone in a sentence. The unit test asks for no keyworded leak;
-the bare rate is measured (benchmarks/secrets.py), since a bare 32-hex-digit key cannot be told from a
+the bare rate is measured (benchmarks/secret_leaks.py), since a bare 32-hex-digit key cannot be told from a
 hash.
 """
 

@@ -1,6 +1,6 @@
 """Secret redaction: leak rates per rule family, through every way in, and the benign rate (issue 16).
 
-    .venv/bin/python benchmarks/secrets.py [--forms 4] [--gitleaks PATH/TO/gitleaks.toml [--per-rule 4]]
+    .venv/bin/python benchmarks/secret_leaks.py [--forms 4] [--gitleaks PATH/TO/gitleaks.toml [--per-rule 4]]
 
 Prints one JSON line. The corpus is the committed one (tests/fixtures/secrets: fake secrets of ~120
 families of the public rule sets, see its ATTRIBUTION.md). Each secret is written beside its keyword
@@ -31,8 +31,6 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# This file is named like the standard library's ``secrets``, which the memory imports: not from here.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
