@@ -35,7 +35,7 @@ SECRETS = [
     ("SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"),
     ("twilio SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef0123456789abcdef"),
     ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"),
-    ("doctl auth init -t dop_v1_" + "a" * 64, "dop_v1_" + "a" * 64),
+    ("doctl auth init -t dop_v1_" + "9f1c2b7e4d8a3f6c" * 4, "dop_v1_" + "9f1c2b7e4d8a3f6c" * 4),
     ("shpat_0123456789abcdef0123456789abcdef", "shpat_0123456789abcdef0123456789abcdef"),
     ("aliyun LTAI5tABCDEFGHIJKLMN0", "LTAI5tABCDEFGHIJKLMN0"),
     ("mailgun key-0123456789abcdef0123456789abcdef", "key-0123456789abcdef0123456789abcdef"),
