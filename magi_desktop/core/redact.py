@@ -85,6 +85,7 @@ _ABOUT_THE_SECRET = _NOT_SECRET_WORDS | frozenset({
     "enabled", "disabled", "label", "input", "form", "box", "button", "dialog", "page", "screen", "view",
     "flag", "option", "options", "changed", "change", "policy", "updated", "set", "valid", "invalid", "env",
     "source", "server", "service", "status", "state", "flow", "handler", "backend", "plugin", "module",
+    "as", "result", "results", "mechanism", "helper", "helpers", "storage",
 })
 # Words before a secret word that make it a token that guards nothing once seen: public_token, csrf-token,
 # authenticity_token, nextPageToken, CancellationToken.
@@ -102,7 +103,8 @@ _AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "api-
 _TYPE_WORDS = frozenset({"string", "str", "int", "var", "val", "let", "const", "final", "static", "char", "bytes",
                          "secret", "text"})
 _NOT_KEY_LIKE = ("monkey", "donkey", "turkey", "keyboard", "keyword", "keynote", "keyframe", "author", "accessor",
-                 "accessib", "capital", "rapid", "tokenizer", "sigma", "signal", "design", "assign")
+                 "accessib", "capital", "rapid", "tokenizer", "sigma", "signal", "design", "assign", "csrf", "xsrf",
+                 "authenticity")
 
 
 @dataclass(frozen=True)
@@ -208,8 +210,8 @@ def is_secret_name(name: str) -> bool:
                          or (rest[0].isupper() and match.group()[-1].islower())):
             continue                        # "passwordless", "tokenizer": the word goes on
         before = _words(flat[:match.start()])
-        if before and before[-1] in _NOT_SECRET_BEFORE:
-            return False
+        if before and any(word in before[-1] for word in _NOT_SECRET_BEFORE):
+            return False                    # publicToken, csrfmiddlewaretoken, nextPageToken
         if not any(word in _ABOUT_THE_SECRET for word in _words(rest) if not word.isdigit()):
             return True
     return False
@@ -281,13 +283,31 @@ def _judge_keyed(match: re.Match, value: str, rules: RuleSet) -> str | None:
         value = "=" + value                 # "KEY==abc": an assignment of "=abc", not a comparison
     if op == ":" and not quoted and match.group("op") == ":" and _COORDINATE.match(value):
         return None                         # org.slf4j.slf4j-api:jar:1.7.8, io.jsonwebtoken:jjwt-jackson-0.11.2
-    quote = {"dq": '"', "sq": "'", "bq": "`"}.get(_value_of(match)[0])
+    group, _ = _value_of(match)
+    quote = {"dq": '"', "sq": "'", "bq": "`"}.get(group)
+    if quote is None and value.lower() == re.split(r"[.\s]", name)[-1].lower():
+        return None                         # self.password = password: a variable of the same name
+    if (op == ":" and group == "bare" and value.isalpha() and len(name.split()) > 1
+            and re.match(r"[ \t]+[A-Za-z]", match.string[match.end(group):])):
+        return None                         # "Tip for choosing a password: length beats complexity"
     return rules.judge_pair(name, value, op=op, quote=quote)
 
 
 # Maven / Gradle coordinates: "group:artifact:version", written without spaces around the colons.
 _COORDINATE = re.compile(r"^(?:(?:jar|pom|war|aar|test|compile|runtime|provided|import)(?::|$)"
-                         r"|[\w.\-]*\d+\.\d+[\w.\-]*(?::[\w.\-]*)*$)")
+                         r"|(?=[\w.\-:]*\d+\.\d+)[\w.\-]+(?::[\w.\-]*)*$)")
+
+
+def _judge_spoken_password(match: re.Match, value: str) -> str | None:
+    """"my password is x", "password for the router: x" — not a state ("is incorrect"), a placeholder, or
+    a sentence going on after a colon ("a password: length beats complexity")."""
+    if value.lower() in _PASSWORD_STATES or _harmless("password", value):
+        return None
+    group, _ = _value_of(match)
+    if (match.group("colon") and group == "bare" and value.isalpha()
+            and re.match(r"[ \t]+[A-Za-z]", match.string[match.end(group):])):
+        return None
+    return "spoken_password"
 
 
 def _judge_spoken(match: re.Match, value: str, rules: RuleSet) -> str | None:
@@ -405,7 +425,7 @@ RULES: tuple[_Rule, ...] = (
     # YAML's value on the next line: "password:\n  x", "token: |\n  x" (not the next key: "auth:\n  user: bob")
     _rule("next_line",
           r"(?P<name>(?<![\w$@.\-])[A-Za-z_][\w.\-]{0,60})[ \t]{0,20}(?P<op>:)[ \t]*(?:[|>][+-]?[ \t]*)?\r?\n"
-          r"[ \t]+(?![\w.\-]+[ \t]*[:=])(?![-#])" + _VALUE_AHEAD, (), **_KEYED),
+          r"[ \t]+(?![^\s:]+(?::+[^\s:]+)*[ \t]*:(?:[ \t\r\n]|$))(?!-[ \t]|#)" + _VALUE_AHEAD, (), **_KEYED),
     # Kubernetes: every value under data: / stringData: of a kind: Secret
     _rule("kubernetes_secret",
           r"^(?P<indent>[ \t]+)[\w.\-]{1,100}:[ \t]*(?:[|>][+-]?[ \t]*\r?\n[ \t]+)?[\"']?"
@@ -435,9 +455,8 @@ RULES: tuple[_Rule, ...] = (
     # is 'open sesame x'" (a quoted value whole)
     _rule("spoken_password",
           r"\b(?:password|passcode|pin code)(?:[ \t]+(?:for|of|to|on|at)[ \t]+[^\n:=：.?!]{1,60}?)?"
-          r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*[:：][ \t]*)" + _VALUE_AHEAD, ["password", "passcode", "pin code"],
-          judge=lambda m, value, rules: None if (value.lower() in _PASSWORD_STATES or _harmless("password", value))
-          else "spoken_password"),
+          r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*(?P<colon>[:：])[ \t]*)" + _VALUE_AHEAD,
+          ["password", "passcode", "pin code"], judge=lambda m, value, rules: _judge_spoken_password(m, value)),
     # "密码是 abc123", "密码123456"
     _rule("spoken_password",
           r"(?:(?:密码|口令|密钥|秘钥|令牌)\s*(?:是|为|：|:)\s*"

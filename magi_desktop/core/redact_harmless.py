@@ -15,13 +15,17 @@ from collections import Counter
 
 MARK = "[REDACTED]"
 
-# true/false/null, [REDACTED], <your token>, {{ x }}, ${{ secrets.X }}, ${x.y}, {name}, %VAR%, xxx, ***, …
+# true/false/null, [REDACTED], <your token>, {{ x }}, ${{ secrets.X }}, ${x.y}, {name}, %VAR%, xxx, ***, …,
+# ENC[AES256_GCM,…] (a value SOPS encrypted)
 _PLACEHOLDER_VALUE = re.compile(
     r"^[\"'`]?(?:true|false|null|nil|none|undefined|yes|no|on|off|enabled|disabled|\[REDACTED\]|<[^<>]*>"
-    r"|\{\{.*\}\}|\$\{\{.*\}\}|\$\{[^{}]*\}|\{[A-Za-z_]*\}|\$\(.*|%\w+%|x{3,}|\*{3,}|\.{3}|…)?[\"'`]?$", re.IGNORECASE)
+    r"|\{\{.*\}\}|\$\{\{.*\}\}|\$\{[^{}]*\}|\{[A-Za-z_]*\}|\$\(.*|%\w+%|x{3,}|\*{3,}|\.{3}|…|ENC\[.*)?[\"'`]?$",
+    re.IGNORECASE)
 # $DB_PASSWORD, $dbPassword, $PASS1, $AWS_S3_KEY, $1 — a variable's name, not a random string ($up3rZq7…).
 _VARIABLE = re.compile(r"^\$(?:\d|[A-Za-z]+\d*(?:_[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*|_\d*)*)$")
 _CONSTANT_NAME = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")
+# A version, also as a pin (google-auth==2.29.0 reads as the value "=2.29.0").
+_VERSION = re.compile(r"^[=~^<>]{0,2}v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$")
 # A reference to the value in code or configuration: var.db_password, self.token, process.env.TOKEN,
 # .Values.password, os.environ["X"], getPassword(), new AWS.Credentials(…).
 _REFERENCE = re.compile(
@@ -44,8 +48,8 @@ def harmless(name: str, value: str, quote: str | None = None) -> bool:
     plain = value.strip("\"'`")
     if len(plain) == 1:
         return True                                  # PuttyPassword=0, a flag, not a password
-    if _CONSTANT_NAME.match(plain):
-        return True                                  # ACCESS_TOKEN, CHANGE_ME: a name standing for the value
+    if _CONSTANT_NAME.match(plain) or _VERSION.match(plain):
+        return True                                  # ACCESS_TOKEN, CHANGE_ME: a name for it; 2.29.0: a version
     if plain.startswith("$") and quote != "'" and _VARIABLE.match(plain):
         return True
     if quote == "`" and any(c.isspace() for c in plain):
