@@ -146,11 +146,11 @@ def _min_width(regex: re.Pattern) -> int:
 # rule keeps (``ConnectionString="…;Password=x"``) is still searched for the names inside it.
 # A template or interpolation is read whole ({{ .Values.Password }}, ${var.x}, {Name}); an unquoted value
 # runs to a space, and a comma or semicolon inside it is the value's (Zq7h,unter22xK) unless another
-# name follows it (x,user=bob; Pwd=x;Database=y).
+# name follows it (x,user=bob; Pwd=x;Database=y; db;User Id=sa).
 _VALUE_AHEAD = (r"(?=(?:\\?\"(?P<dq>(?:[^\"\\\n]|\\[^\"\n])*)\\?\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`"
                 r"|(?P<tpl>\$?\{\{[^{}\n]{0,200}\}\}|\$\{[^{}\n]{0,200}\}|\{\w{0,60}\})"
                 r"|(?P<bare>(?:[^\s'\"`}<>\\,;“”‘’«»「」]|\\(?![nrt\"'\\])"
-                r"|[,;](?![\w.\-]+[ \t]*[=:])(?=[^\s'\"`}<>\\,;“”‘’«»「」]))+)))")
+                r"|[,;]{1,8}(?![\w.\-]+(?:[ \t]+[\w.\-]+)?[ \t]*[=:])(?=[^\s'\"`}<>\\,;“”‘’«»「」]))+)))")
 # A name: an identifier, perhaps with up to two words before the operator ("adobe client secret =").
 _KEY_NAME = (r"(?P<name>(?<![\w$@.\-])[$@]?[A-Za-z_][\w.\-]{0,60}(?:[ \t]{1,3}[A-Za-z_][\w.\-]{0,30}){0,2}?)"
              r"(?:[ \t]{0,3}(?P<nq>\\?[\"'`]))?\]?")
@@ -301,8 +301,11 @@ _COORDINATE = re.compile(r"^(?:(?:jar|pom|war|aar|test|compile|runtime|provided|
 def _judge_spoken_password(match: re.Match, value: str) -> str | None:
     """"my password is x", "password for the router: x" — not a state ("is incorrect"), a placeholder, or
     a sentence going on after a colon ("a password: length beats complexity")."""
-    if value.lower() in _PASSWORD_STATES or _harmless("password", value):
+    name = match.group("name")
+    if value.lower() in _PASSWORD_STATES or _harmless(name, value):
         return None
+    if name.lower() not in ("pin code", "pw") and not is_secret_name(name):
+        return None                         # "password_min_length is 12", "passwordless is on"
     group, _ = _value_of(match)
     if (match.group("colon") and group == "bare" and value.isalpha()
             and re.match(r"[ \t]+[A-Za-z]", match.string[match.end(group):])):
@@ -372,7 +375,7 @@ RULES: tuple[_Rule, ...] = (
     _rule("url_param",
           r"[?&;#](?:access_token|refresh_token|id_token|token|auth|api_key|apikey|api-key|key|"
           r"secret|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential|"
-          r"x-amz-security-token|code|session|sessionid|sid|_gitlab_session)=(?P<secret>[^&#\s]+)",
+          r"x-amz-security-token|code|session|sessionid|sid|_gitlab_session)=(?P<secret>[^&#\s;]+)",
           ["token=", "auth=", "key=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=",
            "credential=", "code=", "session=", "sessionid=", "sid="]),
     *(_vendor(kind, pattern, any_of) for kind, pattern, any_of in vendors.TOKENS),
@@ -452,11 +455,13 @@ RULES: tuple[_Rule, ...] = (
     # "my passphrase is correct horse battery staple": the rest of the sentence
     _rule("spoken_passphrase", r"\bpassphrase\s+(?:is|was)\s+(?P<secret>[^.\n;。]{1,200})", ["passphrase"]),
     # "my password is hunter2", "the wifi password for home is x", "password for the router: x", "my password
-    # is 'open sesame x'" (a quoted value whole)
+    # is 'open sesame x'" (a quoted value whole), "my DB_PASSWORD is x", "my db_password_prod is x"
     _rule("spoken_password",
-          r"\b(?:password|passcode|pin code)(?:[ \t]+(?:for|of|to|on|at)[ \t]+[^\n:=：.?!]{1,60}?)?"
+          r"(?P<name>(?<![\w.\-])[\w.\-]{0,40}?(?:password|passwd|pwd|passcode)[\w.\-]{0,40}|pin code|(?<![a-z])pw)"
+          r"(?:[ \t]+(?:for|of|to|on|at)[ \t]+[^\n:=：.?!]{1,60}?)?"
           r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*(?P<colon>[:：])[ \t]*)" + _VALUE_AHEAD,
-          ["password", "passcode", "pin code"], judge=lambda m, value, rules: _judge_spoken_password(m, value)),
+          ["password", "passwd", "pwd", "pw", "passcode", "pin code"],
+          judge=lambda m, value, rules: _judge_spoken_password(m, value)),
     # "密码是 abc123", "密码123456"
     _rule("spoken_password",
           r"(?:(?:密码|口令|密钥|秘钥|令牌)\s*(?:是|为|：|:)\s*"
