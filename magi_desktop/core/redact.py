@@ -290,7 +290,11 @@ def _judge_keyed(match: re.Match, value: str, rules: RuleSet) -> str | None:
     if (op == ":" and group == "bare" and value.isalpha() and len(name.split()) > 1
             and re.match(r"[ \t]+[A-Za-z]", match.string[match.end(group):])):
         return None                         # "Tip for choosing a password: length beats complexity"
-    return rules.judge_pair(name, value, op=op, quote=quote)
+    verdict = rules.judge_pair(name, value, op=op, quote=quote)
+    if verdict is None and len(op) > 2 and op[0] == ":" and op[-1] == "=" and op[1] not in ":=":
+        # ": String =" is a typed declaration, but "Note: ETSYToken = v" is prose before a name = v
+        verdict = rules.judge_pair(op[1:-1].strip(" \t?"), value, op="=", quote=quote)
+    return verdict
 
 
 # Maven / Gradle coordinates: "group:artifact:version", written without spaces around the colons.
@@ -365,6 +369,8 @@ RULES: tuple[_Rule, ...] = (
           r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
           r"(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?<=[\s\S]{64})KEY(?: BLOCK)?-----|\Z)",
           ["private key"], judge=_judge_private_key),
+    # Vendor formats first: a token in a URL's user-info is its vendor's (and all of it, as Sidekiq's is).
+    *(_vendor(kind, pattern, any_of) for kind, pattern, any_of in vendors.TOKENS),
     # scheme://user:password@host — keep the user and host.
     _rule("url_credentials",
           r"\b[a-zA-Z][a-zA-Z0-9+.\-]{0,30}://[^\s:/@]{0,256}:(?P<secret>[^\s@/]{1,512})(?=@)",
@@ -378,7 +384,6 @@ RULES: tuple[_Rule, ...] = (
           r"x-amz-security-token|code|session|sessionid|sid|_gitlab_session)=(?P<secret>[^&#\s;]+)",
           ["token=", "auth=", "key=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=",
            "credential=", "code=", "session=", "sessionid=", "sid="]),
-    *(_vendor(kind, pattern, any_of) for kind, pattern, any_of in vendors.TOKENS),
     # Authorization: Bearer x / Api-Token x / SSWS x / x — any one scheme word, then the credential.
     _rule("auth_header",
           r"\b(?:proxy-)?authorization[\"']?\s*[:=][\"'\s]*(?:[A-Za-z][\w\-]{1,20}[ \t]+)?"

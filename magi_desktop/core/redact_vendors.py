@@ -139,6 +139,8 @@ TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("sentry", _B + r"sntryu_[a-f0-9]{64}" + _E, ("sntryu_",)),
     ("settlemint", _B + r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}" + _E, ("sm_aat", "sm_pat", "sm_sat")),
     ("shippo", _B + r"shippo_(?:live|test)_[a-fA-F0-9]{40}" + _E, ("shippo_",)),
+    # Sidekiq Enterprise's gem server: the whole user-info is the licence (user:password), not only its password
+    ("sidekiq", r"(?<=://)[a-f0-9]{8}:[a-f0-9]{8}(?=@(?:gems|enterprise)\.contribsys\.com)", ("contribsys",)),
     ("shopify", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E, ("shpat_", "shpca_", "shppa_", "shpss_")),
     # bot, user, legacy and config tokens open with a number (not "xoxo-indieweb", "xoxb-my-bot-token")
     ("slack", _B + r"(?:xox[bpeos]-\d{6,}-[A-Za-z0-9\-]{8,}|xoxe-\d-[A-Za-z0-9]{100,}"
