@@ -505,3 +505,28 @@ def test_ordinary_text_takes_the_fast_path(text):
 ])
 def test_what_the_first_pass_over_redacted_is_kept(text):
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "export SENTRY_AUTH_TOKEN=sntrys_1111111111111111111111111111111111", "HF_TOKEN=hf_abababababababababababababababab",
+    'token: "ghp_1234123412341234123412341234123412341234"', "stripe_key: sk_test_4444444444444444444444444444",
+    'const url = "https://graph.example.org/v2/me/feed?access_token=ACCESS_TOKEN";',
+    "curl 'https://login.example.com/oauth/callback?code=AUTHORIZATION_CODE&state=abc'",
+])
+def test_typed_fillers_and_names_in_urls_are_kept(text):
+    """A long token half of which is one unit repeated is typed, not drawn (docs and examples); a URL's
+    ``access_token=ACCESS_TOKEN`` names the value. gitleaks' own fps of this kind were redacted."""
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("PGPASSWORD=11111111", "11111111"), ("password: aaaabbbbcccc", "aaaabbbbcccc"),
+    ("HF_TOKEN=hf_Zq7xxxxK2mWp9vLr4TnB8sYd3QhJ6fGc", "hf_Zq7xxxxK2mWp9vLr4TnB8sYd3QhJ6fGc"),
+    ("AGE_KEY=AGE-SECRET-KEY-1" + "Q" * 58, "AGE-SECRET-KEY-1" + "Q" * 58),
+    ('fetch("https://api.example.org/x?access_token=Zq7hunter22xKp9vLr4Tn")', "Zq7hunter22xKp9vLr4Tn"),
+])
+def test_short_repeats_and_a_run_inside_a_drawn_token_are_still_secrets(text, secret):
+    """A weak password under 16 characters is one however it repeats; a run of four inside a random token
+    is chance, not a filler; an upper-case encoding's zero is a key; a quote ends a URL's value but the value
+    before it goes."""
+    assert secret not in redact_text(text)

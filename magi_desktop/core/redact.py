@@ -381,9 +381,11 @@ RULES: tuple[_Rule, ...] = (
     _rule("url_param",
           r"[?&;#](?:access_token|refresh_token|id_token|token|auth|api_key|apikey|api-key|key|"
           r"secret|client_secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-credential|"
-          r"x-amz-security-token|code|session|sessionid|sid|_gitlab_session)=(?P<secret>[^&#\s;]+)",
+          r"x-amz-security-token|code|session|sessionid|sid|_gitlab_session)=(?P<secret>[^&#\s;\"'`<>]+)",
           ["token=", "auth=", "key=", "secret=", "password=", "passwd=", "pwd=", "sig=", "signature=",
-           "credential=", "code=", "session=", "sessionid=", "sid="]),
+           "credential=", "code=", "session=", "sessionid=", "sid="],
+          # a URL in code ends at its quote; ?access_token=ACCESS_TOKEN is a name for the value, not it
+          judge=lambda m, value, rules: None if _harmless("", value) else "url_param"),
     # Authorization: Bearer x / Api-Token x / SSWS x / x — any one scheme word, then the credential.
     _rule("auth_header",
           r"\b(?:proxy-)?authorization[\"']?\s*[:=][\"'\s]*(?:[A-Za-z][\w\-]{1,20}[ \t]+)?"

@@ -68,9 +68,18 @@ def placeholder(secret: str) -> bool:
         char, most = counts.most_common(1)[0]
         if char in _FILLERS and most * 2 > total:
             return True
-    return _PLACEHOLDER_WORDS.search(secret) is not None
+    if _PLACEHOLDER_WORDS.search(secret):
+        return True
+    if len(secret) < 16:
+        return False                                 # 11111111, 12345678: weak passwords, still passwords
+    # glc_1111…, sgp_5555555dAAAAA7777777CcccC…: a long token typed, not drawn
+    return sum(len(m.group()) for m in _REPEATED.finditer(secret)) * 2 >= len(secret)
 
 
+# A unit of one to four digits or lower-case letters four times or more (1111, abab…): covering half a token
+# of 16+ characters it is a typed filler; a drawn token has a run of four at a place ~1 in 16³ (hex) or
+# rarer. Not capitals: an upper-case encoding's zero is a real key (age's AGE-SECRET-KEY-1QQQ…).
+_REPEATED = re.compile(r"([a-z0-9]{1,4}?)\1{3,}")
 # The characters a placeholder repeats; a key may repeat others (the zero key of age is all Q).
 _FILLERS = frozenset("xX*#0a")
 _PIECES = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
