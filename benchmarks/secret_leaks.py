@@ -9,7 +9,7 @@ every text is sent every way the privacy test sends secrets (chat as user / assi
 visit's URL and title and item id, a terminal command, a calendar event, a git commit, a tool run's input,
 output and error, an entity hint, a tag); after embedding, L2, extraction and L3 have run, every column of
 every table, the full-text terms and the export are searched for it. ``text`` rates are redact_text over
-every form (all 28); ``ingest`` rates send ``--forms`` of them per secret every way in. Target: 0 keyworded
+every form (all 36); ``ingest`` rates send ``--forms`` of them per secret every way in. Target: 0 keyworded
 leaks; the bare rate is reported (a bare 32-hex key cannot be told from a hash). The benign corpus
 (commit SHAs, UUIDs, hashes in URLs, ``max_tokens=512``, versions, base64 images, key-like names with
 ordinary values) is sent as chat, command and commit: the share changed is the benign rate (target ≤ 1%).
@@ -23,8 +23,8 @@ way in (``--per-rule`` per rule), bare tps leaked, and the fps that are no rule'
 changed (gitleaks' false positives: what a memory would blank although gitleaks would not report it), per
 family and by the family of what was redacted. ``--drawn`` adds samples drawn from each regex of
 ``config/gitleaks.toml`` with Hypothesis' ``from_regex`` (benchmarks/gitleaks_samples.py): an adversarial
-reading of the regexes (a keyword inside another word, ``||`` between the name and the value), not
-strings anyone wrote.
+reading of the regexes (a keyword inside another word, ``||`` between the name and the value; a drawn
+secret that is a typed filler such as ``000…`` is skipped), not strings anyone wrote.
 """
 
 from __future__ import annotations
