@@ -22,6 +22,8 @@ from typing import NamedTuple
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from magi_desktop.core.redact_harmless import placeholder
+
 _POSIX = {"[:alnum:]": "a-zA-Z0-9", "[:alpha:]": "a-zA-Z", "[:digit:]": "0-9", "[:upper:]": "A-Z",
           "[:lower:]": "a-z", "[:space:]": r"\s", "[:xdigit:]": "0-9a-fA-F", "[:word:]": r"\w"}
 _ALPHABET = st.characters(min_codepoint=32, max_codepoint=126) | st.sampled_from("\t\n")
@@ -91,7 +93,7 @@ def _secret(match: re.Match, group: int | None) -> str:
 def _draw(regex: re.Pattern, count: int) -> list[str]:
     drawn: list[str] = []
 
-    @settings(max_examples=count * 4, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=count * 8, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(st.from_regex(regex, fullmatch=True, alphabet=_ALPHABET))
     def collect(text):
@@ -125,8 +127,10 @@ def samples(config: Path, per_rule: int = 4) -> tuple[list[RuleSample], dict[str
             if not match:
                 continue
             secret = _secret(match, rule.get("secretGroup")).strip()
+            # A typed filler (000…, Hypothesis' simplest example of [a-z0-9]{32}) is no secret: the rules
+            # keep those on purpose (redact_harmless.placeholder), so it is not drawn as one.
             if (not secret or secret in seen or (keywords and not any(k in text.lower() for k in keywords))
-                    or _entropy(secret) < float(rule.get("entropy", 0) or 0)):
+                    or _entropy(secret) < float(rule.get("entropy", 0) or 0) or placeholder(secret)):
                 continue
             seen.add(secret)
             kept.append(RuleSample(rule_id, keywords[0] if keywords else rule_id.split("-")[0], text, secret))

@@ -1,6 +1,6 @@
 """Secret redaction: leak rates per rule family, through every way in, and the benign rate (issue 16).
 
-    .venv/bin/python benchmarks/secret_leaks.py [--forms 4] [--gitleaks PATH/TO/gitleaks.toml [--per-rule 4]]
+    .venv/bin/python benchmarks/secret_leaks.py [--forms 4] [--gitleaks PATH/TO/gitleaks [--per-rule 4] [--drawn]]
 
 Prints one JSON line. The corpus is the committed one (tests/fixtures/secrets: fake secrets of ~120
 families of the public rule sets, see its ATTRIBUTION.md). Each secret is written beside its keyword
@@ -9,15 +9,22 @@ every text is sent every way the privacy test sends secrets (chat as user / assi
 visit's URL and title and item id, a terminal command, a calendar event, a git commit, a tool run's input,
 output and error, an entity hint, a tag); after embedding, L2, extraction and L3 have run, every column of
 every table, the full-text terms and the export are searched for it. ``text`` rates are redact_text over
-every form (all 28); ``ingest`` rates send ``--forms`` of them per secret every way in. Target: 0 keyworded
+every form (all 36); ``ingest`` rates send ``--forms`` of them per secret every way in. Target: 0 keyworded
 leaks; the bare rate is reported (a bare 32-hex key cannot be told from a hash). The benign corpus
 (commit SHAs, UUIDs, hashes in URLs, ``max_tokens=512``, versions, base64 images, key-like names with
 ordinary values) is sent as chat, command and commit: the share changed is the benign rate (target ≤ 1%).
 
-``--gitleaks`` also measures a gitleaks configuration (the user's own checkout, not stored here): samples
-are drawn from each rule's regex with Hypothesis' ``from_regex`` (benchmarks/gitleaks_samples.py), then
-written in gitleaks' own sample form (``<keyword>_api_token = "<secret>"``), as the drawn match itself,
-and bare.
+``--gitleaks PATH`` also reads gitleaks' own rule tests from the user's checkout (a work tree or a bare
+git directory; nothing of it is stored here, benchmarks/gitleaks_tests.py): the strings each rule must find
+(``tps``) and must not (``fps``) in ``cmd/generate/config/rules/*.go``. A tp is *keyworded* when a key-like
+word or the rule's keyword stands outside its secret (``slack_token = "xoxb-…"``), *bare* otherwise; the
+secret is what the rule captures. Reported: keyworded tps leaked by redact_text (all of them) and every
+way in (``--per-rule`` per rule), bare tps leaked, and the fps that are no rule's tp which redaction
+changed (gitleaks' false positives: what a memory would blank although gitleaks would not report it), per
+family and by the family of what was redacted. ``--drawn`` adds samples drawn from each regex of
+``config/gitleaks.toml`` with Hypothesis' ``from_regex`` (benchmarks/gitleaks_samples.py): an adversarial
+reading of the regexes (a keyword inside another word, ``||`` between the name and the value; a drawn
+secret that is a typed filler such as ``000…`` is skipped), not strings anyone wrote.
 """
 
 from __future__ import annotations
@@ -31,8 +38,6 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# This file is named like the standard library's ``secrets``, which the memory imports: not from here.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
@@ -112,29 +117,73 @@ def benign(folder: Path) -> dict:
             "percent_text": _rate(len(changed_text), len(texts)), "percent_ingest": _rate(changed, len(texts))}
 
 
-def gitleaks(config: Path, per_rule: int, folder: Path) -> dict:
+def gitleaks_tests(checkout: Path, per_rule: int, folder: Path) -> dict:
+    """gitleaks' own rule tests (tps / fps of cmd/generate/config/rules/*.go), read from ``checkout``."""
+    from benchmarks.gitleaks_tests import rule_tests
+
+    tests = rule_tests(checkout)
+    tps = [t for t in tests.strings if t.kind == "tp" and t.secret]
+    keyworded_tps = [(t.rule, t.text, t.secret) for t in tps if t.keyworded]
+    bare_tps = [(t.rule, t.text, t.secret) for t in tps if not t.keyworded]
+    # An fp of one rule may be another rule's tp (Cloudflare's global keys): only strings no rule finds count.
+    tp_texts = {t.text for t in tps}
+    tp_secrets = {t.secret for t in tps if len(t.secret) >= 8}
+    fps = [t for t in tests.strings if t.kind == "fp" and t.text.strip() and t.text not in tp_texts
+           and not any(secret in t.text for secret in tp_secrets)]
+    redacted, by_kind, per_family, totals = [], Counter(), Counter(), Counter()
+    for t in fps:
+        totals[t.file] += 1
+        counts: Counter = Counter()
+        if redact_text(t.text, counts) != t.text:
+            redacted.append(t)
+            per_family[t.file] += 1
+            by_kind.update(counts.keys())
+    sampled, seen = [], Counter()
+    for item in keyworded_tps:
+        if seen[item[0]] < per_rule:
+            seen[item[0]] += 1
+            sampled.append(item)
+    ingest_leaks, ingest_totals, seconds = through_ingest(sampled, folder / "gitleaks")
+    generic = [t for t in fps if t.file == "generic"]
+    return {
+        "checkout_revision": tests.revision, "strings": len(tests.strings), "tps": len(tps),
+        "tps_without_a_secret": sum(1 for t in tests.strings if t.kind == "tp" and not t.secret),
+        "expressions_skipped": tests.skipped,
+        "keyworded_tps_text": summary(*text_level(keyworded_tps)),
+        "keyworded_tps_ingest": summary(ingest_leaks, ingest_totals) | {"per_rule": per_rule,
+                                                                         "seconds": round(seconds, 1)},
+        "bare_tps_text": summary(*text_level(bare_tps)),
+        "fps_text": {"texts": len(fps), "redacted": len(redacted), "percent": _rate(len(redacted), len(fps)),
+                     "generic": f"{sum(1 for t in redacted if t.file == 'generic')}/{len(generic)}",
+                     "families_redacted": {f: f"{per_family[f]}/{totals[f]}" for f in sorted(per_family)},
+                     "redacted_by": dict(by_kind.most_common())},
+    }
+
+
+def regex_drawn(config: Path, per_rule: int) -> dict:
+    """Samples drawn from each rule's regex of a gitleaks.toml (Hypothesis' adversarial reading of it)."""
     from benchmarks.gitleaks_samples import samples
 
     drawn, skipped = samples(config, per_rule)
     def form(s):
         quote = "'" if '"' in s.secret else '"'
         return f"{s.keyword}_api_token = {quote}{s.secret}{quote}"
-    keyworded_items = [(s.rule, form(s), s.secret) for s in drawn]
-    drawn_items = [(s.rule, s.match, s.secret) for s in drawn]
-    bare_items = [(s.rule, f"saw {s.secret} in the log", s.secret) for s in drawn]
-    ingest_leaks, ingest_totals, seconds = through_ingest(keyworded_items, folder / "gitleaks")
     return {"config": str(config), "rules": len({s.rule for s in drawn}), "samples": len(drawn),
-            "sampler": "hypothesis.strategies.from_regex (derandomised, printable ASCII)",
-            "skipped": skipped, "keyworded_text": summary(*text_level(keyworded_items)),
-            "keyworded_ingest": summary(ingest_leaks, ingest_totals) | {"seconds": round(seconds, 1)},
-            "drawn_match_text": summary(*text_level(drawn_items)), "bare_text": summary(*text_level(bare_items))}
+            "sampler": "hypothesis.strategies.from_regex (derandomised, printable ASCII)", "skipped": skipped,
+            "in_gitleaks_sample_form_text": summary(*text_level([(s.rule, form(s), s.secret) for s in drawn])),
+            "drawn_match_text": summary(*text_level([(s.rule, s.match, s.secret) for s in drawn])),
+            "bare_text": summary(*text_level([(s.rule, f"saw {s.secret} in the log", s.secret) for s in drawn]))}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--forms", type=int, default=4, help="keyworded forms per secret sent every way in")
-    parser.add_argument("--gitleaks", type=Path, help="a gitleaks.toml to measure too")
-    parser.add_argument("--per-rule", type=int, default=4, help="samples per gitleaks rule")
+    parser.add_argument("--gitleaks", type=Path,
+                        help="a gitleaks checkout (a work tree or a bare git directory): its rules' own tests too")
+    parser.add_argument("--per-rule", type=int, default=4, help="keyworded tps per gitleaks rule sent every way in")
+    parser.add_argument("--drawn", action="store_true",
+                        help="with --gitleaks: also samples drawn from config/gitleaks.toml's regexes")
+    parser.add_argument("--skip-corpus", action="store_true", help="only the gitleaks measures")
     args = parser.parse_args()
     corpus = load_corpus()
     all_keyworded = [(s.family, t, s.secret) for s in corpus for t in keyworded(s)]
@@ -146,19 +195,27 @@ def main() -> None:
         some_bare.append((s.family, bare(s)[i % 3], s.secret))
     with tempfile.TemporaryDirectory(prefix="magi-secrets-") as tmp:
         folder = Path(tmp)
-        k_leaks, k_totals, k_seconds = through_ingest(some_keyworded, folder / "keyworded")
-        b_leaks, b_totals, b_seconds = through_ingest(some_bare, folder / "bare")
-        result = {
-            "benchmark": "secrets", "rules_version": RULES_VERSION, "corpus_samples": len(corpus),
-            "families": len({s.family for s in corpus}), "keyworded_forms": len(KEYWORDED_FORMS),
-            "keyworded_text": summary(*text_level(all_keyworded)),
-            "keyworded_ingest": summary(k_leaks, k_totals) | {"seconds": round(k_seconds, 1)},
-            "bare_text": summary(*text_level(all_bare)),
-            "bare_ingest": summary(b_leaks, b_totals) | {"seconds": round(b_seconds, 1)},
-            "benign": benign(folder / "benign"),
-        }
+        result = {"benchmark": "secret_leaks", "rules_version": RULES_VERSION}
+        if not args.skip_corpus:
+            k_leaks, k_totals, k_seconds = through_ingest(some_keyworded, folder / "keyworded")
+            b_leaks, b_totals, b_seconds = through_ingest(some_bare, folder / "bare")
+            result |= {
+                "corpus_samples": len(corpus), "families": len({s.family for s in corpus}),
+                "keyworded_forms": len(KEYWORDED_FORMS),
+                "keyworded_text": summary(*text_level(all_keyworded)),
+                "keyworded_ingest": summary(k_leaks, k_totals) | {"seconds": round(k_seconds, 1)},
+                "bare_text": summary(*text_level(all_bare)),
+                "bare_ingest": summary(b_leaks, b_totals) | {"seconds": round(b_seconds, 1)},
+                "benign": benign(folder / "benign"),
+            }
         if args.gitleaks:
-            result["gitleaks"] = gitleaks(args.gitleaks, args.per_rule, folder)
+            result["gitleaks_tests"] = gitleaks_tests(args.gitleaks, args.per_rule, folder)
+            if args.drawn:
+                from benchmarks.gitleaks_tests import CONFIG, Checkout
+
+                config = folder / "gitleaks.toml"
+                config.write_text(Checkout(args.gitleaks).read(CONFIG), encoding="utf-8")
+                result["gitleaks_regex_drawn"] = regex_drawn(config, args.per_rule) | {"config": CONFIG}
     print(json.dumps(result))
 
 

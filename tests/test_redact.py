@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from payloads import chat, sensor
 
-from magi_desktop.core.redact import MARK, redact_text, redact_value
+from magi_desktop.core.redact import MARK, may_need_redaction, redact_text, redact_value
 
 # (text containing a secret, the secret itself)
 SECRETS = [
@@ -35,7 +35,7 @@ SECRETS = [
     ("SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"),
     ("twilio SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef0123456789abcdef"),
     ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"),
-    ("doctl auth init -t dop_v1_" + "a" * 64, "dop_v1_" + "a" * 64),
+    ("doctl auth init -t dop_v1_" + "9f1c2b7e4d8a3f6c" * 4, "dop_v1_" + "9f1c2b7e4d8a3f6c" * 4),
     ("shpat_0123456789abcdef0123456789abcdef", "shpat_0123456789abcdef0123456789abcdef"),
     ("aliyun LTAI5tABCDEFGHIJKLMN0", "LTAI5tABCDEFGHIJKLMN0"),
     ("mailgun key-0123456789abcdef0123456789abcdef", "key-0123456789abcdef0123456789abcdef"),
@@ -156,7 +156,11 @@ def _best_time(fn, text, runs=5):
 HOSTILE = [("", "a.", " token"), ("", "token.", " password="), ("", "a://", "@x"), ("", "eyJa.", " =x"),
            ("", "-p ", " mysql"), ("", "key-", " bearer "), ("x-api-key=", "\t", ""), ("authorization:", " ", ""),
            ("", "mysql ", " -p"), ("", "docker login ", " -p"), ("", "redis-cli ", " -a"), ("", "cookie: ", "a"),
-           ("", "would ", " if"), ("", "so ", "if"), ("", "if ", "would"), ("", "what ", "?"), ("", "我", "吗")]
+           ("", "would ", " if"), ("", "so ", "if"), ("", "if ", "would"), ("", "what ", "?"), ("", "我", "吗"),
+           # the second pass's forms
+           ("", "password for ", " x"), ("", "set -x ", "a"), ("", "a:\n ", "x"), ("", "machine a login b ", "password"),
+           ("", "git config -a ", "x"), ("password", " ", "= x"), ("", "x,", "=1"), ("", "password is ", "'"),
+           ("", "security add-generic-password ", " -w")]
 
 
 @pytest.mark.parametrize("head, unit, tail", HOSTILE)
@@ -396,3 +400,133 @@ def test_entropy_tells_keys_from_words_paths_and_numbers():
                   "https://login.example.com/token", "12345678901234567890", "bert-base-uncased-v2",
                   "short1A", "xxxxxxxxxxxxxxxxxxxxxxxx"):
         assert not high_entropy(value), value
+
+
+# ------------------------------------------------------------ issue 16, second pass: what a review found
+
+_PW = "Zq7hunter22xK"
+# (text, the secret): each stored unchanged before the second pass. Values made up here.
+SECOND_PASS = [
+    ("password: sunshine", "sunshine"),                  # a plain word after "password:" was taken for prose
+    ("Password: Dragonfly", "Dragonfly"),
+    ("my gmail password: letmein", "letmein"),
+    (f"PASSWORD2={_PW}", _PW),                           # the keyword inside the name, not at its end
+    (f"password_confirmation={_PW}", _PW),
+    (f"db_password_prod={_PW}", _PW),
+    (f"pwd1={_PW}", _PW),
+    (f"pw: {_PW}", _PW),
+    (f"export PASS_WORD={_PW}", _PW),
+    (f"machine github.com login bob password {_PW}", _PW),   # space-separated forms
+    (f"machine github.com\n  login bob\n  password {_PW}", _PW),
+    (f"set -gx DB_PASSWORD {_PW}", _PW),
+    (f"set -x PASSWORD {_PW}", _PW),
+    (f"setx PASSWORD {_PW}", _PW),
+    (f"git config --global user.password {_PW}", _PW),
+    (f"npm config set _authToken {_PW}", _PW),
+    (f"security add-generic-password -a bob -s svc -w {_PW}", _PW),
+    (f"PGPASSWORD='$up3r{_PW}' psql -U app", _PW),          # '$…' is literal in a shell
+    (f"password=$ecret{_PW}", _PW),                         # not a variable's name
+    (f"password:\n  {_PW}", _PW),                           # the value on the next line
+    (f"db_password: |\n  {_PW}", _PW),
+    (f"password：{_PW}", _PW),                              # a fullwidth colon
+    (f"password → {_PW}", _PW),                             # arrows
+    (f"password -> {_PW}", _PW),
+    (f"The wifi password for home is {_PW}", _PW),          # prose
+    (f"password for the router: {_PW}", _PW),
+    (f"the password to my laptop was {_PW}.", _PW),
+    ("password = Zq7h,unter22xK", "unter22xK"),             # partial leaks: the part after , or ;
+    ("password: p@ss;Zq7hunter22xK", "Zq7hunter22xK"),
+    (f"my password is 'open sesame {_PW}'", "sesame"),      # a quoted value is taken whole
+    (f'password       = "{_PW}"', _PW),                     # Terraform lines its operators up
+    ("apiVersion: v1\nkind: Secret\ndata:\n  extra: YWRtaW46cGFzc3dvcmQ=\n", "YWRtaW46cGFzc3dvcmQ="),
+    ("Example= GN.7Q~4AkLZBNEbz4Jxlm~O5G6SsyFxYg6zMR", "4AkLZBNEbz4Jxlm"),   # the fast path skipped '~'
+]
+
+
+@pytest.mark.parametrize("text, secret", SECOND_PASS, ids=[t[:28] for t, _ in SECOND_PASS])
+def test_the_second_pass_forms_are_redacted(text, secret):
+    counts = Counter()
+    out = redact_text(text, counts)
+    assert secret not in out and MARK in out, out
+    assert sum(counts.values()) >= 1
+
+
+def test_a_value_is_taken_to_its_end_and_the_quotes_stay():
+    assert redact_text("password = Zq7h,unter22xK") == f"password = {MARK}"
+    assert redact_text(f"my password is 'open sesame {_PW}'") == f"my password is '{MARK}'"
+    assert redact_text("Server=db;User Id=sa;Pwd=Zq7h;Database=shop") == f"Server=db;User Id=sa;Pwd={MARK};Database=shop"
+    assert redact_text("user=bob,password=Zq7h,host=db") == f"user=bob,password={MARK},host=db"
+
+
+def test_names_with_the_keyword_inside_are_secret_keys_in_data():
+    data = {"password_confirmation": _PW, "PASSWORD2": _PW, "db": {"password_prod": _PW},
+            "argv": ["git", "config", "user.password", _PW], "fish": ["set", "-gx", "DB_PASSWORD", _PW],
+            "password_min_length": 12, "passwordless": True, "token_url": "https://x.example/token"}
+    out = redact_value(data)
+    assert _PW not in repr(out)
+    assert out["password_min_length"] == 12 and out["passwordless"] is True
+    assert out["token_url"] == "https://x.example/token"
+
+
+def test_the_second_pass_forms_never_reach_storage(memory):
+    memory.ingest_many([
+        {"source_type": "runtime", "occurred_at": 1.7e9,
+         "action": {"tool": "signup", "ok": True, "input": {"password_confirmation": _PW, "user": "bob"}}},
+        {"source_type": "runtime", "occurred_at": 1.7e9 + 1,
+         "action": {"tool": "shell", "ok": True, "input": ["git", "config", "user.password", _PW + "a"]}},
+        sensor("run_command", {"command": f"set -gx DB_PASSWORD {_PW}b"}, source="terminal", item="t1"),
+        chat("password: sunshine"),
+    ])
+    memory.process_pending()
+    stored = _everything_stored(memory)
+    for secret in (_PW, "sunshine"):
+        assert secret not in stored, secret
+
+
+@pytest.mark.parametrize("text", [
+    "session-0", "https://www.bilibili.com/video/BV1xx411c7mD", "/home/me/projects/magi", "play_duration_sec",
+    "我最近在学习吉他，每天练习半小时", "sqlite3 — DB-API 2.0 interface", "Bohemian Rhapsody by Queen",
+    "git commit -m 'Refactor the settings page'",
+])
+def test_ordinary_text_takes_the_fast_path(text):
+    """The first look (anchor words, else long runs and their triggers) passes ordinary text by, so no rule
+    runs: before, any 16-character run or a word such as 'session' sent every string through every rule."""
+    assert not may_need_redaction(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Tip for choosing a password: length beats complexity", "Your password is incorrect, please try again.",
+    "PuttyPassword=0", "password = var.db_password", "self.password = password",
+    "  password: {{ .Values.postgresql.auth.password }}", "implementation 'io.jsonwebtoken:jjwt-api:0.12.5'",
+    "[DEBUG] org.slf4j.slf4j-api:jar:1.7.8:compile", "pip install google-auth==2.29.0",
+    'public static final String API_ORG_EXIST = "APIOrganizationExist";', "key_down_event=yv8d3QDOYIfeb5SwPP1UzRi",
+    "curl -u username:password https://httpbin.org/basic-auth", "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "xoxo-indieweb-1.jpg", "s.AcceptanceTimeoutSeconds", "sumOfExposures = sumOfExposures;",
+])
+def test_what_the_first_pass_over_redacted_is_kept(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "export SENTRY_AUTH_TOKEN=sntrys_1111111111111111111111111111111111", "HF_TOKEN=hf_abababababababababababababababab",
+    'token: "ghp_1234123412341234123412341234123412341234"', "stripe_key: sk_test_4444444444444444444444444444",
+    'const url = "https://graph.example.org/v2/me/feed?access_token=ACCESS_TOKEN";',
+    "curl 'https://login.example.com/oauth/callback?code=AUTHORIZATION_CODE&state=abc'",
+])
+def test_typed_fillers_and_names_in_urls_are_kept(text):
+    """A long token half of which is one unit repeated is typed, not drawn (docs and examples); a URL's
+    ``access_token=ACCESS_TOKEN`` names the value. gitleaks' own fps of this kind were redacted."""
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("PGPASSWORD=11111111", "11111111"), ("password: aaaabbbbcccc", "aaaabbbbcccc"),
+    ("HF_TOKEN=hf_Zq7xxxxK2mWp9vLr4TnB8sYd3QhJ6fGc", "hf_Zq7xxxxK2mWp9vLr4TnB8sYd3QhJ6fGc"),
+    ("AGE_KEY=AGE-SECRET-KEY-1" + "Q" * 58, "AGE-SECRET-KEY-1" + "Q" * 58),
+    ('fetch("https://api.example.org/x?access_token=Zq7hunter22xKp9vLr4Tn")', "Zq7hunter22xKp9vLr4Tn"),
+])
+def test_short_repeats_and_a_run_inside_a_drawn_token_are_still_secrets(text, secret):
+    """A weak password under 16 characters is one however it repeats; a run of four inside a random token
+    is chance, not a filler; an upper-case encoding's zero is a key; a quote ends a URL's value but the value
+    before it goes."""
+    assert secret not in redact_text(text)

@@ -91,11 +91,20 @@ def _collect_strings(value: Any, out: list[str]) -> list[str]:
 
 def redact_payload(payload: Payload, counts: Counter, rules: RuleSet = CURRENT) -> Payload:
     """The payload with every free-text field redacted (the same object when nothing was)."""
-    # The cheap check reads every string anywhere in the payload (it is a tuple
-    # of tuples and dicts), so no field can be missed by it.
-    if not rules.may_need_redaction("\n".join(_collect_strings(payload, []))):
+    # The rules are chosen once, from every string anywhere in the payload (it is a tuple of tuples and
+    # dicts) joined, so no field can be missed; each field is then read by those rules only.
+    selected = rules.rules_for("\n".join(_collect_strings(payload, [])))
+    if not selected:
         return payload
-    return map_free_text(payload, lambda t: rules.redact_text(t, counts), lambda v: rules.redact_value(v, counts))
+    return map_free_text(payload, lambda t: rules.redact_text(t, counts, rules=selected),
+                         lambda v: rules.redact_value(v, counts, selected))
+
+
+def _content(clean: Payload, templates: TemplateRegistry, rules: RuleSet, counts: Counter) -> str:
+    """The event's text, rendered from redacted fields and redacted once more: a template can join fields
+    into a line that only reads as a secret as a whole. A chat turn's text is its (redacted) field as is."""
+    rendered = templates.render(clean)
+    return rendered if clean.kind == "chat" else rules.redact_text(rendered, counts)
 
 
 def _timeline(payload: Payload) -> dict[str, Any]:
@@ -194,9 +203,7 @@ def normalize(
         idempotency_key=key,
         session_id=clean.session_id,
         user_id=clean.user_id or user_id,
-        # Rendered from redacted fields, and redacted once more: a template
-        # can join fields into a line that only reads as a secret as a whole.
-        content=rules.redact_text(templates.render(clean), redactions),
+        content=_content(clean, templates, rules, redactions),
         memory_domain=MEMORY_DOMAINS[clean.kind],
         ingest_target=target,
         cognition_eligible=target == L1_AND_L2,

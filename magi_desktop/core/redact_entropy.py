@@ -15,6 +15,8 @@ import math
 import re
 from collections import Counter
 
+from .redact_harmless import wordlike
+
 MIN_CHARS = 16          # shorter tokens are left to the names that say they are secrets
 MAX_CHARS = 4096
 CEILING_FRACTION = 0.8  # of log2(min(length, alphabet size))
@@ -23,6 +25,8 @@ ENTROPY_PARAMETERS = (MIN_CHARS, MAX_CHARS, CEILING_FRACTION)
 
 _TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~%:!@#$^&*?|]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_ALPHABET_RUN = re.compile("|".join(alphabet[i:i + 10] for alphabet in ("abcdefghijklmnopqrstuvwxyz",
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789") for i in range(len(alphabet) - 9)))
 
 
 def shannon(text: str) -> float:
@@ -40,14 +44,18 @@ def high_entropy(value: str) -> bool:
         return False
     if value.startswith(("/", "./", "../", "~/")) or "://" in value or value.isdigit():
         return False
-    parts = re.split(r"[-_.]", value)
-    if len(parts) > 1 and sum(len(p) for p in parts if len(p) >= 3 and p.isalpha()) * 2 > len(value):
-        return False                                # "bert-base-uncased-v2": words joined, not a key
+    parts = re.split(r"[-_.:]", value)
+    if len(parts) > 1 and sum(len(p) for p in parts if len(p) >= 3 and (p.isalpha() or p.isdigit())) * 2 > len(value):
+        return False                                # "bert-base-uncased-v2", "rc0.15.0_20231217_1420-SNAPSHOT"
     compact = value.replace("-", "")
     if _HEX.fullmatch(compact):                     # hex (a UUID without its dashes too)
         if len(compact) < MIN_CHARS or compact.isdigit() or compact.isalpha():
             return False
         return shannon(compact) >= CEILING_FRACTION * math.log2(min(len(compact), HEX_ALPHABET))
+    if _ALPHABET_RUN.search(value):                 # "ABCDEFGHIJ…0123456789": an alphabet constant
+        return False
+    if wordlike(value, capitals=False):             # APIOrganizationExist, id-Gost28147-89-None-KeyMeshing
+        return False
     classes = sum(1 for test in (str.islower, str.isupper, str.isdigit) if any(test(c) for c in value))
     if classes < 2 or not any(c.isdigit() for c in value) and classes < 2:
         return False

@@ -104,7 +104,8 @@ TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("hashicorp", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9\-_=]{60,70}", ("atlasv1",)),
     ("heroku", _B + r"HRKU-AA[0-9A-Za-z_\-]{58}", ("hrku-aa",)),
     ("huggingface", _B + r"(?:hf_|api_org_)[A-Za-z0-9]{30,}" + _E, ("hf_", "api_org_")),
-    ("infracost", _B + r"ico-[A-Za-z0-9]{32}" + _E, ("ico-",)),
+    # not after a dot: video_box.ico-<hash>.png is a file name
+    ("infracost", r"(?<![A-Za-z0-9_.])ico-[A-Za-z0-9]{32}" + _E, ("ico-",)),
     ("intra42", _B + r"[su]-s4t2(?:ud|af)-[a-fA-F0-9]{64}" + _E, ("s4t2ud-", "s4t2af-")),
     ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-/\\]{5,}\.[A-Za-z0-9_\-/\\]*={0,2}", ("eyj",)),
     ("jwt", _B + r"ZXlK[A-Za-z0-9+/]{60,}={0,2}", ("zxlk",)),
@@ -138,8 +139,12 @@ TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("sentry", _B + r"sntryu_[a-f0-9]{64}" + _E, ("sntryu_",)),
     ("settlemint", _B + r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}" + _E, ("sm_aat", "sm_pat", "sm_sat")),
     ("shippo", _B + r"shippo_(?:live|test)_[a-fA-F0-9]{40}" + _E, ("shippo_",)),
+    # Sidekiq Enterprise's gem server: the whole user-info is the licence (user:password), not only its password
+    ("sidekiq", r"(?<=://)[a-f0-9]{8}:[a-f0-9]{8}(?=@(?:gems|enterprise)\.contribsys\.com)", ("contribsys",)),
     ("shopify", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E, ("shpat_", "shpca_", "shppa_", "shpss_")),
-    ("slack", _B + r"xox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
+    # bot, user, legacy and config tokens open with a number (not "xoxo-indieweb", "xoxb-my-bot-token")
+    ("slack", _B + r"(?:xox[bpeos]-\d{6,}-[A-Za-z0-9\-]{8,}|xoxe-\d-[A-Za-z0-9]{100,}"
+                    r"|xox[ar]-(?:\d-)?[A-Za-z0-9]{8,48}(?:-[A-Za-z0-9]{8,48})*" + _E + ")", ("xox",)),
     ("slack", _B + r"xoxe\.xox[bp]-\d-[A-Za-z0-9]{100,}", ("xoxe.",)),
     ("slack", _B + r"xapp-\d-[A-Za-z0-9]+-\d+-[A-Za-z0-9]+", ("xapp-",)),
     ("slack", r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]+",
@@ -156,7 +161,8 @@ TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("typeform", _B + r"tfp_[A-Za-z0-9\-_.=]{59}", ("tfp_",)),
     ("vault", _B + r"hvs\.[\w-]{90,120}", ("hvs.",)),
     ("vault", _B + r"hvb\.[\w-]{138,300}", ("hvb.",)),
-    ("vault", _B + r"s\.[A-Za-z0-9]{24}" + _E, ("s.",)),
+    # s. and 24 letters and digits is also code (s.AcceptanceTimeoutSeconds): a token has a digit
+    ("vault", _B + r"s\.(?=[A-Za-z]{0,23}\d)[A-Za-z0-9]{24}" + _E, ("s.",)),
     ("xai", _B + r"xai-[A-Za-z0-9]{80}" + _E, ("xai-",)),
     ("yandex", _B + r"AQVN[A-Za-z0-9_\-]{35,38}" + _E, ("aqvn",)),
     ("yandex", _B + r"t1\.[A-Za-z0-9_\-]+={0,2}\.[A-Za-z0-9_\-]{86}={0,2}", ("t1.",)),

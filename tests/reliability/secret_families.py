@@ -45,6 +45,10 @@ KEYWORDED_FORMS: tuple[str, ...] = (
     "{i}_secret = {s}", "{I}_PASSWORD='{s}'", "-{i}Secret '{s}'", "--{i}-token {s}",
     '<add key="{i}ApiKey" value="{s}" />',
     "{i}_client_id = {s}", "{i}.key={s}", "my {i} api key is {s}",
+    # the second pass (issue 16): a suffix after the keyword, space-separated settings, the next line, a
+    # fullwidth colon, an arrow, aligned operators
+    "{I}_TOKEN2={s}", "{i}_token_prod: {s}", "set -gx {I}_TOKEN {s}", "git config --global {i}.token {s}",
+    "{i}_token:\n  {s}", "{i}_token：{s}", "{i}_token → {s}", "{i}_token       = \"{s}\"",
 )
 BARE_FORMS: tuple[str, ...] = ("{s}", "saw {s} in the build log", "Rotate {s} before Friday")
 
