@@ -193,7 +193,7 @@ class Retriever:
         conn = self.db.reader()
         return [entry for entry in named if conn.execute(
             "SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-            "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT 1", (entry[0], now)).fetchone()]
+            "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT 1", (entry[0], now)).fetchone()]
 
     # ----------------------------------------------------------------- recall
 

@@ -19,12 +19,14 @@ from typing import Any, NamedTuple
 from ..contracts import MemoryEvent
 from ..ingest import tool_run_of
 from ..text import fts_document, fts_or_query, index_text, query_terms
+from . import supersede
 from .connection import Connection
 
 _EVENT_COLUMNS = (
     "event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
     "user_id", "content", "memory_domain", "ingest_target", "cognition_eligible", "retention_class",
     "author_type", "content_type", "evidence_class", "l1_retrieval_scope", "metadata_json", "ingested_at",
+    "recorded_at", "natural_key",
 )
 _INSERT_EVENT = (
     f"INSERT INTO fact_events (id, {', '.join(_EVENT_COLUMNS)}) "
@@ -143,11 +145,45 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
     inserts rely on holding SQLite's write lock. ``rowids`` (one per event) are
     the ids to store them under — an import keeps the ids other rows name —
     else they follow the largest stored id.
+
+    An event with a ``natural_key`` supersedes the stored version of its key (:mod:`.supersede`); a
+    ``retire`` event retires it and is not stored itself (its target is ``"retired"``). The batch is
+    applied in order, so a retire and a new version of the same key in one batch mean what they say.
     """
+    if not any(e.retire for e in events):
+        return _insert_versions(conn, events, rowids)
+    results: list[Stored] = []
+    run: list[int] = []
+    for position, event in enumerate([*events, None]):
+        if event is not None and not event.retire:
+            run.append(position)
+            continue
+        if run:
+            results += _insert_versions(conn, [events[i] for i in run],
+                                        None if rowids is None else [rowids[i] for i in run])
+            run = []
+        if event is not None:
+            results.append(_retire(conn, event))
+    return results
+
+
+def _retire(conn: Connection, event: MemoryEvent) -> Stored:
+    old = supersede.live_versions(conn, [(event.source, event.natural_key)]).get((event.source, event.natural_key))
+    if old is not None:
+        supersede.retire(conn, old, event.ingested_at)
+    return Stored(old.event_id if old else event.event_id, False, event.evidence_class, supersede.RETIRED)
+
+
+def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
+                     rowids: Sequence[int] | None = None) -> list[Stored]:
     stored = _stored(conn, "fact_events", "event_id", "ingest_target", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
     if not fresh:
         return results
+    if any(e.natural_key is not None for e in fresh):
+        results, fresh, predecessors = _versions(conn, results, fresh)
+    else:
+        predecessors = {}
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
     given = dict(zip((e.event_id for e in events), rowids, strict=True)) if rowids is not None else None
     ids = [given[e.event_id] if given else first_id + offset for offset, e in enumerate(fresh)]
@@ -161,7 +197,9 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
             ids[offset], e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
             e.idempotency_key, e.session_id, e.user_id, e.content, e.memory_domain, e.ingest_target,
             int(e.cognition_eligible), e.retention_class, e.author_type, e.content_type, e.evidence_class,
-            e.l1_retrieval_scope, _metadata_json(e), e.ingested_at,
+            e.l1_retrieval_scope, _metadata_json(e), e.ingested_at, e.visible_from,
+            # A superseding version takes its key once its predecessor is gone (the key is unique).
+            None if e.event_id in predecessors else e.natural_key,
         )
         for offset, e in enumerate(fresh)
     ])
@@ -173,7 +211,33 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
         "ON CONFLICT DO UPDATE SET events = events + excluded.events",
         [(*key, n) for key, n in counts.items()],
     )
+    for e in fresh:
+        if e.event_id in predecessors:
+            supersede.hand_over(conn, predecessors[e.event_id], by_event[e.event_id], e.event_id, e.ingested_at)
+            conn.execute("UPDATE fact_events SET natural_key = ? WHERE id = ?", (e.natural_key, by_event[e.event_id]))
     return results
+
+
+def _versions(conn: Connection, results: list[Stored], fresh: list[MemoryEvent]):
+    """Of a batch's new events, the last version of each natural key is stored (an earlier one of the same
+    batch reports it), inheriting the record time of the stored version it supersedes."""
+    last = supersede.last_of_each_key(fresh)
+    dropped = {e.event_id: last[(e.source, e.natural_key)] for e in fresh
+               if e.natural_key is not None and last[(e.source, e.natural_key)] != e.event_id}
+    kept = [e for e in fresh if e.event_id not in dropped]
+    live = supersede.live_versions(conn, [(e.source, e.natural_key) for e in kept if e.natural_key is not None])
+    predecessors: dict[str, supersede.Predecessor] = {}
+    versions = []
+    for e in kept:
+        old = live.get((e.source, e.natural_key)) if e.natural_key is not None else None
+        if old is not None:
+            predecessors[e.event_id] = old
+            e = e._replace(recorded_at=supersede.inherited_record_time(e, old))
+        versions.append(e)
+    by_id = {e.event_id: e for e in versions}
+    results = [Stored(dropped[r.event_id], True, r.evidence_class, r.target) if r.event_id in dropped else r
+               for r in results]
+    return results, [by_id[e.event_id] for e in kept], predecessors
 
 
 def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:
