@@ -103,6 +103,7 @@ class CalendarFiles:
             file, opened = FileReading(), opened + 1
             known = dict(state.get("keys") or {})       # natural key -> start, of what earlier runs stored
             found: dict[str, float] = {}
+            retired: set[str] = set()
             try:
                 data = path.read_bytes()
                 for event in occurrences(path.name, data, window_start, end, bounds, ctx.skipped, file):
@@ -111,8 +112,9 @@ class CalendarFiles:
                         ctx.skipped("bad_date", f"{path.name}: {str(event.get('UID', ''))[:80]}: an occurrence "
                                                 "without a usable start or end")
                         continue
-                    if not payload.get("retire"):
-                        found[payload["natural_key"]] = payload["occurred_at"]
+                    found[payload["natural_key"]] = payload["occurred_at"]    # a retirement too: said once
+                    if payload.get("retire"):
+                        retired.add(payload["natural_key"])
                     yield payload
                     if ctx.stopping:
                         return      # not marked read: the next run reads the file again
@@ -131,7 +133,8 @@ class CalendarFiles:
             # Remembered until they leave the window: what this read covered is what it found.
             kept = {k: t for k, t in known.items()
                     if t >= start.timestamp() and not window_start.timestamp() <= t <= end.timestamp()}
-            seen[key] = {"mtime": mtime, "until": end.timestamp(), "keys": kept | found}
+            stored = {k: t for k, t in found.items() if k not in retired}
+            seen[key] = {"mtime": mtime, "until": end.timestamp(), "keys": kept | stored}
             ctx.save_cursor(dict(seen))
 
 

@@ -283,7 +283,7 @@ class L2Recall:
         return self.conn.execute(
             "SELECT 1 FROM tom_trait_assertions a JOIN l2_evidence v ON v.kind = 'assertion' "
             "AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e ON e.id = v.event_rowid "
-            "WHERE a.entity_id = ? AND e.timestamp > ? LIMIT 1", (entity_id, now)).fetchone() is not None
+            "WHERE a.entity_id = ? AND e.recorded_at > ? LIMIT 1", (entity_id, now)).fetchone() is not None
 
     def _evidence_of_entity(self, entity_id: int) -> list[tuple[str, str | None]]:
         return self.conn.execute(

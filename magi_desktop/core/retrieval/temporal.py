@@ -26,6 +26,7 @@ class Window:
     start: float
     end: float
     label: str
+    ahead: bool = False     # a window after now, where only plans live (schedule.py)
 
     def contains(self, ts: float) -> bool:
         return self.start <= ts < self.end
@@ -50,7 +51,8 @@ class TemporalIntent:
     def to_dict(self) -> dict:
         return {
             "window": None if self.window is None else
-            {"start": self.window.start, "end": self.window.end, "label": self.window.label},
+            {"start": self.window.start, "end": self.window.end, "label": self.window.label,
+             **({"ahead": True} if self.window.ahead else {})},
             "anchor": None if self.anchor is None else
             {"direction": self.anchor.direction, "phrase": self.anchor.phrase},
             "recent": self.recent,
@@ -345,15 +347,24 @@ def _boundary(text: str, cal: _Calendar) -> tuple[Window | None, Anchor | None]:
     return None, None
 
 
+def _future_window(text: str, cal: _Calendar) -> Window | None:
+    from .schedule import future_window  # schedule.py builds on this module's Window
+
+    try:
+        return future_window(text, cal)
+    except (OverflowError, ValueError):
+        return None
+
+
 def parse_temporal(text: str, now: float, tz: tzinfo | None = None) -> TemporalIntent:
     """The time window, anchor and recency a question asks about, as of ``now``."""
     cal = _Calendar(now, tz)
     window, anchor = _boundary(text, cal)
     if window is None and anchor is None:
-        window = _window_of(text, cal)
+        window = _window_of(text, cal) or _future_window(text, cal)
     elif window is None:
         window = _window_of(text.replace(anchor.phrase, " "), cal)
     recent = bool(_RECENT.search(text))
-    if window is not None and window.start > now:
-        window = None  # a time still to come holds no memories yet
+    if window is not None and window.start > now and not window.ahead:
+        window = None  # a past-looking time still to come holds no memories yet (only plans: schedule.py)
     return TemporalIntent(window=window, anchor=anchor, recent=recent)
