@@ -175,3 +175,47 @@ def test_a_plan_counts_as_recorded_when_collected_and_keeps_that_time_when_it_mo
     # Asked as of a time before the plan was first collected, it is not known yet.
     assert not any("Dentist" in t for t in texts(memory.query("What is on my calendar tomorrow?",
                                                               now=first_recorded - 60, tz=UTC)))
+
+
+# A Tuesday noon: each phrase names a window after it, where only plans live.
+TUESDAY = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("question", "first_day", "days"), [
+    ("What is on my calendar tomorrow?", 1, 1),
+    ("Anything the day after tomorrow?", 2, 1),
+    ("What do I have in 3 days?", 3, 1),
+    ("What is on in two weeks?", 14, 1),
+    ("Plans for this weekend?", 4, 2),
+    ("And next weekend?", 11, 2),
+    ("What is on next week?", 6, 7),
+    ("明天有什么安排？", 1, 1),
+    ("后天呢", 2, 1),
+    ("下周有什么会？", 6, 7),
+    ("这个周末去哪", 4, 2),
+])
+def test_questions_about_the_future_keep_their_window(question, first_day, days):
+    from magi_desktop.core.retrieval.temporal import parse_temporal
+
+    window = parse_temporal(question, TUESDAY.timestamp(), UTC).window
+    start = datetime(2026, 12, 1, tzinfo=UTC) + timedelta(days=first_day)
+    assert window is not None and window.ahead, question
+    assert (window.start, window.end) == (start.timestamp(), (start + timedelta(days=days)).timestamp())
+
+
+@pytest.mark.parametrize("question", ["When is my next dentist appointment?", "What is coming up?",
+                                      "Any upcoming trips?", "下次OpenLab什么时候？"])
+def test_next_and_upcoming_look_from_now_on(question):
+    from magi_desktop.core.retrieval.temporal import parse_temporal
+
+    window = parse_temporal(question, TUESDAY.timestamp(), UTC).window
+    assert window is not None and window.ahead and window.start == TUESDAY.timestamp() and window.label == "upcoming"
+
+
+@pytest.mark.parametrize("question", ["What did I do yesterday?", "What did I do the next day?",
+                                      "Where did I go last weekend?", "When did I last see the dentist?"])
+def test_questions_about_the_past_do_not_look_ahead(question):
+    from magi_desktop.core.retrieval.temporal import parse_temporal
+
+    window = parse_temporal(question, TUESDAY.timestamp(), UTC).window
+    assert window is None or (not window.ahead and window.end <= TUESDAY.timestamp() + 86400), question

@@ -78,7 +78,7 @@ _ZH_NUMBER = r"((?<!\d)\d{1,9}|[零一二两三四五六七八九十百]{1,12}|�
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 
 _EN_BOUNDARY = re.compile(
-    r"\b(before|after|prior\s+to|since|earlier\s+than|later\s+than|until|till)\s+"
+    r"\b(before|(?<!day )after|prior\s+to|since|earlier\s+than|later\s+than|until|till)\s+"
     r"((?:(?:the|my|our|a|an|i|we|he|she|they)\s+)?[^,.?!;]{2,60}(?:,\s*\d{4}\b)?)",
     re.IGNORECASE,
 )
@@ -278,7 +278,7 @@ def _chinese_window(text: str, cal: _Calendar) -> Window | None:
         return cal.week_of(2, "上上周")
     if re.search(r"上(?:个)?(?:周|星期|礼拜)", text):
         return cal.week_of(1, "上周")
-    if re.search(r"(?:这|本)(?:个)?(?:周|星期|礼拜)", text):
+    if re.search(r"(?:这|本)(?:个)?(?:周|星期|礼拜)(?!末)", text):     # 这个周末 is the weekend (schedule.py)
         return cal.week_of(0, "本周")
     if re.search(r"上(?:个)?月", text):
         return cal.months_back(1, "上个月")
