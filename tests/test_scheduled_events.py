@@ -219,3 +219,19 @@ def test_questions_about_the_past_do_not_look_ahead(question):
 
     window = parse_temporal(question, TUESDAY.timestamp(), UTC).window
     assert window is None or (not window.ahead and window.end <= TUESDAY.timestamp() + 86400), question
+
+
+def test_occurrences_stored_before_natural_keys_take_them_and_are_superseded_later(planned):
+    """A memory upgraded from before migration 0019: its calendar rows have no natural key and the
+    collector's cursor knows none. The next run reads the file in full, the stored rows take their keys,
+    and the next edit supersedes them instead of adding a second version."""
+    memory, ics, ctx = planned
+    with memory.db.transaction() as conn:
+        conn.execute("UPDATE fact_events SET natural_key = NULL")
+    ctx.cursor = {path: {"mtime": state["mtime"], "until": state["until"]} for path, state in ctx.cursor.items()}
+    again = collect(memory, ics, ctx, clock=NOW + 30)
+    assert again and all(r.duplicate for r in again)
+    assert memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE natural_key IS NULL").fetchone()[0] == 0
+    updated(memory, ics, ctx)
+    rows = memory.db.reader().execute("SELECT content FROM fact_events WHERE content LIKE '%Dentist%'").fetchall()
+    assert len(rows) == 1 and f"{at(1, 15):%Y-%m-%d} 15:00" in rows[0][0]

@@ -92,7 +92,9 @@ class CalendarFiles:
             if not isinstance(state, dict):
                 state = {"mtime": state, "until": None}     # a cursor from before the window was kept
             window_start = start
-            if state["mtime"] == mtime:
+            # A cursor without the natural keys (written before they existed) reads the file once in full,
+            # so the occurrences stored then take their keys before any of them is edited.
+            if state["mtime"] == mtime and "keys" in state:
                 if state["until"] is not None and end.timestamp() - state["until"] < 86400:
                     continue      # unchanged, and the window has not moved a day yet
                 if state["until"] is not None:

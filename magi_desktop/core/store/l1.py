@@ -178,6 +178,8 @@ def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
                      rowids: Sequence[int] | None = None) -> list[Stored]:
     stored = _stored(conn, "fact_events", "event_id", "ingest_target", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
+    supersede.adopt_keys(conn, [(e.source, e.natural_key, r.event_id) for e, r in zip(events, results, strict=True)
+                                if r.duplicate and e.natural_key is not None])
     if not fresh:
         return results
     if any(e.natural_key is not None for e in fresh):

@@ -54,6 +54,14 @@ def live_versions(conn: Connection, keys: Sequence[tuple[str, str]]) -> dict[tup
     return found
 
 
+def adopt_keys(conn: Connection, duplicates: Sequence[tuple[str, str, str]]) -> None:
+    """A re-collected item stored before it had a natural key (before migration 0019) takes the key it is
+    sent with now — unless another event already holds it — so its next version supersedes it."""
+    for source, key, event_id in duplicates:
+        conn.execute("UPDATE fact_events SET natural_key = ? WHERE event_id = ? AND natural_key IS NULL AND NOT EXISTS "
+                     "(SELECT 1 FROM fact_events WHERE source = ? AND natural_key = ?)", (key, event_id, source, key))
+
+
 def last_of_each_key(events: Sequence[MemoryEvent]) -> dict[tuple[str, str], str]:
     """For each (source, natural key) of a batch, the event id of its last version (the one that stays)."""
     return {(e.source, e.natural_key): e.event_id for e in events if e.natural_key is not None}
