@@ -117,11 +117,14 @@ def screen(qualifying: list, kept: list, temporal, terms: Sequence[str], questio
 
 
 def soonest_first(ranked: list[tuple[int, float]], timestamps: dict[int, float], temporal) -> list[tuple[int, float]]:
-    """In an ahead window the next plan answers first ("when is my next X"): time order, then score."""
+    """In an ahead window the next plan answers first ("when is my next X"): the window's events in time
+    order, then what was kept from other times (words said about it) in its own order."""
     window = temporal.window
     if window is None or not window.ahead:
         return ranked
-    return sorted(ranked, key=lambda pair: (timestamps[pair[0]], -pair[1]))
+    inside = sorted((pair for pair in ranked if window.contains(timestamps[pair[0]])),
+                    key=lambda pair: (timestamps[pair[0]], -pair[1]))
+    return inside + [pair for pair in ranked if not window.contains(timestamps[pair[0]])]
 
 
 def mark_plans(findings: list[Finding], now: float) -> int:
