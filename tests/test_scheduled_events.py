@@ -148,6 +148,26 @@ def test_a_moved_meeting_is_answered_at_its_new_time_only(planned):
     assert [r[0] for r in openlab] == [at(10, 19).timestamp()]
 
 
+def test_the_collector_host_counts_retirements_apart(memory, tmp_path):
+    from magi_desktop.collectors import Supervisor
+
+    ics = tmp_path / "home.ics"
+    ics.write_text(calendar(1))
+    clock = [NOW]
+    sup = Supervisor(memory, [CalendarFiles(clock=lambda: clock[0])],
+                     settings={"calendar": {"paths": [str(ics)], "days_ahead": 30}}, clock=lambda: clock[0])
+    sup.tick()
+    assert sup.wait_idle()
+    ics.write_text(calendar(2))
+    import os
+    os.utime(ics, (NOW + 100, NOW + 100))
+    clock[0] += 901
+    sup.tick()
+    assert sup.wait_idle()
+    assert sup.status["calendar"].counts["retired"] == 3
+    sup.stop()
+
+
 def test_cancelled_and_removed_occurrences_are_gone(planned):
     memory, ics, ctx = planned
     results = updated(memory, ics, ctx)

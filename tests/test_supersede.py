@@ -84,7 +84,8 @@ def test_retire_removes_the_stored_version_and_what_only_it_supported(memory):
                         ).fetchone() == (None,)
     assert memory.query("Lucca table").findings == []
     # Retiring what is not stored stores nothing; a later version of the key is stored again.
-    assert memory.ingest({**booking("x", T0, "never-stored"), "retire": True}).target == "retired"
+    nothing = memory.ingest({**booking("x", T0, "never-stored"), "retire": True})
+    assert nothing.target == "retired" and nothing.event_id is None
     memory.ingest(booking("Table for four at Lucca", T0 + 2 * 86400, "lucca"))
     assert len(live(memory, "lucca")) == 1
 
@@ -94,7 +95,9 @@ def test_one_batch_applies_its_versions_and_retirements_in_order(memory):
                                   {**booking("v2 Lucca", T0 + 20, "k"), "retire": True},
                                   booking("v3 Lucca", T0 + 30, "k")])
     assert results[2].target == "retired" and results[2].event_id == results[1].event_id
-    assert results[0].duplicate and results[0].event_id == results[1].event_id   # v1 never became live
+    assert not any(r.duplicate for r in results)
+    superseded = dict(memory.db.reader().execute("SELECT event_id, superseded_by FROM l1_superseded"))
+    assert superseded == {results[0].event_id: None, results[1].event_id: None}   # v1 → v2, then v2 retired
     assert [t for t in live(memory, "k")] == [memory.db.reader().execute(
         "SELECT content FROM fact_events WHERE event_id = ?", (results[3].event_id,)).fetchone()[0]]
 

@@ -93,7 +93,7 @@ def _lookup_keys(events: Sequence[MemoryEvent]) -> Iterable[Key]:
 class Stored(NamedTuple):
     """Where one submitted event ended up: its stored id and class (the earlier ones for a duplicate)."""
 
-    event_id: str
+    event_id: str | None
     duplicate: bool
     evidence_class: str
     target: str
@@ -147,23 +147,31 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
     else they follow the largest stored id.
 
     An event with a ``natural_key`` supersedes the stored version of its key (:mod:`.supersede`); a
-    ``retire`` event retires it and is not stored itself (its target is ``"retired"``). The batch is
-    applied in order, so a retire and a new version of the same key in one batch mean what they say.
+    ``retire`` event retires it and is not stored itself (its target is ``"retired"``). A batch means
+    what the same events sent one by one mean: it is stored in runs holding each key at most once.
     """
-    if not any(e.retire for e in events):
-        return _insert_versions(conn, events, rowids)
     results: list[Stored] = []
     run: list[int] = []
-    for position, event in enumerate([*events, None]):
-        if event is not None and not event.retire:
-            run.append(position)
-            continue
+    keys: set[tuple[str, str]] = set()
+
+    def store_run() -> None:
         if run:
-            results += _insert_versions(conn, [events[i] for i in run],
-                                        None if rowids is None else [rowids[i] for i in run])
-            run = []
-        if event is not None:
+            results.extend(_insert_versions(conn, [events[i] for i in run],
+                                            None if rowids is None else [rowids[i] for i in run]))
+        run.clear()
+        keys.clear()
+
+    for position, event in enumerate(events):
+        key = (event.source, event.natural_key) if event.natural_key is not None else None
+        if event.retire or key in keys:
+            store_run()
+        if event.retire:
             results.append(_retire(conn, event))
+            continue
+        run.append(position)
+        if key is not None:
+            keys.add(key)
+    store_run()
     return results
 
 
@@ -171,7 +179,8 @@ def _retire(conn: Connection, event: MemoryEvent) -> Stored:
     old = supersede.live_versions(conn, [(event.source, event.natural_key)]).get((event.source, event.natural_key))
     if old is not None:
         supersede.retire(conn, old, event.ingested_at)
-    return Stored(old.event_id if old else event.event_id, False, event.evidence_class, supersede.RETIRED)
+    # The retired event's id; None when nothing of that key was stored (nothing was retired, nothing stored).
+    return Stored(old.event_id if old else None, False, event.evidence_class, supersede.RETIRED)
 
 
 def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
@@ -182,10 +191,9 @@ def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
                                 if r.duplicate and e.natural_key is not None])
     if not fresh:
         return results
-    if any(e.natural_key is not None for e in fresh):
-        results, fresh, predecessors = _versions(conn, results, fresh)
-    else:
-        predecessors = {}
+    predecessors = _predecessors(conn, fresh) if any(e.natural_key is not None for e in fresh) else {}
+    fresh = [e._replace(recorded_at=supersede.inherited_record_time(e, predecessors[e.event_id]))
+             if e.event_id in predecessors else e for e in fresh]
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
     given = dict(zip((e.event_id for e in events), rowids, strict=True)) if rowids is not None else None
     ids = [given[e.event_id] if given else first_id + offset for offset, e in enumerate(fresh)]
@@ -220,26 +228,11 @@ def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
     return results
 
 
-def _versions(conn: Connection, results: list[Stored], fresh: list[MemoryEvent]):
-    """Of a batch's new events, the last version of each natural key is stored (an earlier one of the same
-    batch reports it), inheriting the record time of the stored version it supersedes."""
-    last = supersede.last_of_each_key(fresh)
-    dropped = {e.event_id: last[(e.source, e.natural_key)] for e in fresh
-               if e.natural_key is not None and last[(e.source, e.natural_key)] != e.event_id}
-    kept = [e for e in fresh if e.event_id not in dropped]
-    live = supersede.live_versions(conn, [(e.source, e.natural_key) for e in kept if e.natural_key is not None])
-    predecessors: dict[str, supersede.Predecessor] = {}
-    versions = []
-    for e in kept:
-        old = live.get((e.source, e.natural_key)) if e.natural_key is not None else None
-        if old is not None:
-            predecessors[e.event_id] = old
-            e = e._replace(recorded_at=supersede.inherited_record_time(e, old))
-        versions.append(e)
-    by_id = {e.event_id: e for e in versions}
-    results = [Stored(dropped[r.event_id], True, r.evidence_class, r.target) if r.event_id in dropped else r
-               for r in results]
-    return results, [by_id[e.event_id] for e in kept], predecessors
+def _predecessors(conn: Connection, fresh: Sequence[MemoryEvent]) -> dict[str, supersede.Predecessor]:
+    """The stored version each new event supersedes, by the new event's id (a run holds each key once)."""
+    live = supersede.live_versions(conn, [(e.source, e.natural_key) for e in fresh if e.natural_key is not None])
+    return {e.event_id: live[(e.source, e.natural_key)] for e in fresh
+            if e.natural_key is not None and (e.source, e.natural_key) in live}
 
 
 def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:

@@ -62,11 +62,6 @@ def adopt_keys(conn: Connection, duplicates: Sequence[tuple[str, str, str]]) -> 
                      "(SELECT 1 FROM fact_events WHERE source = ? AND natural_key = ?)", (key, event_id, source, key))
 
 
-def last_of_each_key(events: Sequence[MemoryEvent]) -> dict[tuple[str, str], str]:
-    """For each (source, natural key) of a batch, the event id of its last version (the one that stays)."""
-    return {(e.source, e.natural_key): e.event_id for e in events if e.natural_key is not None}
-
-
 def inherited_record_time(event: MemoryEvent, predecessor: Predecessor) -> float:
     """A plan keeps the time its first version was collected: it was known since then, only its details
     changed. Any other event stays visible from its own occurred_at."""
@@ -96,8 +91,3 @@ def _retire(conn: Connection, old: Predecessor, successor: str | None, now: floa
                  "SELECT event_id, source, ?, ? FROM fact_events WHERE id = ?", (successor, at, old.rowid))
     conn.execute("DELETE FROM fact_events WHERE id = ?", (old.rowid,))
 
-
-def superseded_by(conn: Connection, event_id: str) -> tuple[bool, str | None]:
-    """Whether ``event_id`` was retired, and the live version that replaced it (None: retired outright)."""
-    row = conn.execute("SELECT superseded_by FROM l1_superseded WHERE event_id = ?", (event_id,)).fetchone()
-    return (False, None) if row is None else (True, row[0])
