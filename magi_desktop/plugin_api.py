@@ -46,12 +46,16 @@ def entity(mention_text: str, entity_type: str) -> dict[str, str]:
 
 def activity(source_type: str, action_code: str, occurred_at: float | str, provenance: Mapping[str, Any], *,
              item_id: str | None = None, entities: Iterable[Mapping[str, str]] = (), object_code: str | None = None,
-             session_id: str | None = None, tags: Iterable[str] = ()) -> dict[str, Any]:
+             session_id: str | None = None, tags: Iterable[str] = (), schedule: Mapping[str, Any] | None = None,
+             natural_key: str | None = None, retire: bool = False) -> dict[str, Any]:
     """A sensor payload (DESIGN §3.1): what happened (``action_code``), when, and its raw fields.
 
     ``item_id`` is the source's own id for the item (a visit id, a commit hash): it makes
-    re-collection idempotent. The core validates the payload, redacts secrets, classifies and
-    renders it; a plugin never writes memory fields itself.
+    re-collection idempotent. ``schedule`` ({"start", "end", "all_day"}) declares a planned event,
+    visible before it happens. ``natural_key`` names the thing the item is a version of (a calendar
+    UID and occurrence): a new version supersedes the stored one; ``retire`` retires it. The core
+    validates the payload, redacts secrets, classifies and renders it; a plugin never writes memory
+    fields itself.
     """
     payload: dict[str, Any] = {
         "source_type": source_type,
@@ -71,6 +75,12 @@ def activity(source_type: str, action_code: str, occurred_at: float | str, prove
     tags = list(tags)
     if tags:
         payload["tags"] = tags
+    if schedule is not None:
+        payload["schedule"] = dict(schedule)
+    if natural_key is not None:
+        payload["natural_key"] = natural_key
+    if retire:
+        payload["retire"] = True
     return payload
 
 

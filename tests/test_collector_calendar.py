@@ -71,7 +71,7 @@ def test_recurrences_exceptions_and_moved_occurrences_in_the_window(tmp_path):
     assert list(CalendarFiles(clock=lambda: NOW + 7 * 86400 + 3600).collect(ctx.cursor, ctx)) == []
 
 
-def test_an_edited_event_is_stored_as_what_it_became(tmp_path, memory):
+def test_an_edited_event_supersedes_what_it_was(tmp_path, memory):
     ics = tmp_path / "home.ics"
     ics.write_text(ICS)
     clock = [NOW]
@@ -88,9 +88,8 @@ def test_an_edited_event_is_stored_as_what_it_became(tmp_path, memory):
     counts = sup.status["calendar"].counts
     assert counts["stored"] == 6 and counts["duplicates"] == 4
     texts = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE content LIKE '%Trip%'")]
-    assert sorted(texts) == [
-        "Calendar: Calendar event “Trip to Hangzhou” from 2026-03-20 00:00 UTC to 2026-03-22 00:00 UTC",
-        "Calendar: Calendar event “Trip to Suzhou” from 2026-03-20 00:00 UTC to 2026-03-22 00:00 UTC"]
+    # One live version per UID (issue 17): the old title is retired, not kept beside the new one.
+    assert texts == ["Calendar: Calendar event “Trip to Suzhou” from 2026-03-20 00:00 UTC to 2026-03-22 00:00 UTC"]
     sup.stop()
 
 

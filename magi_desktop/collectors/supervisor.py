@@ -489,6 +489,8 @@ class Supervisor:
                 self.status[name].last_rejection = str(result.error)
             elif result.duplicate:
                 counts["duplicates"] += 1
+            elif result.target == "retired":
+                counts["retired"] += 1         # a cancelled or removed item's stored version went
             else:
                 counts["stored"] += 1
             if result.error is None:

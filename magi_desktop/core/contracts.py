@@ -48,13 +48,15 @@ _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _TOP_LEVEL_FIELDS = frozenset(
     {
         "source_type", "source_item_id", "occurred_at", "activity", "provenance", "entities",
-        "tags", "l2_batch_owner", "session_id", "user_id", "chat", "action", "ephemeral",
+        "tags", "l2_batch_owner", "session_id", "user_id", "chat", "action", "ephemeral", "schedule",
+        "natural_key", "retire",
     }
 )
 _CHAT_FIELDS = frozenset({"role", "text", "provenance", "tool_name", "speaker"})
 _ACTIVITY_FIELDS = frozenset({"source_code", "action_code", "object_code"})
 _ACTION_FIELDS = frozenset({"tool", "category", "ok", "duration_ms", "input", "output", "error"})
 _ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
+_SCHEDULE_FIELDS = frozenset({"start", "end", "all_day"})
 
 
 def is_valid_source_type(value: Any) -> bool:
@@ -116,6 +118,17 @@ class EntityHint(NamedTuple):
         return {"mention_text": self.mention_text, "entity_type": self.entity_type}
 
 
+class Schedule(NamedTuple):
+    """When a scheduled event (a meeting, a booking) takes place: it is visible before it happens."""
+
+    start: float
+    end: float
+    all_day: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "all_day": self.all_day}
+
+
 class Payload(NamedTuple):
     kind: PayloadKind
     source_type: str
@@ -131,6 +144,11 @@ class Payload(NamedTuple):
     tags: tuple[str, ...] = ()
     l2_batch_owner: str | None = None
     ephemeral: bool = False
+    schedule: Schedule | None = None
+    #: One live event per (source_type, natural_key): a new version supersedes the stored one.
+    natural_key: str | None = None
+    #: Retire the stored version of ``natural_key`` (a cancelled meeting); nothing new is stored.
+    retire: bool = False
 
 
 class MemoryEvent(NamedTuple):
@@ -158,6 +176,15 @@ class MemoryEvent(NamedTuple):
     #: Other keys the same payload may have been stored under (looked up, never
     #: stored): the plain id and its hash, whichever ``idempotency_key`` is not.
     dedupe_aliases: tuple[str, ...] = ()
+    #: When the memory could first have known it (DESIGN §16): ``now`` hides what was recorded after it.
+    #: None means the occurred_at (``timestamp``).
+    recorded_at: float | None = None
+    natural_key: str | None = None
+    retire: bool = False
+
+    @property
+    def visible_from(self) -> float:
+        return self.timestamp if self.recorded_at is None else self.recorded_at
 
 
 class IngestResult(NamedTuple):
@@ -422,6 +449,21 @@ def _validate_tags(raw: Mapping) -> tuple[str, ...]:
     return tuple(tags)
 
 
+def _validate_schedule(raw: Mapping) -> Schedule | None:
+    schedule = _mapping(raw, "schedule", "schedule", required=False)
+    if schedule is None:
+        return None
+    _check_keys(schedule, _SCHEDULE_FIELDS, "schedule.")
+    start = parse_timestamp(schedule.get("start"), "schedule.start")
+    end = parse_timestamp(schedule["end"], "schedule.end") if schedule.get("end") is not None else start
+    if end < start:
+        _fail("schedule.end", "must not be before schedule.start")
+    all_day = schedule.get("all_day", False)
+    if not isinstance(all_day, bool):
+        _fail("schedule.all_day", "must be true or false")
+    return Schedule(start=start, end=end, all_day=all_day)
+
+
 def _payload_kind(raw: Mapping, source_type: str) -> PayloadKind:
     present = [k for k in ("chat", "action", "activity") if raw.get(k) is not None]
     if len(present) > 1:
@@ -448,7 +490,23 @@ def validate_payload(raw: Any) -> Payload:
     _check_keys(raw, _TOP_LEVEL_FIELDS, "")
     source_type = _str(raw, "source_type", "source_type", required=True, pattern=_SOURCE_TYPE)
     kind = _payload_kind(raw, source_type)
-    occurred_at = parse_timestamp(raw.get("occurred_at"))
+    schedule = _validate_schedule(raw)
+    if schedule is not None and kind != "sensor":
+        _fail("schedule", "belongs to activity payloads (a calendar entry, a booking), not to chat turns or tool runs")
+    if schedule is not None and raw.get("occurred_at") is None:
+        occurred_at = schedule.start      # a scheduled event is about its start
+    else:
+        occurred_at = parse_timestamp(raw.get("occurred_at"))
+    if schedule is not None and occurred_at != schedule.start:
+        _fail("schedule.start", "must equal occurred_at (a scheduled event is about its start)")
+    natural_key = _str(raw, "natural_key", "natural_key", required=False)
+    retire = raw.get("retire", False)
+    if not isinstance(retire, bool):
+        _fail("retire", "must be true or false")
+    if retire and natural_key is None:
+        _fail("retire", "needs natural_key: it retires the stored event of that key")
+    if natural_key is not None and (kind == "runtime" or raw.get("ephemeral") is True):
+        _fail("natural_key", "belongs to stored activity and chat payloads, not to tool runs or ephemeral ones")
     session_id = _str(raw, "session_id", "session_id", required=kind == "chat")
     provenance = raw.get("provenance")
     if kind == "sensor":
@@ -475,4 +533,7 @@ def validate_payload(raw: Any) -> Payload:
         tags=_validate_tags(raw),
         l2_batch_owner=_str(raw, "l2_batch_owner", "l2_batch_owner", required=False),
         ephemeral=ephemeral,
+        schedule=schedule,
+        natural_key=natural_key,
+        retire=retire,
     )

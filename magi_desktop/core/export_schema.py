@@ -27,6 +27,7 @@ NOT_EXPORTED = {
     "forget_secret": "the key of the receipts' hashes stays with the memory that made them",
     "forget_targets": "the rows a running forget still has to delete, by the exporting memory's rowids",
     "export_log": "where the exporting memory's own exports went",
+    "l1_superseded": "which versions were retired (ids only): the export holds the live versions",
 }
 
 # What an import takes from an export (issue 16), in the order it loads them: L1 events, re-derived by the

@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .contracts import EntityHint, MemoryEvent, Payload, ToolRun, validate_payload
+from .contracts import MIN_TIMESTAMP, EntityHint, MemoryEvent, Payload, ToolRun, validate_payload
 from .governance import Scope, Verdict, classify
 from .ids import new_ulid
 from .redact import CURRENT, RuleSet
@@ -48,7 +49,7 @@ def map_free_text(payload: Payload, text: Callable[[str], str], data: Callable[[
         return text(value) if value else value
 
     changes: dict[str, Any] = {}
-    for name in ("source_item_id", "session_id", "user_id", "l2_batch_owner"):
+    for name in ("source_item_id", "session_id", "user_id", "l2_batch_owner", "natural_key"):
         changes[name] = opt(getattr(payload, name))
     changes["tags"] = tuple(text(tag) for tag in payload.tags)
     changes["entities"] = tuple(EntityHint(text(h.mention_text), text(h.entity_type)) for h in payload.entities)
@@ -158,6 +159,11 @@ def _canonical(payload: Payload) -> bytes:
         "timeline": _timeline(payload),
         "text": payload.chat.text if payload.chat else None,
     }
+    # Only when given, so the keys of payloads without them stay what they were.
+    if payload.schedule is not None:
+        canonical["schedule"] = payload.schedule.to_dict()
+    if payload.natural_key is not None:
+        canonical["natural_key"] = payload.natural_key
     return json.dumps(canonical, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
 
 
@@ -194,6 +200,8 @@ def normalize(
         metadata["l2_batch_owner"] = clean.l2_batch_owner
     if redactions:
         metadata["redactions"] = dict(sorted(redactions.items()))
+    if clean.schedule is not None:
+        metadata["schedule"] = clean.schedule.to_dict()
     event = MemoryEvent(
         event_id=new_ulid(now),
         timestamp=clean.occurred_at,
@@ -215,8 +223,20 @@ def normalize(
         metadata=metadata,
         ingested_at=now,
         dedupe_aliases=aliases,
+        recorded_at=recorded_at(clean, now),
+        natural_key=clean.natural_key,
+        retire=clean.retire,
     )
     return event, target
+
+
+def recorded_at(payload: Payload, ingested_at: float) -> float:
+    """When the memory could first have known the event (DESIGN §16): a scheduled event from when it was
+    collected (or its start, when that is earlier: a past meeting counts as recorded when it happened), any
+    other at its occurred_at, so a replayed history asked "as of" a past date sees only what was said by then."""
+    if payload.schedule is None:
+        return payload.occurred_at
+    return min(payload.occurred_at, ingested_at)
 
 
 def _field(mapping: Any, key: str) -> Any:
@@ -250,6 +270,10 @@ def stored_payload(fields: Mapping[str, Any]) -> dict[str, Any]:
     hints = _field(metadata, "structured_entity_hints")
     if hints:
         raw["entities"] = hints
+    if _field(metadata, "schedule") is not None:
+        raw["schedule"] = metadata["schedule"]
+    if fields.get("natural_key") is not None:
+        raw["natural_key"] = fields["natural_key"]
     for key in ("tags", "l2_batch_owner"):
         if _field(metadata, key) is not None:
             raw[key] = metadata[key]
@@ -274,7 +298,18 @@ def rederive(fields: Mapping[str, Any], templates: TemplateRegistry, *, key_secr
         found = metadata.get("redactions", {})
         metadata["redactions"] = {k: max(counted.get(k, 0), found.get(k, 0)) for k in sorted({*counted, *found})}
     return event._replace(event_id=fields["event_id"], idempotency_key=fields["idempotency_key"],
-                          metadata=metadata, dedupe_aliases=()), target
+                          metadata=metadata, dedupe_aliases=(),
+                          recorded_at=_kept_record_time(fields.get("recorded_at"), event)), target
+
+
+def _kept_record_time(stored: Any, event: MemoryEvent) -> float:
+    """The stored record time of a scheduled event, when it can be one: a superseded plan keeps the time
+    its first version was collected, which is earlier than its own ingest. Anything else is derived again."""
+    derived = event.visible_from
+    if ("schedule" in event.metadata and type(stored) in (int, float) and math.isfinite(stored)
+            and MIN_TIMESTAMP <= stored <= derived):
+        return float(stored)
+    return derived
 
 
 def tool_run_of(event: MemoryEvent) -> ToolRun | None:

@@ -248,7 +248,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         for _, event in by_target[L0_ONLY]:
             self._l0.observe(event, ephemeral=True)
         for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE]):
-            if not results[position].duplicate:
+            if not results[position].duplicate and results[position].target != "retired":
                 self._l0.observe(event, ephemeral=False)
         if any(not results[position].duplicate for position, _ in by_target["l1"]):
             self._notify()

@@ -5,9 +5,12 @@ time) and yields every event occurrence from ``days_back`` before now to
 ``days_ahead`` after it; an unchanged file is read again once a day, for the
 occurrences the moving window has newly reached. Recurrences are expanded (RRULE, RDATE, EXDATE and moved
 occurrences, through ``recurring_ical_events``). An occurrence's id is its UID,
-its start and a hash of what it says, so re-reading a file stores nothing new
-and an edited event is stored as what it became. Future occurrences stay
-invisible to questions until their time comes.
+its start and a hash of what it says, so re-reading a file stores nothing new.
+Its *natural key* is its UID and, in a series, its RECURRENCE-ID (the start the
+rule gave it): an edited or moved occurrence supersedes the stored one, and a
+cancelled one (STATUS:CANCELLED, or gone from the file: an EXDATE, a deleted
+event) is retired. Each occurrence declares its ``schedule``, so future ones are
+visible before they happen (DESIGN §16).
 
 Hostile or broken files (issue 16): each event is read alone (``ical_reading``), so a broken one is
 skipped and counted by reason (``ctx.skipped``) and the rest of the file is stored; a file that cannot
@@ -89,7 +92,9 @@ class CalendarFiles:
             if not isinstance(state, dict):
                 state = {"mtime": state, "until": None}     # a cursor from before the window was kept
             window_start = start
-            if state["mtime"] == mtime:
+            # A cursor without the natural keys (written before they existed) reads the file once in full,
+            # so the occurrences stored then take their keys before any of them is edited.
+            if state["mtime"] == mtime and "keys" in state:
                 if state["until"] is not None and end.timestamp() - state["until"] < 86400:
                     continue      # unchanged, and the window has not moved a day yet
                 if state["until"] is not None:
@@ -98,6 +103,9 @@ class CalendarFiles:
                 log.info("calendar: this run's expansion budget is spent; %s and the rest wait for the next", path)
                 return
             file, opened = FileReading(), opened + 1
+            known = dict(state.get("keys") or {})       # natural key -> start, of what earlier runs stored
+            found: dict[str, float] = {}
+            retired: set[str] = set()
             try:
                 data = path.read_bytes()
                 for event in occurrences(path.name, data, window_start, end, bounds, ctx.skipped, file):
@@ -106,9 +114,17 @@ class CalendarFiles:
                         ctx.skipped("bad_date", f"{path.name}: {str(event.get('UID', ''))[:80]}: an occurrence "
                                                 "without a usable start or end")
                         continue
+                    found[payload["natural_key"]] = payload["occurred_at"]    # a retirement too: said once
+                    if payload.get("retire"):
+                        retired.add(payload["natural_key"])
                     yield payload
                     if ctx.stopping:
                         return      # not marked read: the next run reads the file again
+                # What an earlier run stored in this window that the file no longer has (an EXDATE added, an
+                # event deleted) is retired.
+                for natural_key, begins in known.items():
+                    if natural_key not in found and window_start.timestamp() <= begins <= end.timestamp():
+                        yield _retirement(natural_key, begins)
             except (Unreadable, OSError) as exc:
                 # Not marked read: a file being written now is whole next time. Counted on every run until then.
                 ctx.skipped("unreadable_file", f"{path.name}: {exc}")
@@ -116,7 +132,11 @@ class CalendarFiles:
             finally:
                 run.occurrences += file.occurrences
                 run.steps += file.steps
-            seen[key] = {"mtime": mtime, "until": end.timestamp()}
+            # Remembered until they leave the window: what this read covered is what it found.
+            kept = {k: t for k, t in known.items()
+                    if t >= start.timestamp() and not window_start.timestamp() <= t <= end.timestamp()}
+            stored = {k: t for k, t in found.items() if k not in retired}
+            seen[key] = {"mtime": mtime, "until": end.timestamp(), "keys": kept | stored}
             ctx.save_cursor(dict(seen))
 
 
@@ -138,7 +158,22 @@ def _payload(path: Path, event) -> dict | None:
         provenance["location"] = str(event.get("LOCATION"))
     uid = str(event.get("UID", f"{path.name}:{summary}"))
     said = hashlib.sha1(f"{summary}\0{begins}\0{ends}\0{provenance.get('location', '')}".encode()).hexdigest()[:10]
-    return activity("calendar", "calendar_event", begins, provenance, item_id=f"{uid}:{int(begins)}:{said}")
+    try:
+        recurrence = epoch(event.get("RECURRENCE-ID").dt)[0] if event.get("RECURRENCE-ID") else None
+    except (AttributeError, ValueError, TypeError):
+        return None
+    # A series' occurrence is the one the rule gave that start, wherever it was moved; a single event is its UID.
+    natural_key = uid if recurrence is None else f"{uid}@{int(recurrence)}"
+    if str(event.get("STATUS", "")).strip().upper() == "CANCELLED":
+        return _retirement(natural_key, begins)
+    return activity("calendar", "calendar_event", begins, provenance, item_id=f"{uid}:{int(begins)}:{said}",
+                    schedule={"start": begins, "end": max(begins, ends), "all_day": all_day}, natural_key=natural_key)
+
+
+def _retirement(natural_key: str, begins: float) -> dict:
+    """The payload that retires the stored occurrence of ``natural_key`` (a cancelled or removed one)."""
+    return activity("calendar", "calendar_event", begins, {"summary": "(cancelled)", "start": begins, "end": begins},
+                    natural_key=natural_key, retire=True)
 
 
 @hookimpl

@@ -275,8 +275,13 @@ def occurrences(path_name: str, data: bytes, start: datetime, end: datetime, bou
         room = min(bounds.per_event, bounds.per_file - reading.occurrences)
         if walked.capped or len(found_here) > room:
             skip("expansion_capped", f"{where}: {walked.capped or f'more than {room} occurrences'}")
+        series = _recurs(group) or len(group) > 1 or any("RDATE" in component for component in group)
         for occurrence in found_here[:room]:
             reading.occurrences += 1
+            if not series:
+                # The expansion gives every occurrence a RECURRENCE-ID, a single event's too; its identity is
+                # its UID alone, so a changed start is the same event moved (calendar.py's natural key).
+                occurrence.pop("RECURRENCE-ID", None)
             yield occurrence
 
 

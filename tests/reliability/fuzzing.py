@@ -228,6 +228,15 @@ def sensor_payloads(draw) -> dict:
     payload = {"source_type": source, "occurred_at": draw(timestamps()), "activity": activity,
                "provenance": provenance}
     _maybe(draw, payload, "session_id", nasty_text)
+    # Plans and versions (issue 17): a schedule (mostly matching occurred_at), a natural key, a retirement.
+    if rarely(draw, 4):
+        start = payload["occurred_at"] if not rarely(draw, 4) else draw(timestamps())
+        schedule = {"start": start}
+        _maybe(draw, schedule, "end", st.one_of(timestamps(), st.just(start)))
+        _maybe(draw, schedule, "all_day", _BOOLS if not rarely(draw, 4) else json_values)
+        payload["schedule"] = schedule if not rarely(draw, 8) else draw(json_values)
+    _maybe(draw, payload, "natural_key", st.one_of(st.sampled_from(["uid-1", "uid-1@1700000000", "k"]), nasty_text))
+    _maybe(draw, payload, "retire", _BOOLS if not rarely(draw, 4) else json_values)
     return _common(draw, payload)
 
 

@@ -14,7 +14,7 @@ from ..contracts import parse_timestamp
 from ..embed import Embedder
 from ..store import Database
 from ..store.entities import EntityLinker
-from . import paths
+from . import paths, schedule
 from .facts import FactRecall
 from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
@@ -122,11 +122,12 @@ class Retriever:
                        "entities": sorted(names), "paths": {}}
 
         rankings = self._recall(ctx, chosen, trace)
-        fused = weighted_rrf(rankings, PATH_WEIGHTS[chosen])
+        rankings[schedule.PATH] = schedule.plans(self.db.reader(), ctx)   # an ahead window's plans, soonest first
+        fused = weighted_rrf(rankings, PATH_WEIGHTS[chosen] | schedule.PATH_WEIGHTS)
         candidates = self._hydrate([rowid for rowid, _ in fused[:CANDIDATES]])
         anchor = self._resolve_anchor(temporal, ctx, trace)
         kept = self._filter(candidates, chosen, temporal, anchor, text, session_id, trace)
-        qualifying = self._qualifying(kept, ctx, trace)
+        qualifying = schedule.screen(self._qualifying(kept, ctx, trace), kept, temporal, ctx.terms, text, now, trace)
 
         by_rowid = {c.rowid: c for c in qualifying}
         features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp, self._about(c, ctx.entity_names))
@@ -136,6 +137,7 @@ class Retriever:
                         **({"recency_weight": recency} if recency is not None else {}))
         sessions = {rowid: c.session_id for rowid, c in by_rowid.items()}
         ranked = diversify(ranked, sessions, SESSION_SPREAD.get(chosen, 0.0))
+        ranked = schedule.soonest_first(ranked, {rowid: c.timestamp for rowid, c in by_rowid.items()}, temporal)
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
         findings = self._deduplicated([self._finding(by_rowid[rowid], score, found_by[rowid])
                                        for rowid, score in ranked], limit)
@@ -147,6 +149,7 @@ class Retriever:
             skills = L4Recall(self.db.reader()).findings(ctx, limit=L4_LEAD)
             trace["l4"] = {"findings": len(skills)}
             findings = skills + findings
+        schedule.mark_plans(findings, now)
         findings, used_tokens = fit_budget(findings, token_budget)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -193,7 +196,7 @@ class Retriever:
         conn = self.db.reader()
         return [entry for entry in named if conn.execute(
             "SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-            "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT 1", (entry[0], now)).fetchone()]
+            "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT 1", (entry[0], now)).fetchone()]
 
     # ----------------------------------------------------------------- recall
 
@@ -409,6 +412,7 @@ class Retriever:
                              f"({iso(anchor.timestamp)}, event {anchor.event_id}) are included.")
             else:
                 hints.append(f"'{temporal.anchor.phrase}' was not found in memory, so the time order is unknown.")
+        hints += schedule.hints(findings, temporal)
         if temporal.window is not None and trace.get("window_fallback"):
             hints.append(f"Nothing was recorded in '{temporal.window.label}'; these findings come from other times "
                          "and may only describe it — check their dates.")

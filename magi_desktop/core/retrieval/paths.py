@@ -3,8 +3,9 @@
 First wave, independent of each other: BM25, temporal BM25, vector, keyword.
 Second wave, seeded by the first wave's best hits: entity expansion, graph
 spreading (fed by L2), and the neighbouring turns of a hit conversation.
-Every path filters by scope and hides events after ``now``; the time window
-and anchor are applied when candidates are fetched.
+Every path filters by scope and hides events *recorded* after ``now`` (DESIGN §16: a plan
+is visible before it happens); the time window (on the time an event is about) and anchor
+are applied when candidates are fetched.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class QueryContext:
 
 def _scope_sql(ctx: QueryContext, alias: str = "e") -> tuple[str, list]:
     marks = ", ".join("?" * len(ctx.scopes))
-    return f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.timestamp <= ?", [*ctx.scopes, ctx.now]
+    return f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*ctx.scopes, ctx.now]
 
 
 # BM25 weight of the previous turn's words next to the turn's own (tuned on LoCoMo dev: +2 points all@10).
@@ -73,6 +74,7 @@ def vector(conn: Connection, ctx: QueryContext) -> list[int]:
     if not exists:
         return []
     marks = ", ".join("?" * len(ctx.scopes))
+    # The vec0 column named occurred_at holds the event's recorded time (embed/queue.py): visibility.
     rows = conn.execute(
         f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
         f"AND l1_scope IN ({marks}) AND occurred_at <= ? ORDER BY distance",
@@ -149,11 +151,11 @@ def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
 
 def selective_entities(conn: Connection, entity_ids, now: float) -> list[int]:
     """The entities that pick out few events: a speaker in all of them would lead everywhere."""
-    total = conn.execute("SELECT count(*) FROM fact_events WHERE timestamp <= ?", (now,)).fetchone()[0]
+    total = conn.execute("SELECT count(*) FROM fact_events WHERE recorded_at <= ?", (now,)).fetchone()[0]
     limit = max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE))
     return [eid for eid in entity_ids if conn.execute(
         "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-        "WHERE l.entity_id = ? AND e.timestamp <= ? LIMIT ?)", (eid, now, limit + 1)).fetchone()[0] <= limit]
+        "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT ?)", (eid, now, limit + 1)).fetchone()[0] <= limit]
 
 
 NEIGHBOUR_TURNS = 2

@@ -283,7 +283,7 @@ class L2Recall:
         return self.conn.execute(
             "SELECT 1 FROM tom_trait_assertions a JOIN l2_evidence v ON v.kind = 'assertion' "
             "AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e ON e.id = v.event_rowid "
-            "WHERE a.entity_id = ? AND e.timestamp > ? LIMIT 1", (entity_id, now)).fetchone() is not None
+            "WHERE a.entity_id = ? AND e.recorded_at > ? LIMIT 1", (entity_id, now)).fetchone() is not None
 
     def _evidence_of_entity(self, entity_id: int) -> list[tuple[str, str | None]]:
         return self.conn.execute(
@@ -324,7 +324,7 @@ class L2Recall:
         start, end = (self.window.start, self.window.end) if self.window is not None else (float("-inf"), now + 1)
         evidence = self.conn.execute(
             "SELECT e.event_id, e.source_item_id, e.evidence_class, e.session_id FROM l2_evidence v JOIN fact_events e "
-            "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.timestamp <= ? AND e.timestamp >= ? "
+            "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.recorded_at <= ? AND e.timestamp >= ? "
             "AND e.timestamp < ? ORDER BY e.timestamp", (kind, str(key), now, start, end)).fetchall()
         return Finding(layer="L2", text=text, occurred_at=at, source="l2", source_item_id=None,
                        session_id=evidence[-1][3] if evidence else None, author="memory",

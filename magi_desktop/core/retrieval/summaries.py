@@ -140,7 +140,7 @@ class L3Recall:
         sid, stype, category, granularity, title, content, start, end = row
         evidence = self.conn.execute(
             "SELECT e.event_id, e.source_item_id, e.session_id FROM summary_event_links l JOIN fact_events e "
-            "ON e.id = l.event_rowid WHERE l.summary_id = ? AND e.timestamp <= ? "
+            "ON e.id = l.event_rowid WHERE l.summary_id = ? AND e.recorded_at <= ? "
             "ORDER BY (e.author_type = 'user') DESC, e.timestamp DESC LIMIT ?", (sid, now, SUPPORT)).fetchall()
         kind = granularity or category
         return Finding(layer="L3", text=f"[{stype} · {kind}] {content}", occurred_at=min(end, now), source="l3",

@@ -26,6 +26,7 @@ class Window:
     start: float
     end: float
     label: str
+    ahead: bool = False     # a window after now, where only plans live (schedule.py)
 
     def contains(self, ts: float) -> bool:
         return self.start <= ts < self.end
@@ -50,7 +51,8 @@ class TemporalIntent:
     def to_dict(self) -> dict:
         return {
             "window": None if self.window is None else
-            {"start": self.window.start, "end": self.window.end, "label": self.window.label},
+            {"start": self.window.start, "end": self.window.end, "label": self.window.label,
+             **({"ahead": True} if self.window.ahead else {})},
             "anchor": None if self.anchor is None else
             {"direction": self.anchor.direction, "phrase": self.anchor.phrase},
             "recent": self.recent,
@@ -76,7 +78,7 @@ _ZH_NUMBER = r"((?<!\d)\d{1,9}|[零一二两三四五六七八九十百]{1,12}|�
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 
 _EN_BOUNDARY = re.compile(
-    r"\b(before|after|prior\s+to|since|earlier\s+than|later\s+than|until|till)\s+"
+    r"\b(before|(?<!day )after|prior\s+to|since|earlier\s+than|later\s+than|until|till)\s+"
     r"((?:(?:the|my|our|a|an|i|we|he|she|they)\s+)?[^,.?!;]{2,60}(?:,\s*\d{4}\b)?)",
     re.IGNORECASE,
 )
@@ -276,7 +278,7 @@ def _chinese_window(text: str, cal: _Calendar) -> Window | None:
         return cal.week_of(2, "上上周")
     if re.search(r"上(?:个)?(?:周|星期|礼拜)", text):
         return cal.week_of(1, "上周")
-    if re.search(r"(?:这|本)(?:个)?(?:周|星期|礼拜)", text):
+    if re.search(r"(?:这|本)(?:个)?(?:周|星期|礼拜)(?!末)", text):     # 这个周末 is the weekend (schedule.py)
         return cal.week_of(0, "本周")
     if re.search(r"上(?:个)?月", text):
         return cal.months_back(1, "上个月")
@@ -345,15 +347,24 @@ def _boundary(text: str, cal: _Calendar) -> tuple[Window | None, Anchor | None]:
     return None, None
 
 
+def _future_window(text: str, cal: _Calendar) -> Window | None:
+    from .schedule import future_window  # schedule.py builds on this module's Window
+
+    try:
+        return future_window(text, cal)
+    except (OverflowError, ValueError):
+        return None
+
+
 def parse_temporal(text: str, now: float, tz: tzinfo | None = None) -> TemporalIntent:
     """The time window, anchor and recency a question asks about, as of ``now``."""
     cal = _Calendar(now, tz)
     window, anchor = _boundary(text, cal)
     if window is None and anchor is None:
-        window = _window_of(text, cal)
+        window = _window_of(text, cal) or _future_window(text, cal)
     elif window is None:
         window = _window_of(text.replace(anchor.phrase, " "), cal)
     recent = bool(_RECENT.search(text))
-    if window is not None and window.start > now:
-        window = None  # a time still to come holds no memories yet
+    if window is not None and window.start > now and not window.ahead:
+        window = None  # a past-looking time still to come holds no memories yet (only plans: schedule.py)
     return TemporalIntent(window=window, anchor=anchor, recent=recent)

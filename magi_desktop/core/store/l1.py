@@ -19,12 +19,14 @@ from typing import Any, NamedTuple
 from ..contracts import MemoryEvent
 from ..ingest import tool_run_of
 from ..text import fts_document, fts_or_query, index_text, query_terms
+from . import supersede
 from .connection import Connection
 
 _EVENT_COLUMNS = (
     "event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
     "user_id", "content", "memory_domain", "ingest_target", "cognition_eligible", "retention_class",
     "author_type", "content_type", "evidence_class", "l1_retrieval_scope", "metadata_json", "ingested_at",
+    "recorded_at", "natural_key",
 )
 _INSERT_EVENT = (
     f"INSERT INTO fact_events (id, {', '.join(_EVENT_COLUMNS)}) "
@@ -91,7 +93,7 @@ def _lookup_keys(events: Sequence[MemoryEvent]) -> Iterable[Key]:
 class Stored(NamedTuple):
     """Where one submitted event ended up: its stored id and class (the earlier ones for a duplicate)."""
 
-    event_id: str
+    event_id: str | None
     duplicate: bool
     evidence_class: str
     target: str
@@ -143,11 +145,55 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
     inserts rely on holding SQLite's write lock. ``rowids`` (one per event) are
     the ids to store them under — an import keeps the ids other rows name —
     else they follow the largest stored id.
+
+    An event with a ``natural_key`` supersedes the stored version of its key (:mod:`.supersede`); a
+    ``retire`` event retires it and is not stored itself (its target is ``"retired"``). A batch means
+    what the same events sent one by one mean: it is stored in runs holding each key at most once.
     """
+    results: list[Stored] = []
+    run: list[int] = []
+    keys: set[tuple[str, str]] = set()
+
+    def store_run() -> None:
+        if run:
+            results.extend(_insert_versions(conn, [events[i] for i in run],
+                                            None if rowids is None else [rowids[i] for i in run]))
+        run.clear()
+        keys.clear()
+
+    for position, event in enumerate(events):
+        key = (event.source, event.natural_key) if event.natural_key is not None else None
+        if event.retire or key in keys:
+            store_run()
+        if event.retire:
+            results.append(_retire(conn, event))
+            continue
+        run.append(position)
+        if key is not None:
+            keys.add(key)
+    store_run()
+    return results
+
+
+def _retire(conn: Connection, event: MemoryEvent) -> Stored:
+    old = supersede.live_versions(conn, [(event.source, event.natural_key)]).get((event.source, event.natural_key))
+    if old is not None:
+        supersede.retire(conn, old, event.ingested_at)
+    # The retired event's id; None when nothing of that key was stored (nothing was retired, nothing stored).
+    return Stored(old.event_id if old else None, False, event.evidence_class, supersede.RETIRED)
+
+
+def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
+                     rowids: Sequence[int] | None = None) -> list[Stored]:
     stored = _stored(conn, "fact_events", "event_id", "ingest_target", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
+    supersede.adopt_keys(conn, [(e.source, e.natural_key, r.event_id) for e, r in zip(events, results, strict=True)
+                                if r.duplicate and e.natural_key is not None])
     if not fresh:
         return results
+    predecessors = _predecessors(conn, fresh) if any(e.natural_key is not None for e in fresh) else {}
+    fresh = [e._replace(recorded_at=supersede.inherited_record_time(e, predecessors[e.event_id]))
+             if e.event_id in predecessors else e for e in fresh]
     first_id = (conn.execute("SELECT max(id) FROM fact_events").fetchone()[0] or 0) + 1
     given = dict(zip((e.event_id for e in events), rowids, strict=True)) if rowids is not None else None
     ids = [given[e.event_id] if given else first_id + offset for offset, e in enumerate(fresh)]
@@ -161,7 +207,9 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
             ids[offset], e.event_id, e.timestamp, e.event_type, e.source, e.source_item_id,
             e.idempotency_key, e.session_id, e.user_id, e.content, e.memory_domain, e.ingest_target,
             int(e.cognition_eligible), e.retention_class, e.author_type, e.content_type, e.evidence_class,
-            e.l1_retrieval_scope, _metadata_json(e), e.ingested_at,
+            e.l1_retrieval_scope, _metadata_json(e), e.ingested_at, e.visible_from,
+            # A superseding version takes its key once its predecessor is gone (the key is unique).
+            None if e.event_id in predecessors else e.natural_key,
         )
         for offset, e in enumerate(fresh)
     ])
@@ -173,7 +221,18 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
         "ON CONFLICT DO UPDATE SET events = events + excluded.events",
         [(*key, n) for key, n in counts.items()],
     )
+    for e in fresh:
+        if e.event_id in predecessors:
+            supersede.hand_over(conn, predecessors[e.event_id], by_event[e.event_id], e.event_id, e.ingested_at)
+            conn.execute("UPDATE fact_events SET natural_key = ? WHERE id = ?", (e.natural_key, by_event[e.event_id]))
     return results
+
+
+def _predecessors(conn: Connection, fresh: Sequence[MemoryEvent]) -> dict[str, supersede.Predecessor]:
+    """The stored version each new event supersedes, by the new event's id (a run holds each key once)."""
+    live = supersede.live_versions(conn, [(e.source, e.natural_key) for e in fresh if e.natural_key is not None])
+    return {e.event_id: live[(e.source, e.natural_key)] for e in fresh
+            if e.natural_key is not None and (e.source, e.natural_key) in live}
 
 
 def insert_traces(conn: Connection, events: Sequence[MemoryEvent]) -> list[Stored]:

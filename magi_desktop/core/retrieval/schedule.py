@@ -1,0 +1,149 @@
+"""Scheduled events in recall (issue 17, DESIGN §16): the future has plans in it.
+
+A plan (a payload that declared a ``schedule``) is visible from when it was collected, before it happens
+(the paths hide what was *recorded* after ``now``). So a question may look ahead: "tomorrow", "next week",
+"this weekend", "in 3 days", "upcoming", "when is my next X", 明天, 后天, 下周, 下个月, 周末, "下次…什么时候"
+give a window after now (:func:`future_window`, kept by ``parse_temporal`` as ``Window.ahead``), listed by
+the ``plans`` path in time order and answered soonest first. A question about what was *done* ("did I",
+"what did I do", 我做了…) never sees a plan as done: a finding whose start is after the question's ``now``
+is a plan (``status: "planned"`` and a hint), and such a question drops it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+
+from ..contracts import MAX_TIMESTAMP
+from ..store.connection import Connection
+from .pack import Finding
+from .temporal import Window
+
+PLANNED = "planned"          # the status of an L1 finding about a time after the question's now
+PATH = "plans"               # the recall path that lists an ahead window's events in time order
+PATH_WEIGHTS = {PATH: 1.0}   # beside each mode's weights (modes.PATH_WEIGHTS): as strong as BM25
+
+_NUMBER = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)"
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
+# "when is my next X", "the next X", "upcoming", "coming up", 下次/下一次/接下来: the plans after now.
+_UPCOMING = re.compile(r"\b(?:my|the)\s+next\b|\bnext\s+(?:time|one)\b|\bupcoming\b|\bcoming\s+up\b|\bfuture\b"
+                       r"|下次|下一次|接下来|即将", re.IGNORECASE)
+# A question about what was done: a plan is not an answer to it.
+_DONE = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\b|\bwhat\s+did\b|\b(?:where|when|who|how)\s+did\b"
+                   r"|\bi\s+(?:went|did|attended|visited|met|saw)\b|做了|做过|去了|去过|参加了|见了", re.IGNORECASE)
+# Words that say *when*, not *what*: in an ahead window they are not searched for.
+_TIME_WORDS = frozenset({
+    "next", "upcoming", "coming", "tomorrow", "weekend", "week", "month", "day", "days", "weeks", "future",
+    "schedule", "scheduled", "plan", "planned", "plans", "agenda", "calendar", "time", "soon", "later",
+    "下次", "下一次", "接下来", "明天", "后天", "下周", "周末", "安排", "日程", "计划", "什么时候", "即将",
+})
+
+
+def future_window(text: str, cal) -> Window | None:
+    """The window after now a question names (``cal`` is temporal's day calendar), or None."""
+    t = text.lower()
+    today = cal.today
+    if re.search(r"\bday after tomorrow\b", t) or "后天" in text:
+        return _ahead(cal.days(today + timedelta(days=2), 1, "the day after tomorrow"))
+    if re.search(r"\btomorrow\b", t) or "明天" in text or "明早" in text or "明晚" in text:
+        return _ahead(cal.days(today + timedelta(days=1), 1, "tomorrow"))
+    m = re.search(rf"\bin\s+{_NUMBER}\s+(day|week)s?\b", t)
+    if m:
+        n = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
+        days = n * (7 if m.group(2) == "week" else 1)
+        return _ahead(cal.days(today + timedelta(days=days), 1, f"in {n} {m.group(2)}{'s' if n > 1 else ''}"))
+    if re.search(r"\bnext weekend\b", t):
+        return _ahead(cal.days(today + timedelta(days=12 - today.weekday()), 2, "next weekend"))
+    if re.search(r"\bthis weekend\b|\bthe weekend\b", t) or re.search(r"(?:这个?|本)?周末", text):
+        saturday = today + timedelta(days=(5 - today.weekday()) % 7 if today.weekday() < 5 else -(today.weekday() - 5))
+        return _ahead(cal.days(saturday, 2, "this weekend"))
+    if re.search(r"\bnext week\b", t) or re.search(r"下(?:个)?(?:周|星期|礼拜)", text):
+        return _ahead(cal.week_of(-1, "next week"))
+    if re.search(r"\bnext month\b", t) or re.search(r"下(?:个)?月", text):
+        return _ahead(cal.months_back(-1, "next month"))
+    if _UPCOMING.search(text) and not _DONE.search(text):
+        return Window(cal.now, MAX_TIMESTAMP, "upcoming", ahead=True)
+    return None
+
+
+def _ahead(window: Window) -> Window:
+    return Window(window.start, window.end, window.label, ahead=True)
+
+
+def asks_done(text: str) -> bool:
+    """Does the question ask what was done ("did I", "what did I do")? Then a plan is no answer."""
+    return bool(_DONE.search(text))
+
+
+def topical(terms: Sequence[str]) -> list[str]:
+    """The words of a question that say *what* (in an ahead window the others only say when)."""
+    return [t for t in terms if t.casefold() not in _TIME_WORDS]
+
+
+def plans(conn: Connection, ctx) -> list[int]:
+    """The events of an ahead window, soonest first: "what is on tomorrow" names no topic to search for."""
+    window = ctx.window
+    if window is None or not window.ahead:
+        return []
+    marks = ", ".join("?" * len(ctx.scopes))
+    return [row[0] for row in conn.execute(
+        f"SELECT id FROM fact_events WHERE l1_retrieval_scope IN ({marks}) AND recorded_at <= ? "
+        "AND timestamp >= ? AND timestamp < ? ORDER BY timestamp, id LIMIT ?",
+        [*ctx.scopes, ctx.now, max(window.start, ctx.now), window.end, ctx.fetch_k])]
+
+
+def screen(qualifying: list, kept: list, temporal, terms: Sequence[str], question: str, now: float,
+           trace: dict) -> list:
+    """The candidates a question may be answered from, as far as plans go.
+
+    ``kept`` are the candidates inside the window, ``qualifying`` those the question's words tie to. An
+    ahead window whose question names no topic ("what is on my calendar tomorrow?") lists the window; one
+    with nothing scheduled in it keeps only what was *said* about that time (a chat turn), never another
+    day's plans. A question about what was done drops the plans.
+    """
+    window = temporal.window
+    if window is not None and window.ahead:
+        if trace.get("window_fallback"):
+            qualifying = [c for c in qualifying if c.source == "chat"]
+        elif not topical(terms):
+            qualifying = kept
+    if asks_done(question):
+        before = len(qualifying)
+        qualifying = [c for c in qualifying if c.timestamp <= now]
+        trace["plans_dropped"] = before - len(qualifying)
+    return qualifying
+
+
+def soonest_first(ranked: list[tuple[int, float]], timestamps: dict[int, float], temporal) -> list[tuple[int, float]]:
+    """In an ahead window the next plan answers first ("when is my next X"): the window's events in time
+    order, then what was kept from other times (words said about it) in its own order."""
+    window = temporal.window
+    if window is None or not window.ahead:
+        return ranked
+    inside = sorted((pair for pair in ranked if window.contains(timestamps[pair[0]])),
+                    key=lambda pair: (timestamps[pair[0]], -pair[1]))
+    return inside + [pair for pair in ranked if not window.contains(timestamps[pair[0]])]
+
+
+def mark_plans(findings: list[Finding], now: float) -> int:
+    """Say which L1 findings are plans (about a time after ``now``); how many."""
+    count = 0
+    for finding in findings:
+        if finding.layer == "L1" and finding.occurred_at > now:
+            finding.status = PLANNED
+            count += 1
+    return count
+
+
+def hints(findings: list[Finding], temporal) -> list[str]:
+    planned = sum(1 for f in findings if f.status == PLANNED)
+    out = []
+    if planned:
+        out.append(f"{planned} finding(s) are plans (status 'planned': scheduled after the question's time): "
+                   "they have not happened yet — do not report them as done.")
+    window = temporal.window
+    if window is not None and window.ahead and not findings:
+        out.append(f"Nothing is scheduled in '{window.label}'.")
+    return out

@@ -1,0 +1,222 @@
+"""Supersede an L1 event by its natural key (issue 17): one live version per (source, key), its L2 evidence
+handed over, a retired version never retrievable, forget erasing every version; the payload contract of
+``schedule`` / ``natural_key`` / ``retire``; the migration of a memory written before them; export→import."""
+
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reliability.fuzzing import files_holding
+
+from magi_desktop.core import Memory
+from magi_desktop.core.contracts import PayloadError, validate_payload
+from magi_desktop.core.store.connection import connect
+from magi_desktop.core.store.migrations import available_migrations, migrate
+
+T0 = 1_700_000_000.0
+SOON = time.time() + 30 * 86400      # a plan a month ahead of the machine's clock (which stamps the ingest)
+
+
+def said(text, at, key="home", **extra):
+    return {"source_type": "chat", "session_id": "s1", "occurred_at": at, "natural_key": key,
+            "chat": {"role": "user", "text": text, "provenance": "human_input"}, **extra}
+
+
+def booking(title, start, key, **extra):
+    return {"source_type": "bookings", "occurred_at": start, "activity": {"action_code": "book_table"},
+            "provenance": {"title": title}, "schedule": {"start": start, "end": start + 3600}, "natural_key": key,
+            **extra}
+
+
+def live(memory, key):
+    return [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE natural_key = ?", (key,))]
+
+
+def test_a_new_version_supersedes_the_stored_one_and_takes_over_its_l2_evidence(memory):
+    first = memory.ingest(said("I live in Berlin and I have a cat called Momo.", T0))
+    memory.process_pending()
+    conn = memory.db.reader()
+    old_rowid = conn.execute("SELECT id FROM fact_events WHERE event_id = ?", (first.event_id,)).fetchone()[0]
+    links = conn.execute("SELECT kind, row_key FROM l2_evidence WHERE event_rowid = ? ORDER BY 1, 2",
+                         (old_rowid,)).fetchall()
+    assert links                                                   # the L2 worker derived rows from it
+    second = memory.ingest(said("I live in Berlin and I have a cat called Momo, who is three.", T0 + 60))
+    assert not second.duplicate and second.event_id != first.event_id
+    new_rowid = conn.execute("SELECT id FROM fact_events WHERE event_id = ?", (second.event_id,)).fetchone()[0]
+    assert conn.execute("SELECT kind, row_key FROM l2_evidence WHERE event_rowid = ? ORDER BY 1, 2",
+                        (new_rowid,)).fetchall() == links           # handed over, nothing derived was lost
+    assert conn.execute("SELECT count(*) FROM fact_events WHERE event_id = ?", (first.event_id,)).fetchone()[0] == 0
+    assert conn.execute("SELECT superseded_by FROM l1_superseded WHERE event_id = ?",
+                        (first.event_id,)).fetchone() == (second.event_id,)
+    assert live(memory, "home") == ["I live in Berlin and I have a cat called Momo, who is three."]
+    pack = memory.query("How old is my cat Momo?", now=T0 + 120)
+    assert pack.findings and all(f.event_id != first.event_id and first.event_id not in f.supporting_event_ids
+                                 for f in pack.findings)
+    # The same version sent again is a duplicate, not a third version.
+    assert memory.ingest(said("I live in Berlin and I have a cat called Momo, who is three.", T0 + 60)).duplicate
+
+
+def test_forgetting_the_live_version_erases_every_version(tmp_path):
+    memory = Memory.open(tmp_path / "d", embedder="hashing")
+    memory.ingest(said("My locker code is zqxfirst.", T0))
+    memory.process_pending()
+    newest = memory.ingest(said("My locker code is zqxsecond now.", T0 + 60))
+    memory.process_pending()
+    receipt = memory.forget(event_ids=[newest.event_id])
+    assert receipt["scrub"] == "done"
+    assert files_holding(tmp_path / "d", ["zqxfirst", "zqxsecond"]) == {}
+    assert memory.db.reader().execute("SELECT count(*) FROM l1_superseded").fetchone()[0] == 0
+    memory.close()
+    assert files_holding(tmp_path / "d", ["zqxfirst", "zqxsecond"]) == {}
+
+
+def test_retire_removes_the_stored_version_and_what_only_it_supported(memory):
+    stored = memory.ingest(booking("Table for two at Lucca", T0 + 86400, "lucca"))
+    memory.process_pending()
+    result = memory.ingest({**booking("Table for two at Lucca", T0 + 86400, "lucca"), "retire": True})
+    assert result.target == "retired" and result.event_id == stored.event_id and not result.duplicate
+    assert live(memory, "lucca") == []
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM l2_evidence").fetchone()[0] == 0
+    assert conn.execute("SELECT superseded_by FROM l1_superseded WHERE event_id = ?", (stored.event_id,)
+                        ).fetchone() == (None,)
+    assert memory.query("Lucca table").findings == []
+    # Retiring what is not stored stores nothing; a later version of the key is stored again.
+    nothing = memory.ingest({**booking("x", T0, "never-stored"), "retire": True})
+    assert nothing.target == "retired" and nothing.event_id is None
+    memory.ingest(booking("Table for four at Lucca", T0 + 2 * 86400, "lucca"))
+    assert len(live(memory, "lucca")) == 1
+
+
+def test_one_batch_applies_its_versions_and_retirements_in_order(memory):
+    results = memory.ingest_many([booking("v1 Lucca", T0 + 10, "k"), booking("v2 Lucca", T0 + 20, "k"),
+                                  {**booking("v2 Lucca", T0 + 20, "k"), "retire": True},
+                                  booking("v3 Lucca", T0 + 30, "k")])
+    assert results[2].target == "retired" and results[2].event_id == results[1].event_id
+    assert not any(r.duplicate for r in results)
+    superseded = dict(memory.db.reader().execute("SELECT event_id, superseded_by FROM l1_superseded"))
+    assert superseded == {results[0].event_id: None, results[1].event_id: None}   # v1 → v2, then v2 retired
+    assert [t for t in live(memory, "k")] == [memory.db.reader().execute(
+        "SELECT content FROM fact_events WHERE event_id = ?", (results[3].event_id,)).fetchone()[0]]
+
+
+def test_a_plan_is_visible_from_when_it_was_collected_a_past_one_from_its_time(memory):
+    memory.ingest(booking("Dinner at Lucca", SOON, "lucca"))
+    memory.ingest(booking("Lunch at Nomad", T0 - 86400, "nomad"))
+    rows = dict(memory.db.reader().execute("SELECT natural_key, recorded_at - ingested_at FROM fact_events"))
+    assert rows["lucca"] == 0.0
+    recorded = dict(memory.db.reader().execute("SELECT natural_key, recorded_at FROM fact_events"))
+    assert recorded["nomad"] == T0 - 86400
+    assert any("Lucca" in f.text for f in memory.query("Lucca dinner", mode="event_stream").findings)
+    assert not any("Lucca" in f.text for f in memory.query("Lucca dinner", now=T0).findings)   # not known yet
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"schedule": {"start": T0, "end": T0 - 1}}, "schedule.end"),
+    ({"schedule": {"start": T0 + 5, "end": T0 + 9}}, "schedule.start"),
+    ({"schedule": {"start": "tomorrow"}}, "schedule.start"),
+    ({"schedule": {"start": T0, "all_day": "yes"}}, "schedule.all_day"),
+    ({"schedule": {"start": T0, "when": 1}}, "schedule.when"),
+    ({"schedule": [T0]}, "schedule"),
+    ({"retire": True, "natural_key": None}, "retire"),
+    ({"retire": "yes"}, "retire"),
+    ({"natural_key": ""}, "natural_key"),
+    ({"natural_key": "k" * 600}, "natural_key"),
+])
+def test_bad_schedules_and_keys_are_refused_by_field(change, field):
+    payload = {**booking("x", T0, "k"), **change}
+    payload = {k: v for k, v in payload.items() if v is not None}
+    with pytest.raises(PayloadError) as caught:
+        validate_payload(payload)
+    assert caught.value.field == field, str(caught.value)
+
+
+def test_a_schedule_alone_gives_the_time_and_chat_turns_have_none():
+    payload = {k: v for k, v in booking("x", T0, "k").items() if k != "occurred_at"}
+    parsed = validate_payload(payload)
+    assert parsed.occurred_at == T0 and parsed.schedule.end == T0 + 3600 and parsed.schedule.all_day is False
+    with pytest.raises(PayloadError) as caught:
+        validate_payload(said("hi", T0, schedule={"start": T0}))
+    assert caught.value.field == "schedule"
+
+
+def test_the_migration_gives_stored_plans_their_schedule_and_record_time(tmp_path):
+    from magi_desktop.core.ingest import normalize
+    from magi_desktop.core.render import TemplateRegistry
+
+    conn = connect(tmp_path / "old.db")
+    migrate(conn, [m for m in available_migrations() if m.version < 19])
+    ingested = T0
+    rows = []
+    for at, summary in ((T0 + 86400, "Board review"), (T0 - 86400, "Coffee with Anna")):
+        payload = {"source_type": "calendar", "occurred_at": at, "source_item_id": summary,
+                   "activity": {"source_code": "calendar", "action_code": "calendar_event"},
+                   "provenance": {"summary": summary, "start": at, "end": at + 3600, "all_day": False}}
+        event, _ = normalize(validate_payload(payload), TemplateRegistry(), user_id="local", key_secret=b"k",
+                             now=ingested)
+        metadata = {k: v for k, v in event.metadata.items() if k != "schedule"}
+        rows.append((event.event_id, at, event.idempotency_key, event.content, json.dumps(metadata), ingested))
+    conn.executemany(
+        "INSERT INTO fact_events (event_id, timestamp, event_type, source, idempotency_key, user_id, content, "
+        "memory_domain, ingest_target, cognition_eligible, retention_class, author_type, content_type, "
+        "evidence_class, l1_retrieval_scope, metadata_json, ingested_at) VALUES (?, ?, 'SENSOR_EVENT', 'calendar', "
+        "?, 'local', ?, 'external_activity', 'l1_and_l2', 1, 'durable', 'external', 'observation', "
+        "'external_observation', 'fact_authoritative', ?, ?)", rows)
+    conn.execute("DELETE FROM embedding_jobs")
+    assert migrate(conn) == [19]
+    got = {r[0]: r[1:] for r in conn.execute(
+        "SELECT json_extract(metadata_json, '$.timeline.provenance.summary'), recorded_at, "
+        "json_extract(metadata_json, '$.schedule.end'), json_extract(metadata_json, '$.schedule.all_day') "
+        "FROM fact_events")}
+    assert got == {"Board review": (ingested, T0 + 86400 + 3600, 0),
+                   "Coffee with Anna": (T0 - 86400, T0 - 86400 + 3600, 0)}
+    # The plan made visible is embedded again, so its vectors carry its record time.
+    assert conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0] == 1
+    conn.close()
+
+
+def test_export_then_import_keeps_schedule_natural_key_and_record_time(tmp_path):
+    with Memory.open(tmp_path / "a", embedder="hashing") as original:
+        original.ingest(booking("Dinner at Lucca", SOON, "lucca"))
+        original.ingest(booking("Dinner at Lucca, 8 pm", SOON + 3600, "lucca"))   # moved: supersedes
+        original.export_jsonl(tmp_path / "m.jsonl")
+        before = original.db.reader().execute(
+            "SELECT event_id, timestamp, recorded_at, natural_key, metadata_json FROM fact_events").fetchall()
+    with Memory.open(tmp_path / "b", embedder="hashing") as copy:
+        report = copy.import_jsonl(tmp_path / "m.jsonl")
+        assert report.changed == {} and report.dropped == {}, report.lines()
+        after = copy.db.reader().execute(
+            "SELECT event_id, timestamp, recorded_at, natural_key, metadata_json FROM fact_events").fetchall()
+    assert after == before and len(before) == 1
+    assert json.loads(before[0][4])["schedule"] == {"start": SOON + 3600, "end": SOON + 7200, "all_day": False}
+    assert before[0][2] < before[0][1]           # recorded when first collected, long before it happens
+
+
+_KEYS = st.sampled_from(["a", "b", "c"])
+_STEPS = st.lists(st.tuples(_KEYS, st.integers(0, 3), st.booleans()), min_size=1, max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=_STEPS, batched=st.booleans())
+def test_any_sequence_of_versions_and_retirements_leaves_the_last_word_of_each_key(tmp_path_factory, steps,
+                                                                                   batched):
+    """The class: whatever order versions and retirements come in, one at a time or in one batch, each key
+    has at most one live event — the last version sent after its last retirement — and nothing else."""
+    with Memory.open(tmp_path_factory.mktemp("m") / "d", embedder="hashing") as memory:
+        payloads = [{**booking(f"{key} version {version}", T0 + version, key), **({"retire": True} if gone else {})}
+                    for key, version, gone in steps]
+        if batched:
+            memory.ingest_many(payloads)
+        else:
+            for payload in payloads:
+                memory.ingest(payload)
+        expected = {}
+        for key, version, gone in steps:
+            expected[key] = None if gone else version
+        conn = memory.db.reader()
+        stored = conn.execute("SELECT natural_key, json_extract(metadata_json, '$.timeline.provenance.title') "
+                              "FROM fact_events").fetchall()
+        assert sorted(stored) == sorted((k, f"{k} version {v}") for k, v in expected.items() if v is not None)
+        assert conn.execute("SELECT count(*) FROM fact_events_fts").fetchone()[0] == len(stored)
