@@ -14,7 +14,7 @@ from ..contracts import parse_timestamp
 from ..embed import Embedder
 from ..store import Database
 from ..store.entities import EntityLinker
-from . import current_facts, paths
+from . import current_facts, paths, requests
 from .facts import FactRecall
 from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
@@ -142,6 +142,8 @@ class Retriever:
         self._flag_indirect(findings, ctx, temporal)
         findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
         findings = self._with_facts(findings, chosen, ctx, trace)
+        if requests.is_request_question(text):
+            findings = requests.with_requests(self.db.reader(), findings, ctx, trace)
         findings = self._with_l3(findings, chosen, temporal, ctx, trace, summary_type)
         if chosen == "strategy":
             skills = L4Recall(self.db.reader()).findings(ctx, limit=L4_LEAD)
@@ -402,6 +404,8 @@ class Retriever:
                               or stem(t) not in stems(temporal.anchor.phrase))
             hints.append(f"Evidence is indirect: {len(indirect)} finding(s) do not say '{asked}' outright "
                          "(e.g. a new item mentioned, not a purchase stated); say that the answer is inferred.")
+        if any(f.kind == requests.REQUEST_KIND for f in findings):
+            hints.append(requests.REQUEST_HINT)
         if any(f.layer == "L1" and f.status == "history" for f in findings):
             hints.append(current_facts.HISTORY_HINT)
         if mode == "current_state" and len(findings) > 1:
