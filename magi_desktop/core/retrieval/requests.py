@@ -43,8 +43,8 @@ _DIRECTIVE_CLASSES = ("user_directive",)
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 
 _REQUEST_QUESTION = re.compile(
-    r"\b(?:what|which|how)\s+(?:\w+\s+){0,3}(?:did|have|had|do)\s+i\s+(?:ever\s+)?(?:ask(?:ed)?|tell|told|instruct(?:ed)?|"
-    r"request(?:ed)?|want(?:ed)?)\s+(?:you|for)\b|"
+    r"\b(?:what|which|how)\s+(?:\w+\s+){0,3}(?:did|have|had|do)\s+i\s+(?:ever\s+)?(?:(?:ask(?:ed)?|request(?:ed)?)\s+"
+    r"(?:you|for)|(?:tell|told|instruct(?:ed)?|want(?:ed)?)\s+you)\b|"
     r"\b(?:did|have|had)\s+i\s+(?:ever\s+)?(?:ask(?:ed)?|tell|told|instruct(?:ed)?)\s+you\b|"
     r"\bhow\s+(?:do|did|would)\s+i\s+(?:want|wish)\b|\bhow\s+(?:do|did)\s+i\s+(?:like|prefer)\s+you\s+to\b|"
     r"\bmy\s+(?:standing\s+)?(?:instructions?|requests?|directions|orders|rules|wishes)\s+(?:for|about|on|regarding|"
