@@ -452,6 +452,8 @@ def _print_pack(pack) -> None:
             continue
         who = _one_line(f.speaker or f.author)
         flag = "  (indirect)" if f.indirect else ""
+        flag += f"  ({f.kind})" if f.kind else ""
+        flag += "  (history)" if f.status == "history" else ""
         print(f"\n{i}. [{f.occurred_at_iso()[:16].replace('T', ' ')}] {who} · {_one_line(f.source)}"
               f" · {f.evidence_class}{flag}")
         print(f"   {_one_line(f.text)}")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from .instructions import is_standing_instruction
+
 STATEMENT, QUESTION, DIRECTIVE, HYPOTHETICAL, FILLER = (
     "statement", "question", "directive", "hypothetical", "filler")
 
@@ -212,7 +214,7 @@ def _sentence(sentence: str) -> tuple[str, str | None]:
     if question_clauses:
         others = [c for i, c in enumerate(clauses) if i not in question_clauses]
         return (STATEMENT if any(_is_first_person_statement(c) for c in others) else QUESTION), None
-    if _DIRECTIVE.match(core):
+    if _DIRECTIVE.match(core) or is_standing_instruction(core):
         return DIRECTIVE, None
     words = _word_count(core)
     if _FILLERS.match(core) and words <= 5 or words <= 2 and not _FIRST_PERSON_EN.search(core):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..instructions import is_standing_instruction
 from ..remember import normalise
 
 # The verb opens a sentence: "I don't remember that" is not a request.
@@ -28,12 +29,6 @@ _SENTENCE = re.compile(_ABBREVIATION + r"(?<=[.!?。！？])\s+")
 _REMEMBER = re.compile(r"(?:^|(?<=[.!?]\s))(?:(?:please|also|and|oh),?\s+)*(?:remember|keep in mind)(?:\s+that)?"
                        r"[:,]?\s+(?P<fact>.+)", re.IGNORECASE)
 _REMEMBER_ZH = re.compile(r"^(?:请)?(?:记住|记一下)[：:，,]?\s*(?P<fact>[^。！？]+[。！？]?)")
-# A standing instruction names what to do: "from now on, …", "always use …", "以后请…" — not
-# "Never thought about that", "Always the same problem" or "以后再说吧".
-_STANDING = re.compile(r"^(?:(?:from now on|going forward|in (?:the )?future)[,:]?\s+\w|"
-                       r"(?:please\s+)?(?:always|never)\s+(?:use|do|call|write|answer|reply|respond|put|add|run|ask|make|keep|send|include|mention|"
-                       r"say|give|show|commit|push|deploy|delete|format)\b|(?:以后|今后|从现在起)(?:请|都|要|别|不要)|"
-                       r"永远不要|不要再)", re.IGNORECASE)
 _NOT_A_FACT = re.compile(r"^(?:when|if|how|what|why|who|where|me|us|it|this|that)\b|^[了吗没啦呢]", re.IGNORECASE)
 _RETRACT = re.compile(r"\b(?:scratch that|never ?mind|forget (?:that|it)|ignore that|disregard that)\b|"
                       r"算了|不用记|忘了它", re.IGNORECASE)
@@ -93,7 +88,7 @@ def _stated(message: dict) -> dict[str, Any] | None:
         fact = quote.rstrip(".!。！")
         if _NOT_A_FACT.match(fact) or len(fact) < 4:
             return None
-    elif _STANDING.match(text):
+    elif is_standing_instruction(text):
         quote = fact = _SENTENCE.split(text)[0]
         return {"key": f"stated:{message['id']}", "content": fact, "category": "preference", "evidence": "stated",
                 "quote": quote, "source_message_id": message["id"]}

@@ -43,6 +43,9 @@ _CORE = (
     Predicate("WORKS_ON", "project", "project"),
     Predicate("STUDIES_AT", "education", "organization", single_valued=True, trait="studies_at"),
     Predicate("STUDIES", "education_subject", "topic"),
+    # A stage, not a school: "我开始读研了" names none ("graduate school", "PhD", "graduated").
+    Predicate("EDUCATION", "education_stage", "state", single_valued=True, trait="education"),
+    Predicate("RELATIONSHIP_STATUS", "relationship", "state", single_valued=True, trait="relationship_status"),
     Predicate("KNOWS", "social", "person"),
     Predicate("FRIEND_OF", "friendship", "person"),
     Predicate("FAMILY_OF", "family", "person"),

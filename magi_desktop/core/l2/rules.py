@@ -19,20 +19,21 @@ from ..render import hostname
 from ..store.entities import name_key
 from ..utterance import DIRECTIVE, HYPOTHETICAL, QUESTION, sentence_kind
 from . import predicates as P
+from .phrases import ADV as _ADV
+from .phrases import OBJ as _OBJ
+from .phrases import PREV as _PREV
+from .phrases import STOP as _STOP
+from .phrases import ZH_END as _ZH_END
+from .phrases import ZH_OBJ as _ZH_OBJ
+from .phrases import ZH_TIME as _ZH_TIME
+from .phrases import I as _I
 from .tasks import ARBITRATE, DISAMBIGUATE, PHASE1, PHASE2, SELF
 from .traits import STATE_WORDS
+from .updates import CHINESE_OBJECT_PATTERNS, OBJECT_PATTERNS, STATUS_PATTERNS
 
 # ------------------------------------------------------------------ English
 
-_STOP = (r"(?=\s+(?:and|but|because|since|yesterday|today|tonight|last|this|next|so|which|who|when|where|while|"
-         r"with|for\s+(?:\d|a\s+while|years|months|weeks|the\s+past)|about|after|before|now|anymore|"
-         r"any\s*more|again|too|as\s+well|recently|lately|these\s+days|nowadays|currently|at\s+the\s+moment|"
-         r"right\s+now)\b|\s*[,.;:!?()\"“”]|\s*$)")
-_OBJ = r"(?P<obj>[^,.;:!?()\"“”\n]{1,80}?)" + _STOP
-_PREV = r"(?P<prev>[^,.;:!?\n]{1,60}?)"
-_ADV = r"(?:just |recently |finally |actually |already |now |also |really |absolutely |totally |do |still )*"
 _DETERMINERS = re.compile(r"^(?:(?i:a|an|the|my|our|some|this|that|these|those|another)|new|brand new)\s+")
-_I = r"(?:^|(?<=[\s,;(\"“]))I"
 _STATES_EN = sorted((w for w in STATE_WORDS if w.isascii()), key=len, reverse=True)
 
 _ENGLISH: list[tuple[str, re.Pattern, str | None]] = [
@@ -92,10 +93,7 @@ _HEDGED = re.compile(r"\b(?:if|would|might|maybe|perhaps|wish|whether|should|cou
 
 # ------------------------------------------------------------------ Chinese
 
-_ZH_OBJ = r"(?P<obj>[^，。！？；,.!?;、\s]{1,20}?)"
-_ZH_END = r"(?=[，。！？；,.!?;、\s]|了|的|啊|呢|吧|呀|哦|$)"
 _ZH_MEASURE = re.compile(r"^(?:一|两|几)?(?:个|台|只|辆|本|部|件|双|套|条|款|些)")
-_ZH_TIME = r"(?:刚|刚刚|最近|今天|昨天|前几天|上周|终于|已经|也|还|现在|目前)?"
 _CHINESE: list[tuple[str, re.Pattern, str | None]] = [
     ("BOUGHT", re.compile(r"我" + _ZH_TIME + r"(?:买了|入手了|购买了|买到了|下单了)" + _ZH_OBJ + _ZH_END), "OWNS"),
     ("LIVES_IN", re.compile(
@@ -159,7 +157,7 @@ def _text_claims(text: str) -> list[dict[str, Any]]:
             continue  # a question, a supposition or a request in the same message states nothing
         taken: list[tuple[int, int]] = []
 
-        for predicate, pattern, also in [*_ENGLISH, *_CHINESE]:
+        for predicate, pattern, also in [*_ENGLISH, *OBJECT_PATTERNS, *_CHINESE, *CHINESE_OBJECT_PATTERNS]:
             for match in pattern.finditer(sentence):
                 prev = match.groupdict().get("prev")
                 extra = {"previous_object": _clean_object(prev)} if prev else {}
@@ -169,6 +167,10 @@ def _text_claims(text: str) -> list[dict[str, Any]]:
                 name = match.groupdict().get("name")
                 if name and claims and claims[-1]["predicate"] == "HAS_PET":
                     claims.append({**claims[-1], "object": name, "object_type": "animal"})
+        status_taken: list[tuple[int, int]] = []   # "I started grad school at MIT" is a school and a stage
+        for predicate, pattern, value in STATUS_PATTERNS:
+            for match in pattern.finditer(sentence):
+                _add(claims, status_taken, sentence, predicate, match, value, object_type="state")
         for pattern in (_STATE_EN, _STATE_ZH):
             for match in pattern.finditer(sentence):
                 state = " ".join(match.group("state").casefold().split())

@@ -28,6 +28,8 @@ TRAITS: dict[str, Trait] = {t.name: t for t in (
     Trait("works_at", "long", True),
     Trait("works_as", "long", True),
     Trait("studies_at", "long", True),
+    Trait("education", "long", True),
+    Trait("relationship_status", "long", True),
     Trait("married_to", "long", True),
     Trait("name", "long", True),
     Trait("age", "long", True),

@@ -14,7 +14,7 @@ from ..contracts import parse_timestamp
 from ..embed import Embedder
 from ..store import Database
 from ..store.entities import EntityLinker
-from . import paths, schedule
+from . import current_facts, paths, requests, schedule
 from .facts import FactRecall
 from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
@@ -144,6 +144,8 @@ class Retriever:
         self._flag_indirect(findings, ctx, temporal)
         findings = self._with_l2(findings, text, chosen, named, temporal, anchor, ctx, limit, trace)
         findings = self._with_facts(findings, chosen, ctx, trace)
+        if requests.is_request_question(text):
+            findings = requests.with_requests(self.db.reader(), findings, ctx, trace)
         findings = self._with_l3(findings, chosen, temporal, ctx, trace, summary_type)
         if chosen == "strategy":
             skills = L4Recall(self.db.reader()).findings(ctx, limit=L4_LEAD)
@@ -165,13 +167,14 @@ class Retriever:
         trace["l2"] = {"grounding": plan.to_dict(), "findings": len(derived),
                        "ms": round((time.perf_counter() - started) * 1000, 2)}
         if not derived:
-            return findings
+            return current_facts.newest_first(conn, findings, plan, ctx.now, trace)
         # Up to L2_LEAD derived facts come on top of the ``limit`` L1 findings. "Now" questions
         # are what L2 is for: its current facts lead. Elsewhere the user's own words lead and
         # the derived facts follow (on LoCoMo dev, L2 facts leading every mode cost 13 points
         # of all@1, and placed after the fifth finding 5 points of all@10: the rules extract loosely).
         placed = derived[:L2_LEAD]
-        return placed + findings if mode in L2_LEAD_MODES else findings + placed
+        ordered = placed + findings if mode in L2_LEAD_MODES else findings + placed
+        return current_facts.newest_first(conn, ordered, plan, ctx.now, trace)
 
     def _with_facts(self, findings: list[Finding], mode: str, ctx: paths.QueryContext, trace: dict) -> list[Finding]:
         """Saved facts that cover the question: first for "now" questions (as L2), else after the findings."""
@@ -404,6 +407,10 @@ class Retriever:
                               or stem(t) not in stems(temporal.anchor.phrase))
             hints.append(f"Evidence is indirect: {len(indirect)} finding(s) do not say '{asked}' outright "
                          "(e.g. a new item mentioned, not a purchase stated); say that the answer is inferred.")
+        if any(f.kind == requests.REQUEST_KIND for f in findings):
+            hints.append(requests.REQUEST_HINT)
+        if any(f.layer == "L1" and f.status == "history" for f in findings):
+            hints.append(current_facts.HISTORY_HINT)
         if mode == "current_state" and len(findings) > 1:
             hints.append("Prefer the most recent finding for the current state; older ones are history.")
         if temporal.anchor is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ..instructions import is_standing_instruction
 from ..store.connection import Connection
 from ..text import fts_or_query, has_cjk
 from .pack import Finding
@@ -45,6 +46,8 @@ class FactRecall:
         for fact_id, content, quote, evidence, *pointers, session_id, created_at, rank in rows:
             if _coverage(ctx.terms, f"{content} {quote or ''}") < MIN_COVERAGE:
                 continue
+            if is_standing_instruction(quote or content):
+                continue                                  # a request, not a fact about the user (requests.py)
             events = self._events(pointers)
             said_at = max(e[1] for e in events) if events else created_at   # true once accepted
             if said_at > ctx.now:

@@ -37,7 +37,8 @@ class Finding:
     supporting_source_item_ids: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     indirect: bool = False
-    status: str | None = None     # L2 findings: "current" or "history" (as of the question's now)
+    status: str | None = None     # "current" or "history" as of the question's now (L2; L1 by current_facts.py)
+    kind: str | None = None       # "request": the user's request to the agent, not a fact (requests.py)
 
     def occurred_at_iso(self) -> str:
         return iso(self.occurred_at)

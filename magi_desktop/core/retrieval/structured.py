@@ -51,7 +51,12 @@ _LEXICON: tuple[tuple[re.Pattern, tuple[str, ...], tuple[str, ...]], ...] = tupl
          ("LIKES", "INTERESTED_IN", "PREFERS"), ("likes", "interested_in", "prefers")),
         (r"\b(?:dislike[sd]?|hate[sd]?|can't stand)\b|讨厌|不喜欢", ("DISLIKES",), ("dislikes",)),
         (r"\b(?:own|owns|have|has|bought|buy|purchased?|got)\b|买|有没有|拥有", ("OWNS", "BOUGHT"), ("owns",)),
-        (r"\b(?:pets?|dogs?|cats?|puppy|kitten)\b|宠物|猫|狗", ("HAS_PET",), ("has_pet",)),
+        (r"\b(?:pets?|dogs?|cats?|puppy|kitten|animals?)\b|宠物|猫|狗|领养", ("HAS_PET",), ("has_pet",)),
+        (r"\b(?:relationship|single|dating|girlfriend|boyfriend|partner|married|engaged|divorced|spouse)\b|分手|单身|"
+         r"恋爱|对象|女朋友|男朋友|结婚|离婚|订婚", ("RELATIONSHIP_STATUS", "MARRIED_TO"),
+         ("relationship_status", "married_to")),
+        (r"\b(?:school|stud(?:y|ying|ies)|student|college|university|degree|grad|graduated?|master'?s|phd)\b|学校|读书|"
+         r"上学|读研|研究生|大学|读博|学位|毕业", ("STUDIES_AT", "EDUCATION"), ("studies_at", "education")),
         (r"\b(?:feel(?:ing)?|mood|stress(?:ed)?|happy|sad|emotion|tired|energy|anxious|upset)\b|心情|压力|情绪|累|焦虑",
          ("HAS_STATE",), ("mood", "emotion", "stress", "energy")),
         (r"\b(?:name|called)\b|名字|叫什么", ("NAMED",), ("name",)),
