@@ -283,3 +283,40 @@ def test_a_restored_backup_holds_no_stale_copy_that_outlives_a_forget(tmp_path):
         receipt = memory.forget(source_item_ids=items)
     assert receipt["scrub"] == "done"
     assert files_holding(folder, ["qzbrowsdomain"]) == {}
+
+
+def test_a_summary_drawn_while_another_process_forgets_from_its_window_is_drawn_again_without_it(
+        tmp_path, monkeypatch):
+    """Second review of issue 16: a day drawn while a forget (another process) removed the day's newest event
+    and a late event took its rowid passed the check (count and max rowid unchanged) and kept the forgotten
+    words; and a day whose write was skipped was never summarised again (the job had moved past it)."""
+    from magi_desktop.core.l3 import jobs
+
+    folder = tmp_path / "d"
+    memory = Memory.open(folder, embedder="hashing")
+    memory.ingest_many([chat(f"Filler line {i} about the weather", at=T0 + i * 60, item=f"f{i}") for i in range(2)])
+    memory.ingest(chat("My secret word is qzracerword, remember it.", at=T0 + 3600 * 5, item="race1"))
+    memory.process_pending()
+    drawn = jobs.extractive
+    raced = []
+
+    def extractive_while_a_forget_runs(conn, label, events, previous):
+        draft = drawn(conn, label, events, previous)
+        if not raced and "qzracerword" in draft.content:
+            raced.append(True)
+            with Memory.open(folder, embedder="hashing") as other:   # as `magi forget` and a collector would
+                other.forget(source_item_ids=["race1"])
+                other.ingest(chat("A late line of the same day.", at=T0 + 3600 * 6, item="late"))
+        return draft
+
+    monkeypatch.setattr(jobs, "extractive", extractive_while_a_forget_runs)
+    memory.run_due(now=T0 + 40 * DAY)
+    assert raced
+    conn = memory.db.reader()
+    assert not conn.execute("SELECT count(*) FROM l3_summaries WHERE content LIKE '%qzracerword%'").fetchone()[0]
+    memory.run_due(now=T0 + 40 * DAY + 60)
+    days = conn.execute("SELECT content FROM l3_summaries WHERE granularity = 'day'").fetchall()
+    assert days and all("qzracerword" not in d[0] for d in days)
+    assert any("late line" in d[0] for d in days), days      # the day drawn again, from what is left
+    memory.close()
+    assert files_holding(folder, ["qzracerword"]) == {}

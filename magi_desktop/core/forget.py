@@ -28,6 +28,7 @@ from .l2 import episodes, snapshots
 from .l2.maintenance import drop_orphans
 from .store.connection import Connection
 from .store.entities import name_key
+from .store.generations import note_events_deleted
 
 COUNTED = ("fact_events", "event_chunks", "embedding_jobs", "l2_projection_jobs", "l1_event_entities",
            "entity_mentions", "l2_evidence", "kg_edges", "tom_trait_assertions", "l2_episodes",
@@ -154,6 +155,7 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
                                               f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
     touched = _entities_touched(conn, rowids, marks)
     conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
+    note_events_deleted(conn)   # a summary drawn from these events meanwhile is not written (l3/jobs.py)
     episodes.upkeep(conn)       # once per episode that lost events, not once per event (the trigger queues)
     conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
     # A session with no message left starts again at generation 0: no retry state may carry over.

@@ -23,7 +23,7 @@ _SECRET = re.compile(r"^[0-9a-f]{64}$")
 MAX_GENERATION = 10**9
 # Kept by this memory itself: the redaction rules version is the current one (every imported event is
 # redacted again by the write path as it is re-derived); the scrub's bookkeeping is about this file.
-REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed"})
+REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed", "events_deleted"})
 
 
 class StateLoader:

@@ -24,9 +24,10 @@ from typing import Any
 
 from ..llm.base import LLMProvider
 from ..store import Database
+from ..store.generations import events_deleted
 from . import insights as rule_insights
 from .compress import compress
-from .summarize import Draft, extractive, fingerprint, from_children, window_events, window_mark, with_llm
+from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
 from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows, day_of
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,11 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             since = min(since, waiting)
     since = max(since, first)
     written, done_until = 0, row[0] if row else 0.0
+    # A summary is drawn on this read connection and written after: one drawn while a forget deleted events
+    # may hold their words, so it is not written, and the job does not move past its window.
+    deletions = events_deleted(conn)
+    still = lambda c: events_deleted(c) == deletions  # noqa: E731
+    skipped_from = None
     for start, end, key, label in closed_windows(granularity, since, now, tz):
         done_until = max(done_until, end)
         if granularity in ("hour", "day"):
@@ -78,8 +84,6 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             mark = fingerprint(events)
             if _unchanged(conn, key, mark):
                 continue
-            read = mark
-            still = lambda c, s=start, e=end, m=read: window_mark(c, s, e) == m  # noqa: E731
             previous = _previous(conn, granularity, start)
             draft = extractive(conn, label[0].upper() + label[1:], events, previous[0] if previous else None)
             draft = with_llm(llm, draft, label, events, previous[1] if previous else None)
@@ -94,24 +98,30 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             mark = _children_mark(children)
             if _unchanged(conn, key, mark):
                 continue
-            still = lambda c, s=start, e=end, m=mark: _children_mark(_children(c, s, e)) == m  # noqa: E731
             peers = [json.loads(r[0]) for r in conn.execute(
                 "SELECT data_json FROM l3_summaries WHERE summary_type = 'temporal' AND granularity = ? "
                 "AND window_start < ? ORDER BY window_start DESC LIMIT ?", (granularity, start, PEERS))]
             draft = from_children(label[0].upper() + label[1:], [(c[0], c[1], c[2]) for c in children], peers)
         if _write(db, granularity, key, start, end, draft, mark, now, still=still) is None:
-            continue          # a forget changed the window while it was read: summarised on the next run
+            skipped_from = start if skipped_from is None else min(skipped_from, start)
+            break             # a forget ran meanwhile: this window and the rest wait for the next run
         written += 1
         if granularity == "week":
-            _themes(db, start, end, key, label, now)
+            _themes(db, start, end, key, label, now, still)
+    if skipped_from is not None:
+        done_until = min(done_until, skipped_from)
+    read_until = row[0] if row else None
     with db.transaction() as wconn:
+        # A forget during the run moved done_until back (to summarise its windows again): that stays.
         wconn.execute("INSERT INTO periodic_jobs (job, done_until, last_run_at) VALUES (?, ?, ?) "
-                      "ON CONFLICT (job) DO UPDATE SET done_until = max(done_until, excluded.done_until), "
-                      "last_run_at = excluded.last_run_at", (job, done_until, now))
+                      "ON CONFLICT (job) DO UPDATE SET done_until = CASE WHEN ? IS NOT NULL AND done_until < ? "
+                      "THEN done_until ELSE max(done_until, excluded.done_until) END, "
+                      "last_run_at = excluded.last_run_at", (job, done_until, now, read_until, read_until))
     return written
 
 
-def _themes(db: Database, start: float, end: float, week_key: str, label: str, now: float) -> int:
+def _themes(db: Database, start: float, end: float, week_key: str, label: str, now: float,
+            still: Callable[[Any], bool] | None = None) -> int:
     """Thematic summaries: the entities a week kept coming back to, each with the events about it."""
     conn = db.reader()
     top = conn.execute(
@@ -139,7 +149,6 @@ def _themes(db: Database, start: float, end: float, week_key: str, label: str, n
         links = [e[0] for e in compress(events, source=lambda e: e[2], key=lambda e: e[3], cap=THEME_LINKS)]
         draft = Draft(title=f"{name} — {label}", content=content,
                       data={"entity": name, "sources": dict(sources), "days": len(days)}, links=links)
-        still = lambda c, i=entity_id, m=mark: _theme_mark(c, i, start, end) == m  # noqa: E731
         if _write(db, None, key, start, end, draft, mark, now, summary_type="thematic", category="topic",
                   still=still) is not None:
             written += 1
@@ -148,13 +157,6 @@ def _themes(db: Database, start: float, end: float, week_key: str, label: str, n
 
 def _children_mark(children: list[tuple[int, dict, list[int], float]]) -> str:
     return ",".join(f"{cid}@{updated}" for cid, _, _, updated in children)
-
-
-def _theme_mark(conn, entity_id: int, start: float, end: float) -> str:
-    count, last = conn.execute(
-        "SELECT count(*), coalesce(max(e.id), 0) FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-        "WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ?", (entity_id, start, end)).fetchone()
-    return f"{count}:{last}"
 
 
 def _unchanged(conn, key: str, mark: str) -> bool:

@@ -94,14 +94,6 @@ def fingerprint(events: list[WindowEvent]) -> str:
     return f"{len(events)}:{max((e.rowid for e in events), default=0)}"
 
 
-def window_mark(conn: Connection, start: float, end: float) -> str:
-    """:func:`fingerprint` of the window as it stands (one aggregate, for the check inside the write)."""
-    marks = ", ".join("?" * len(INCLUDED_CLASSES))
-    count, last = conn.execute(
-        f"SELECT count(*), coalesce(max(id), 0) FROM fact_events WHERE timestamp >= ? AND timestamp < ? "
-        f"AND evidence_class IN ({marks})", (start, end, *INCLUDED_CLASSES)).fetchone()
-    return f"{count}:{last}"
-
 
 def _entities(conn: Connection, rowids: list[int]) -> list[tuple[str, int]]:
     if not rowids:
