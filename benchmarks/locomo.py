@@ -31,6 +31,8 @@ embedding included) over one conversation's memory.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import re
 import sys
@@ -243,7 +245,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the headline run and the baselines only")
     parser.add_argument("--misses", type=Path, help="write every headline question's ranking and trace here "
                         "(JSON lines) for benchmarks/locomo_misses.py")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="override a tuning constant for this run (dev ablations), e.g. "
+                        "magi_desktop.core.retrieval.slots.SESSION_SLOTS=0")
     args = parser.parse_args()
+    for assignment in args.set:
+        target, value = assignment.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(module), name, ast.literal_eval(value))
     systems = QUICK_SYSTEMS if args.quick else SYSTEMS
     misses: list[dict] | None = [] if args.misses else None
     data = json.loads(DATA.read_text("utf-8"))

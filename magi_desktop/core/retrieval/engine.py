@@ -17,6 +17,7 @@ from ..store.entities import EntityLinker
 from . import paths
 from .facts import FactRecall
 from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
+from .mentions import about_window
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from .pack import (
     DEFAULT_TOKEN_BUDGET,
@@ -29,6 +30,7 @@ from .pack import (
     timeline_of,
 )
 from .skills import L4Recall
+from .slots import reserve_slots
 from .structured import L2Recall, ground
 from .summaries import SUMMARY_TYPES, L3Recall
 from .temporal import TemporalIntent, parse_temporal
@@ -136,6 +138,7 @@ class Retriever:
                         **({"recency_weight": recency} if recency is not None else {}))
         sessions = {rowid: c.session_id for rowid, c in by_rowid.items()}
         ranked = diversify(ranked, sessions, SESSION_SPREAD.get(chosen, 0.0))
+        ranked = reserve_slots(ranked, rankings, fused, sessions)   # each path's best, the best sessions
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
         findings = self._deduplicated([self._finding(by_rowid[rowid], score, found_by[rowid])
                                        for rowid, score in ranked], limit)
@@ -278,7 +281,8 @@ class Retriever:
                 if not (mode in FACT_MODES and self._is_artefact(c, question, question_stems, session_id))]
         dropped["artefact"] = len(candidates) - len(kept)
         if temporal.window is not None:
-            inside = [c for c in kept if temporal.window.contains(c.timestamp)]
+            about = about_window(self.db.reader(), [c.rowid for c in kept], temporal.window.start, temporal.window.end)
+            inside = [c for c in kept if temporal.window.contains(c.timestamp) or c.rowid in about]
             dropped["window"] = len(kept) - len(inside)
             if inside or not kept:
                 kept = inside
