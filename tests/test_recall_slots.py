@@ -105,3 +105,40 @@ def test_the_best_sessions_get_a_place_in_the_top():
     top = [item for item, _ in kept[:slots.PROTECT_WITHIN]]
     assert 100 in top and 101 not in top
     assert slots.session_ranking(ranked, sessions) == ["A", "B"]
+
+
+# ------------------------------------------------------------ "X and Y", short turns, topical names
+
+def test_each_named_speaker_gets_a_place():
+    ranked = [(i, 1.0 - i * 0.01) for i in range(15)]
+    speaker = {i: "Caroline" for i in range(14)} | {14: "Melanie"}
+    sessions = {i: "A" for i in range(15)}
+    kept = slots.reserve_slots(ranked, {}, ranked, sessions, speaker, {"caroline", "melanie"})
+    assert 14 in [item for item, _ in kept[:slots.PROTECT_WITHIN]]
+    alone = slots.reserve_slots(ranked, {}, ranked, sessions, speaker, {"melanie"})   # one name: no place
+    assert 14 not in [item for item, _ in alone[:slots.PROTECT_WITHIN]]
+
+
+def test_a_short_turn_that_matches_only_a_name_is_demoted():
+    from magi_desktop.core.retrieval.fusion import RerankFeatures, rerank, short_unmatched
+
+    asked = {"adopt", "dog"}
+    assert short_unmatched("Caroline: Thanks, Mel!", asked)
+    assert not short_unmatched("Caroline: I adopted a dog", asked)
+    assert not short_unmatched("Caroline: we spent the whole afternoon walking along the river in town", asked)
+    thanks = "Caroline: Thanks, Mel!"
+    features = {1: RerankFeatures("user", thanks, 0.0, True, short_unmatched(thanks, asked)),
+                2: RerankFeatures("user", "Caroline: the shelter had puppies", 0.0, True)}
+    assert [item for item, _ in rerank([(1, 1.0), (2, 0.9)], features, [], 0.0)] == [2, 1]
+
+
+def test_a_name_nobody_speaks_stays_a_search_word(memory):
+    memory.ingest_many([
+        chat("Anna: I love the band Lumen", session="a", at=APRIL, entities=[{"mention_text": "Lumen",
+                                                                                "entity_type": "creator"}]),
+        chat("Anna: my week was quiet", session="a", at=APRIL + 30),
+        chat("Anna: I went to a concert", session="a", at=APRIL + 60)])
+    memory.process_pending()
+    pack = memory.query("What does Anna think of Lumen?", now=APRIL + 3600)
+    assert "lumen" in pack.trace["terms"] and "anna" not in pack.trace["terms"]
+    assert pack.findings[0].text == "Anna: I love the band Lumen"

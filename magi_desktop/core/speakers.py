@@ -144,3 +144,17 @@ def _settle_stored(conn: Connection, rowids: list[int],
         conn.execute("UPDATE fact_events SET metadata_json = ? WHERE id = ?", (_metadata_json(metadata), rowid))
         # The linker reads an event's metadata and content only; the speaker becomes a person link.
         link(conn, [(rowid, SimpleNamespace(metadata=metadata, content=content))])
+
+
+def speaking_names(conn: Connection, named: Sequence[tuple[int, str, str]]) -> set[str]:
+    """The name keys of the entities a question names (``(entity_id, type, key)``) that lead a chat turn as
+    its speaker: those pick *whose* turns; any other name (a place, a band, a hobby L2 made an entity) stays
+    a search word."""
+    if not named:
+        return set()
+    marks = ", ".join("?" * len(named))
+    names = conn.execute(f"SELECT name, name_key FROM entity_catalog WHERE entity_id IN ({marks})",
+                         [entity_id for entity_id, _, _ in named]).fetchall()
+    return {key for name, key in names if conn.execute(
+        "SELECT 1 FROM fact_events WHERE json_extract(metadata_json, '$.timeline.speaker') = ? LIMIT 1",
+        (name,)).fetchone()}

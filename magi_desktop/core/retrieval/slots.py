@@ -11,7 +11,8 @@ is found in only a quarter of those questions.
 
 :func:`reserve_slots` keeps the fused order and only moves a few items up into
 the first ``PROTECT_WITHIN`` places, displacing the lowest-ranked others there:
-the first ``PROTECT_PER_PATH`` eligible hits of each protected path, then the
+the first ``PROTECT_PER_PATH`` eligible hits of each protected path, the best
+turn of each speaker an "X and Y" question names, then the
 best turn of each of the ``SESSION_SLOTS`` best-ranked sessions the top holds
 none of. A session ranks by the sum of its turns' best ``SESSION_TURNS`` fused
 scores (the session path: a conversation is judged as a whole, not by one line).
@@ -20,7 +21,7 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 PROTECTED_PATHS = ("bm25", "vector")
 PROTECT_PER_PATH = 1        # each protected path's first eligible hits kept in the top
@@ -28,6 +29,7 @@ PROTECT_WITHIN = 10         # the places protected (a pack's default size)
 SESSION_SLOTS = 2           # places for sessions the top would otherwise miss
 SESSION_RANKED = 4          # the best sessions that may claim one
 SESSION_TURNS = 3           # a session's score: the sum of its best turns' fused scores
+PERSON_SLOTS = True         # "X and Y" questions: each named speaker's best turn gets a place
 MAX_RESERVED = 4            # at most this many places of the top are moved items
 
 
@@ -43,8 +45,10 @@ def session_ranking(fused: Sequence[tuple[int, float]], session_of: Mapping[int,
 
 def promoted(ranked: Sequence[tuple[int, float]], rankings: Mapping[str, Sequence[int]],
              fused: Sequence[tuple[int, float]], session_of: Mapping[int, str | None],
+             speaker_of: Mapping[int, str | None] | None = None, whose: Iterable[str] = (),
              protected_paths: Sequence[str] = PROTECTED_PATHS) -> list[int]:
-    """The items that must be in the top: each protected path's first eligible hits, then the best turn of each
+    """The items that must be in the top: each protected path's first eligible hits; when the question names
+    two or more speakers (``whose``, name keys), each one's best turn; then the best turn of each
     high-ranked session the top lacks. Only items of ``ranked`` (the eligible candidates) are chosen."""
     eligible = {item for item, _ in ranked}
     head = [item for item, _ in ranked[:PROTECT_WITHIN]]
@@ -52,6 +56,12 @@ def promoted(ranked: Sequence[tuple[int, float]], rankings: Mapping[str, Sequenc
     for path in protected_paths:
         hits = [item for item in rankings.get(path, ()) if item in eligible][:PROTECT_PER_PATH]
         chosen += [item for item in hits if item not in chosen]
+    people = sorted(set(whose))
+    if PERSON_SLOTS and len(people) > 1 and speaker_of:
+        for person in people:
+            best = next((item for item, _ in ranked if _key(speaker_of.get(item)) == person), None)
+            if best is not None and best not in chosen:
+                chosen.append(best)
     if SESSION_SLOTS > 0:
         present = {session_of.get(item) for item in head + chosen}
         best_turn: dict[str, int] = {}
@@ -66,14 +76,20 @@ def promoted(ranked: Sequence[tuple[int, float]], rankings: Mapping[str, Sequenc
     return chosen[:MAX_RESERVED]
 
 
+def _key(name: str | None) -> str | None:
+    return " ".join(name.casefold().split()) if name else None
+
+
 def reserve_slots(ranked: Sequence[tuple[int, float]], rankings: Mapping[str, Sequence[int]],
-                  fused: Sequence[tuple[int, float]], session_of: Mapping[int, str | None]) -> list[tuple[int, float]]:
+                  fused: Sequence[tuple[int, float]], session_of: Mapping[int, str | None],
+                  speaker_of: Mapping[int, str | None] | None = None,
+                  whose: Iterable[str] = ()) -> list[tuple[int, float]]:
     """``ranked`` with the :func:`promoted` items moved into its first ``PROTECT_WITHIN`` places.
 
     The items already there stay in order; a moved item takes the place of the lowest-ranked
     unprotected one, which becomes the first item after the top. Scores are kept falling.
     """
-    must = promoted(ranked, rankings, fused, session_of)
+    must = promoted(ranked, rankings, fused, session_of, speaker_of, whose)
     head = list(ranked[:PROTECT_WITHIN])
     tail = list(ranked[PROTECT_WITHIN:])
     head_items = {item for item, _ in head}
