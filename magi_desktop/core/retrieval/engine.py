@@ -135,7 +135,7 @@ class Retriever:
         by_rowid = {c.rowid: c for c in qualifying}
         asked = {stem(t) for t in ctx.terms}
         features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp, self._about(c, ctx.entity_names),
-                                            short_unmatched(c.content, asked)) for c in qualifying}
+                                            short_unmatched(c.content, asked, c.speaker)) for c in qualifying}
         recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else None
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))

@@ -50,8 +50,10 @@ class RerankFeatures:
     short_unmatched: bool = False
 
 
-def short_unmatched(text: str, asked_stems: set[str]) -> bool:
-    """At most ``SHORT_TURN_WORDS`` content words, none of them a question word (a "Name:" prefix included)."""
+def short_unmatched(text: str, asked_stems: set[str], speaker: str | None = None) -> bool:
+    """At most ``SHORT_TURN_WORDS`` content words besides the speaker's "Name:" prefix, none a question word."""
+    if speaker and text.startswith((f"{speaker}:", f"{speaker}：")):
+        text = text[len(speaker) + 1:]
     said = stems(text)
     return len(said) <= SHORT_TURN_WORDS and not (said & asked_stems)
 
