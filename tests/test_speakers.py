@@ -6,8 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from payloads import chat
+from reliability.fuzzing import nasty_text
 
 from magi_desktop.core.ingest import stored_payload
+from magi_desktop.core.mentioned_times import mentioned_windows
 from magi_desktop.core.speakers import LABELS, NAME_PREFIX, prefixed_name
 
 T = 1_700_000_000.0
@@ -155,3 +157,35 @@ def test_a_named_speaker_is_preferred_not_required(memory):
     texts = [f.text for f in pack.findings if f.layer == "L1"]
     assert texts[0] == "Ben: I adopted a dog from the shelter"
     assert "Anna: I adopted a dog called Rex" in texts   # the other speaker is not filtered out
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(["Anna", "张伟", "Mary Jane"]), text=nasty_text)
+def test_any_text_gives_a_prefix_of_itself_or_nothing(name, text):
+    from reliability.fuzzing import count
+
+    count("speakers.prefixed_name")
+    for candidate in (text, f"{name}: {text}"):
+        found = prefixed_name(candidate)
+        assert found is None or candidate.lstrip().startswith(found)
+    assert mentioned_windows(text, T) is not None
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(nasty_text, min_size=1, max_size=4), name=st.sampled_from(["Anna", "张伟", "Note", "Q"]))
+def test_any_prefixed_turns_keep_their_class_and_words(memory, texts, name):
+    sent = [chat(f"{name}: {t}", at=T + i, session="fuzz") for i, t in enumerate(texts)]
+    before = {r["content"] for r in rows(memory)}
+    results = memory.ingest_many(sent, on_error="report")
+    for result in results:
+        if result.error is not None or result.duplicate or result.target != "l1_and_l2":
+            continue
+        row = memory.db.reader().execute(
+            "SELECT content, author_type, evidence_class, metadata_json FROM fact_events WHERE event_id = ?",
+            (result.event_id,)).fetchone()
+        assert row[1] == "user" and row[2] == result.evidence_class
+        timeline = json.loads(row[3])["timeline"]
+        assert timeline.get("speaker") in (None, name) and timeline["role"] == "user"
+        if name in ("Note", "Q"):
+            assert "speaker" not in timeline and "speaker_candidate" not in timeline
+    assert before <= {r["content"] for r in rows(memory)}
