@@ -26,11 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 PROTECTED_PATHS = ("bm25", "vector")
 PROTECT_PER_PATH = 1        # each protected path's first eligible hits kept in the top
 PROTECT_WITHIN = 10         # the places protected (a pack's default size)
-SESSION_SLOTS = 2           # places for sessions the top would otherwise miss
-SESSION_RANKED = 4          # the best sessions that may claim one
+SESSION_SLOTS = 3           # places for sessions the top would otherwise miss (dev: 2 → 3 +3 points session_all@10)
+SESSION_RANKED = 6          # the best sessions that may claim one
 SESSION_TURNS = 3           # a session's score: the sum of its best turns' fused scores
 PERSON_SLOTS = True         # "X and Y" questions: each named speaker's best turn gets a place
-MAX_RESERVED = 4            # at most this many places of the top are moved items
+MAX_RESERVED = 5            # at most this many places of the top are moved items (4 sessions, 6: −2.4 all@10)
 
 
 def session_ranking(fused: Sequence[tuple[int, float]], session_of: Mapping[int, str | None]) -> list[str]:
