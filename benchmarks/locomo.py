@@ -1,9 +1,12 @@
 """LoCoMo evidence retrieval (issue: Retrieval). Prints one JSON line.
 
 Each conversation of ``../shared/bench/locomo10.json`` goes into its own
-memory: every turn is a chat event of a human (both speakers are people) with
-the speaker's name, at its session's date, ``source_item_id`` = the turn's
-``dia_id``; a shared photo's caption is part of the turn's text. Every
+memory: every turn is a chat event of a human (both speakers are people) at
+its session's date, ``source_item_id`` = the turn's ``dia_id``; a shared
+photo's caption is part of the turn's text. The headline run ("magi") sends
+no ``chat.speaker``: each turn is written "Name: text", as clients write
+transcripts; "magi_speaker" is the same conversation with the speaker's name
+in ``chat.speaker`` and the bare text. Every
 question of categories 1–4 is asked as of the last session's date with one
 mode policy (the rule classifier; no per-question oracle). Reported per split
 — dev = conversations 0–4 (tune here), test = 5–9 (report only) — for Magi and
@@ -19,11 +22,17 @@ L2 finding counts as the turns it cites, in its place in the pack:
 
     .venv/bin/python benchmarks/locomo.py                 # the dev split: tune here
     .venv/bin/python benchmarks/locomo.py --split test     # report only; never tune on it
+    .venv/bin/python benchmarks/locomo.py --quick          # the headline run alone (no L2, no speaker field)
+
+``query_ms`` is the headline run's ``Memory.query`` wall time per question (p50 / p95, MiniLM question
+embedding included) over one conversation's memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import re
 import sys
@@ -46,7 +55,8 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json
 KS = (1, 5, 10, 20)
 SPLITS = {"dev": range(0, 5), "test": range(5, 10)}
 TURN_SECONDS = 30
-SYSTEMS = ("magi", "magi_l2", "bm25", "dense")
+SYSTEMS = ("magi", "magi_l2", "magi_speaker", "bm25", "dense")
+QUICK_SYSTEMS = ("magi", "bm25", "dense")
 
 
 def session_time(text: str) -> float:
@@ -82,17 +92,19 @@ def evidence_ids(raw: list[str]) -> list[str]:
     return ids
 
 
-def payloads(sample: dict) -> list[dict]:
+def payloads(sample: dict, speaker_field: bool = False) -> list[dict]:
+    """The turns as chat payloads: "Name: text" (the client convention), or the name in ``chat.speaker``."""
     out = []
     for number, start, turns in sessions(sample):
         for index, turn in enumerate(turns):
+            chat = ({"speaker": turn["speaker"], "text": turn_text(turn)} if speaker_field
+                    else {"text": f"{turn['speaker']}: {turn_text(turn)}"})
             out.append({
                 "source_type": "chat",
                 "session_id": f"{sample['sample_id']}:S{number}",
                 "source_item_id": turn["dia_id"],
                 "occurred_at": start + index * TURN_SECONDS,
-                "chat": {"role": "user", "provenance": "human_input", "speaker": turn["speaker"],
-                         "text": turn_text(turn)},
+                "chat": {"role": "user", "provenance": "human_input", **chat},
             })
     return out
 
@@ -146,39 +158,76 @@ class Baselines:
         return [self.ids[i] for i in np.argsort(-scores)[:k]]
 
 
-def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path,
-                     l2_stats: list[float]) -> dict[str, list[dict]]:
+def record_rankings(memory: Memory, sink: dict) -> None:
+    """Keep each query's per-path rankings (as turn ids) in ``sink`` for the miss analysis."""
+    retriever = memory._retriever
+    original = retriever._recall
+
+    def recording(ctx, mode, trace):
+        rankings = original(ctx, mode, trace)
+        rowids = {rowid for ranked in rankings.values() for rowid in ranked}
+        marks = ", ".join("?" * len(rowids))
+        ids = dict(retriever.db.reader().execute(
+            f"SELECT id, source_item_id FROM fact_events WHERE id IN ({marks})", list(rowids)).fetchall())
+        sink["rankings"] = {path: [ids[r] for r in ranked[:20]] for path, ranked in rankings.items()}
+        return rankings
+
+    retriever._recall = recording
+
+
+def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path, l2_stats: list[float],
+                     systems: tuple[str, ...], latencies: list[float],
+                     misses: list[dict] | None = None) -> dict[str, list[dict]]:
     items = payloads(sample)
     memory = Memory.open(folder / "magi", embedder=embedder)
     memory.ingest_many(items)
     memory.process_pending(queues=("embedding",))   # L1 alone first; L2 (rules) is projected below
     now = max(p["occurred_at"] for p in items) + 86400  # the day of the last session, as the question date
-    speaker_text = [(p["source_item_id"], f"{p['chat']['speaker']}: {p['chat']['text']}") for p in items]
+    speaker_text = [(turn["source_item_id"], turn["chat"]["text"]) for turn in items]   # "Name: text"
     vectors = embedder.embed([text for _, text in speaker_text])
     baselines = Baselines(folder, speaker_text, vectors)
-    results: dict[str, list[dict]] = {system: [] for system in SYSTEMS}
+    results: dict[str, list[dict]] = {system: [] for system in systems}
     questions = [q for q in sample["qa"] if q["category"] in (1, 2, 3, 4) and evidence_ids(q["evidence"])]
     question_vectors = embedder.embed([q["question"] for q in questions])
+    recorded: dict = {}
+    if misses is not None:
+        record_rankings(memory, recorded)
 
-    def ask(system: str) -> None:
+    def ask(system: str, mem: Memory, timed: bool = False) -> None:
         for question in questions:
-            pack = memory.query(question["question"], now=now, limit=max(KS), tz=timezone.utc)  # dates are UTC
+            started = time.perf_counter()
+            pack = mem.query(question["question"], now=now, limit=max(KS), tz=timezone.utc)  # dates are UTC
+            if timed:
+                latencies.append((time.perf_counter() - started) * 1000)
             ranked = ranked_items(pack.findings)
-            results[system].append({**score(ranked, evidence_ids(question["evidence"])),
-                                    "category": question["category"], "mode": pack.query_mode})
+            evidence = evidence_ids(question["evidence"])
+            results[system].append({**score(ranked, evidence), "category": question["category"],
+                                    "mode": pack.query_mode})
+            if misses is not None and system == "magi":
+                misses.append({"sample": sample["sample_id"], "question": question["question"],
+                               "category": question["category"], "evidence": evidence, "ranked": ranked[:20],
+                               "mode": pack.query_mode, "trace": pack.trace,
+                               "rankings": recorded.get("rankings", {})})
 
-    ask("magi")
-    started = time.perf_counter()
-    projected = memory.process_pending(queues=("l2",))["l2"]
-    l2_stats[0] += projected["events"]
-    l2_stats[1] += time.perf_counter() - started
-    ask("magi_l2")
+    ask("magi", memory, timed=True)
+    if "magi_l2" in systems:
+        started = time.perf_counter()
+        projected = memory.process_pending(queues=("l2",))["l2"]
+        l2_stats[0] += projected["events"]
+        l2_stats[1] += time.perf_counter() - started
+        ask("magi_l2", memory)
+    memory.close()
+    if "magi_speaker" in systems:
+        with_field = Memory.open(folder / "magi_speaker", embedder=embedder)
+        with_field.ingest_many(payloads(sample, speaker_field=True))
+        with_field.process_pending(queues=("embedding",))
+        ask("magi_speaker", with_field)
+        with_field.close()
     for question, qvec in zip(questions, question_vectors, strict=True):
         evidence = evidence_ids(question["evidence"])
         extra = {"category": question["category"]}
         results["bm25"].append({**score(baselines.bm25(question["question"], max(KS)), evidence), **extra})
         results["dense"].append({**score(baselines.dense(qvec, max(KS)), evidence), **extra})
-    memory.close()
     return results
 
 
@@ -193,7 +242,19 @@ def main() -> None:
                         help="dev (default) for tuning; test or all only to report")
     parser.add_argument("--conversations", help="comma-separated indexes (overrides --split)")
     parser.add_argument("--by-category", action="store_true", help="also report each category")
+    parser.add_argument("--quick", action="store_true", help="the headline run and the baselines only")
+    parser.add_argument("--misses", type=Path, help="write every headline question's ranking and trace here "
+                        "(JSON lines) for benchmarks/locomo_misses.py")
+    parser.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="override a tuning constant for this run (dev ablations), e.g. "
+                        "magi_desktop.core.retrieval.slots.SESSION_SLOTS=0")
     args = parser.parse_args()
+    for assignment in args.set:
+        target, value = assignment.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(module), name, ast.literal_eval(value))
+    systems = QUICK_SYSTEMS if args.quick else SYSTEMS
+    misses: list[dict] | None = [] if args.misses else None
     data = json.loads(DATA.read_text("utf-8"))
     if args.conversations:
         chosen = {"custom": [int(i) for i in args.conversations.split(",")]}
@@ -205,23 +266,30 @@ def main() -> None:
     started = time.perf_counter()
     report: dict = {"benchmark": "locomo", "categories": [1, 2, 3, 4]}
     for split, indexes in chosen.items():
-        collected: dict[str, list[dict]] = {system: [] for system in SYSTEMS}
+        collected: dict[str, list[dict]] = {system: [] for system in systems}
         l2_stats = [0.0, 0.0]   # events projected, seconds
+        latencies: list[float] = []
         for index in indexes:
             with tempfile.TemporaryDirectory() as tmp:
-                for system, rows in run_conversation(data[index], embedder, Path(tmp), l2_stats).items():
+                found = run_conversation(data[index], embedder, Path(tmp), l2_stats, systems, latencies, misses)
+                for system, rows in found.items():
                     collected[system].extend(rows)
         report[split] = {system: summarise(rows) for system, rows in collected.items()}
-        report[split]["l2_change"] = {key: round(report[split]["magi_l2"][key] - report[split]["magi"][key], 4)
-                                      for key in report[split]["magi"] if "@" in key}
-        report[split]["l2_projection"] = {"events": int(l2_stats[0]),
-                                          "events_per_second": round(l2_stats[0] / max(l2_stats[1], 1e-9), 1)}
+        report[split]["query_ms"] = {"p50": round(float(np.percentile(latencies, 50)), 2),
+                                     "p95": round(float(np.percentile(latencies, 95)), 2)}
+        if "magi_l2" in systems:
+            report[split]["l2_change"] = {key: round(report[split]["magi_l2"][key] - report[split]["magi"][key], 4)
+                                          for key in report[split]["magi"] if "@" in key}
+            report[split]["l2_projection"] = {"events": int(l2_stats[0]),
+                                              "events_per_second": round(l2_stats[0] / max(l2_stats[1], 1e-9), 1)}
         if args.by_category:
             report[split]["by_category"] = {
                 str(cat): {system: summarise([r for r in rows if r["category"] == cat])
                            for system, rows in collected.items()}
                 for cat in (1, 2, 3, 4)}
     report["seconds"] = round(time.perf_counter() - started, 1)
+    if args.misses:
+        args.misses.write_text("".join(json.dumps(row) + "\n" for row in misses), "utf-8")
     print(json.dumps(report))
 
 

@@ -49,6 +49,7 @@ TRANSLATION_ONLY = ("entity_catalog", "kg_edges", "tom_trait_assertions")
 REBUILT = {
     "entity_catalog": "entities: linked again at ingest and by the L2 worker",
     "l1_event_entities": "linked again as each event is stored",
+    "event_mentioned_times": "read again from each event's words as it is stored",
     "entity_mentions": "L2, projected again",
     "kg_edges": "L2, projected again",
     "tom_trait_assertions": "L2, projected again",

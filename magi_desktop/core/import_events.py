@@ -24,7 +24,9 @@ from . import l4
 from .contracts import MAX_TIMESTAMP, MemoryEvent, PayloadError
 from .import_report import ImportReport
 from .ingest import RUNTIME_TRACE, rederive, tool_run_of
+from .mentioned_times import index_mentioned_times
 from .render import TemplateRegistry
+from .speakers import settle as settle_speakers
 from .store.connection import Connection
 from .store.l1 import insert_events, insert_traces
 
@@ -171,6 +173,8 @@ class EventLoader:
                 self.report.drop("fact_events", "duplicate: the same source item as an earlier event", event.event_id)
             else:
                 fresh.append((outcome.rowid, event))
+        settle_speakers(self.conn, fresh, self.link)   # as at ingest: "Name: text" turns whose name recurs
+        index_mentioned_times(self.conn, fresh)         # and the times they mention
         self.link(self.conn, fresh)
         self.report.took("fact_events", len(fresh))
         items.clear()

@@ -21,6 +21,7 @@ from .governance import Scope, Verdict, classify
 from .ids import new_ulid
 from .redact import CURRENT, RuleSet
 from .render import TemplateRegistry
+from .speakers import said_speaker, with_candidate
 
 EVENT_TYPES = {"chat": "CHAT_MESSAGE", "sensor": "SENSOR_EVENT", "runtime": "ACTION_EXECUTED"}
 MEMORY_DOMAINS = {"chat": "conversation", "sensor": "external_activity", "runtime": "agent_runtime"}
@@ -189,6 +190,8 @@ def normalize(
     policy = verdict.policy
     timeline = _timeline(clean)
     key, aliases = idempotency_keys(payload, clean, key_secret)
+    if clean.kind == "chat":   # after the key: a candidate is read from the text, it was not sent
+        timeline = with_candidate(timeline, clean.chat.text)
     metadata: dict[str, Any] = {
         "structured_entity_hints": [h.to_dict() for h in clean.entities],
         "timeline": timeline,
@@ -259,8 +262,9 @@ def stored_payload(fields: Mapping[str, Any]) -> dict[str, Any]:
         if fields.get(name) is not None:
             raw[name] = fields[name]
     if fields.get("source") == "chat":
-        raw["chat"] = {key: _field(timeline, key) for key in ("role", "provenance", "tool_name", "speaker")
-                       if _field(timeline, key) is not None} | {"text": fields.get("content")}
+        said = {key: _field(timeline, key) for key in ("role", "provenance", "tool_name")} | {
+            "speaker": said_speaker(timeline) if isinstance(timeline, Mapping) else None}
+        raw["chat"] = {key: value for key, value in said.items() if value is not None} | {"text": fields.get("content")}
     elif fields.get("source") == "runtime":
         raw["action"] = {key: _field(timeline, key) for key in ("tool", "ok", "category", "duration_ms", "input",
                                                                 "output", "error") if _field(timeline, key) is not None}

@@ -30,6 +30,7 @@ from .memory_facts import FactsMixin
 from .memory_forget import ForgetMixin
 from .memory_redact import RedactMixin, note_rules
 from .memory_review import ReviewMixin
+from .mentioned_times import index_mentioned_times
 from .outbound import safe
 from .paths import database_path
 from .redact import CURRENT, RuleSet, redact_text
@@ -37,6 +38,7 @@ from .render import TemplateRegistry
 from .reredact import stored_version
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
+from .speakers import settle as settle_speakers
 from .store import Database, SchemaTooNew
 from .store.connection import Connection, DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
@@ -269,8 +271,11 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
                         _record_tool_runs(conn, [event for (_, event), outcome in zip(placed, stored, strict=True)
                                                  if not outcome.duplicate])
                     if group == "l1":
-                        self._entities.link(conn, [(outcome.rowid, event) for (_, event), outcome
-                                                   in zip(placed, stored, strict=True) if outcome.rowid is not None])
+                        inserted = [(outcome.rowid, event) for (_, event), outcome
+                                    in zip(placed, stored, strict=True) if outcome.rowid is not None]
+                        settle_speakers(conn, inserted, self._entities.link)   # "Name: text" turns (speakers.py)
+                        index_mentioned_times(conn, inserted)   # "last month I …" (mentioned_times.py)
+                        self._entities.link(conn, inserted)
                     for (position, _event), outcome in zip(placed, stored, strict=True):
                         results[position] = IngestResult(
                             event_id=outcome.event_id, duplicate=outcome.duplicate, target=outcome.target,

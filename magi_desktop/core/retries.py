@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 
 from .contracts import IngestResult, MemoryEvent, PayloadError
+from .speakers import said_speaker
 from .store.connection import Connection
 
-_SAID = ("role", "provenance", "tool_name", "speaker")
+_SAID = ("role", "provenance", "tool_name")
 
 
 def repeated(conn: Connection, event: MemoryEvent, within: float) -> IngestResult | None:
@@ -37,6 +38,7 @@ def repeated(conn: Connection, event: MemoryEvent, within: float) -> IngestResul
     if row is None or not 0 <= event.timestamp - row[1] <= within or row[2] != event.content:
         return None
     timeline = json.loads(row[3]).get("timeline", {})
-    if any(timeline.get(key) != event.metadata["timeline"].get(key) for key in _SAID):
-        return None
+    said = event.metadata["timeline"]
+    if any(timeline.get(key) != said.get(key) for key in _SAID) or said_speaker(timeline) != said_speaker(said):
+        return None   # the speaker as sent: one read from a "Name:" prefix was not
     return IngestResult(event_id=row[0], duplicate=True, target=row[4], evidence_class=row[5])

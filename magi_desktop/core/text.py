@@ -111,5 +111,8 @@ def fts_or_query(terms: list[str]) -> str:
 
 
 def index_text(content: str, speaker: str | None) -> str:
-    """What search sees of an event: a chat turn is indexed with its speaker ("Caroline: …")."""
-    return f"{speaker}: {content}" if speaker else content
+    """What search sees of an event: a chat turn is indexed with its speaker ("Caroline: …"), once: a turn
+    whose speaker was read from its own "Caroline:" prefix already starts with it."""
+    if not speaker or content.startswith((f"{speaker}:", f"{speaker}：")):
+        return content
+    return f"{speaker}: {content}"

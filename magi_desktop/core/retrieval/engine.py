@@ -12,11 +12,13 @@ import numpy as np
 
 from ..contracts import parse_timestamp
 from ..embed import Embedder
+from ..speakers import speaking_names
 from ..store import Database
 from ..store.entities import EntityLinker
 from . import current_facts, paths, requests, schedule
 from .facts import FactRecall
-from .fusion import RerankFeatures, diversify, rerank, weighted_rrf
+from .fusion import RerankFeatures, diversify, rerank, short_unmatched, weighted_rrf
+from .mentions import about_window
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from .pack import (
     DEFAULT_TOKEN_BUDGET,
@@ -29,6 +31,7 @@ from .pack import (
     timeline_of,
 )
 from .skills import L4Recall
+from .slots import reserve_slots
 from .structured import L2Recall, ground
 from .summaries import SUMMARY_TYPES, L3Recall
 from .temporal import TemporalIntent, parse_temporal
@@ -113,7 +116,8 @@ class Retriever:
         terms = [t for t in content_terms(text) if len(t) <= MAX_TERM_CHARS][:MAX_TERMS]
         # Names pick *whose* events, the other words *which*: searching "Caroline" too would
         # rank every short line of hers ("Caroline: Thanks!") above the one that answers.
-        name_stems = {stem(word) for key in names for word in key.split()}
+        whose = speaking_names(self.db.reader(), named)   # speakers; other names stay search words
+        name_stems = {stem(word) for key in whose for word in key.split()}
         focus = [t for t in terms if stem(t) not in name_stems]
         ctx = paths.QueryContext(text=text, terms=focus or terms, scopes=scopes_for(chosen), now=now,
                                  fetch_k=FETCH_K, window=temporal.window, quoted=quoted_phrases(text),
@@ -130,13 +134,16 @@ class Retriever:
         qualifying = schedule.screen(self._qualifying(kept, ctx, trace), kept, temporal, ctx.terms, text, now, trace)
 
         by_rowid = {c.rowid: c for c in qualifying}
-        features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp, self._about(c, ctx.entity_names))
-                    for c in qualifying}
+        asked = {stem(t) for t in ctx.terms}
+        features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp, self._about(c, ctx.entity_names),
+                                            short_unmatched(c.content, asked, c.speaker)) for c in qualifying}
         recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else None
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))
         sessions = {rowid: c.session_id for rowid, c in by_rowid.items()}
         ranked = diversify(ranked, sessions, SESSION_SPREAD.get(chosen, 0.0))
+        ranked = reserve_slots(ranked, rankings, fused, sessions,   # each path's best, the best sessions, each person
+                               {rowid: c.speaker for rowid, c in by_rowid.items()}, whose)
         ranked = schedule.soonest_first(ranked, {rowid: c.timestamp for rowid, c in by_rowid.items()}, temporal)
         found_by = {rowid: [p for p, ids in rankings.items() if rowid in ids] for rowid in by_rowid}
         findings = self._deduplicated([self._finding(by_rowid[rowid], score, found_by[rowid])
@@ -284,7 +291,8 @@ class Retriever:
                 if not (mode in FACT_MODES and self._is_artefact(c, question, question_stems, session_id))]
         dropped["artefact"] = len(candidates) - len(kept)
         if temporal.window is not None:
-            inside = [c for c in kept if temporal.window.contains(c.timestamp)]
+            about = about_window(self.db.reader(), [c.rowid for c in kept], temporal.window.start, temporal.window.end)
+            inside = [c for c in kept if temporal.window.contains(c.timestamp) or c.rowid in about]
             dropped["window"] = len(kept) - len(inside)
             if inside or not kept:
                 kept = inside

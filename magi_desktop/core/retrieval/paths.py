@@ -20,6 +20,7 @@ import numpy as np
 from ..store.connection import Connection
 from ..store.vectors import VEC_TABLE
 from ..text import fts_or_query, has_cjk
+from .mentions import mention_params, mention_sql
 from .temporal import Window
 
 
@@ -53,9 +54,9 @@ def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> l
     sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
            f"WHERE fact_events_fts MATCH ? AND {scope}")
     args = [fts_or_query(ctx.terms), *params]
-    if window is not None:
-        sql += " AND e.timestamp >= ? AND e.timestamp < ?"
-        args += [window.start, window.end]
+    if window is not None:   # recorded in the window, or saying a time in it ("last month I …")
+        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
+        args += [window.start, window.end, *mention_params(window.start, window.end)]
     sql += f" ORDER BY bm25(fact_events_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT ?"
     args.append(ctx.fetch_k)
     return [row[0] for row in conn.execute(sql, args)]

@@ -1,0 +1,30 @@
+"""A question's calendar window matched against the times an event mentions (``event_mentioned_times``,
+written at ingest by ``core/mentioned_times.py``): the April turn about "last month" is in a March window."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+WINDOW_SLACK_DAYS = 31      # a question window matches mentions up to this long, or up to its own length
+
+
+def mention_sql(alias: str = "e") -> str:
+    """SQL true when event ``alias`` mentions a time inside a window (params: :func:`mention_params`)."""
+    return (f"{alias}.id IN (SELECT m.event_rowid FROM event_mentioned_times m WHERE m.start < ? AND m.end > ? "
+            "AND m.end - m.start <= ?)")
+
+
+def mention_params(start: float, end: float) -> list[float]:
+    return [end, start, max(end - start, WINDOW_SLACK_DAYS * 86400)]
+
+
+def about_window(conn: Any, rowids: Iterable[int], start: float, end: float) -> set[int]:
+    """Which of ``rowids`` mention a time in [start, end)."""
+    rowids = list(rowids)
+    if not rowids:
+        return set()
+    marks = ", ".join("?" * len(rowids))
+    return {row[0] for row in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.id IN ({marks}) AND {mention_sql('e')}",
+        [*rowids, *mention_params(start, end)])}
