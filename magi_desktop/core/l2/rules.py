@@ -29,7 +29,7 @@ from .phrases import ZH_TIME as _ZH_TIME
 from .phrases import I as _I
 from .tasks import ARBITRATE, DISAMBIGUATE, PHASE1, PHASE2, SELF
 from .traits import STATE_WORDS
-from .updates import CHINESE_OBJECT_PATTERNS, OBJECT_PATTERNS, STATUS_PATTERNS
+from .updates import CHINESE_OBJECT_PATTERNS, OBJECT_PATTERNS, STATUS_PATTERNS, move_continued
 
 # ------------------------------------------------------------------ English
 
@@ -152,9 +152,12 @@ def _add(claims: list, taken: list, sentence: str, predicate: str, match: re.Mat
 def _text_claims(text: str) -> list[dict[str, Any]]:
     """Claims an utterance states plainly, with their evidence sentence."""
     claims: list[dict[str, Any]] = []
+    previous = None
     for sentence in _sentences(text):
         if sentence_kind(sentence) in (QUESTION, HYPOTHETICAL, DIRECTIVE):
+            previous = None
             continue  # a question, a supposition or a request in the same message states nothing
+        sentence, previous = move_continued(previous, sentence) or sentence, sentence
         taken: list[tuple[int, int]] = []
 
         for predicate, pattern, also in [*_ENGLISH, *OBJECT_PATTERNS, *_CHINESE, *CHINESE_OBJECT_PATTERNS]:

@@ -115,3 +115,18 @@ STATUS_PATTERNS: list[tuple[str, re.Pattern, str]] = [
     ("EDUCATION", re.compile(r"我" + ZH_TIME + r"(?:开始)?(?:上|读)大学了"), _UNDERGRAD),
     ("EDUCATION", re.compile(r"我" + ZH_TIME + r"毕业了"), _GRADUATED),
 ]
+
+
+# "We finally moved! Loving Lisbon so far." — the move and the city in two sentences: the second is read as
+# the rest of the first ("we moved — loving Lisbon"), only when the first says nothing but the move.
+_MOVE_ALONE = re.compile(r"^\s*(?:so\s+|well\s+|yay\s*,?\s*)?" + I_OR_WE + r"(?:'ve| have)? " + ADV
+                         + r"moved(?: house| over)?(?: at last)?\s*[.!]+\s*$", _X)
+_SETTLED = re.compile(r"^\s*(?:(?:we|I)(?:'re| are|'m| am)\s+)?(?:now\s+|really\s+|already\s+)?(?:loving|enjoying|"
+                      r"settling into|settled in|living in|happy in|based in)\b", _X)
+
+
+def move_continued(previous: str | None, sentence: str) -> str | None:
+    """The two sentences as one when ``previous`` announces a move alone and ``sentence`` names where."""
+    if previous and _MOVE_ALONE.match(previous) and _SETTLED.match(sentence):
+        return previous.strip().rstrip(".! ") + " — " + sentence.strip()
+    return None
