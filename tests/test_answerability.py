@@ -103,11 +103,11 @@ def test_what_did_i_do_today_lists_the_day_grouped_by_source(life, question):
     assert pack.status == "ok", pack.to_dict()
     assert all(f.answers for f in pack.findings)
     sources = [f.source for f in pack.findings if f.layer == "L1"]
-    assert {"git", "browser", "terminal", "chat"} <= set(sources)
+    assert {"git", "chrome", "terminal", "chat"} <= set(sources)
     # Grouped: each source's findings are together, the user's own words first, page visits last.
     firsts = list(dict.fromkeys(sources))
     assert [s for i, s in enumerate(sources) if i and s != sources[i - 1]] == firsts[1:]
-    assert firsts[0] == "chat" and firsts.index("git") < firsts.index("browser")
+    assert firsts[0] == "chat" and firsts.index("git") < firsts.index("chrome")
     assert "yesterday" not in " ".join(f.text for f in pack.findings)        # the cat is not today's
     assert all(f.text != "My cat is called Miso, she is a grey tabby." for f in pack.findings)
 
@@ -126,7 +126,7 @@ def test_what_did_you_recommend_last_time_finds_the_assistant(life):
 
 
 def test_a_window_with_nothing_in_it_stays_insufficient(life):
-    pack = ask(life, "What did I do last week?")
+    pack = ask(life, "What did I do last month?")
     assert pack.status == "insufficient" and not any(f.answers for f in pack.findings)
 
 
@@ -134,3 +134,9 @@ def test_answers_is_in_every_finding_of_the_json(life):
     data = ask(life, "What is my cat called?").to_dict()
     assert data["findings"] and all(isinstance(f["answers"], bool) for f in data["findings"])
     assert data["insufficient_evidence"] is (data["status"] == "insufficient")
+
+
+def test_last_week_holds_yesterday_on_a_monday(life):
+    """NOW is a Monday: "last week" is the week before, which holds the cat message of Sunday."""
+    pack = ask(life, "上周")
+    assert pack.status == "ok" and [f.source_item_id for f in pack.findings if f.layer == "L1"] == ["cat"]

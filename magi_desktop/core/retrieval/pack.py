@@ -38,6 +38,7 @@ class Finding:
     paths: list[str] = field(default_factory=list)
     indirect: bool = False
     status: str | None = None     # L2 findings: "current" or "history" (as of the question's now)
+    answers: bool = False         # does it answer the question, or is it only related (retrieval/sufficiency.py)
 
     def occurred_at_iso(self) -> str:
         return iso(self.occurred_at)
