@@ -153,8 +153,9 @@ class Retriever:
             trace["l4"] = {"findings": len(skills)}
             findings = skills + findings
         findings, used_tokens = fit_budget(findings, token_budget)
-        judge(findings, Asked.of(text, named, temporal, trace.get("window_fallback", False)),
-              {by_rowid[rowid].event_id: score for rowid, score in similarity.items() if rowid in by_rowid})
+        trace["sufficiency"] = judge(findings, Asked.of(text, named, temporal, trace.get("window_fallback", False)),
+                                     {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
+                                      if rowid in by_rowid})
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return self._pack(text, chosen, findings, temporal, anchor, trace)

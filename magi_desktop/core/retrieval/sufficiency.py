@@ -148,13 +148,23 @@ def window_ok(finding: Finding, asked: Asked) -> bool:
     return not asked.window_fallback or bool(_DATE_WORDS.search(finding.text))
 
 
-def answers(finding: Finding, asked: Asked, similarity: float | None) -> bool:
-    if not (whose_ok(finding, asked) and source_plausible(finding, asked) and window_ok(finding, asked)):
-        return False
-    return coverage(finding, asked) >= ATTRIBUTE_COVERAGE or (similarity or 0.0) >= MEANING_SIMILARITY
+def verdict(finding: Finding, asked: Asked, similarity: float | None) -> dict:
+    """The four checks for one finding, and whether it answers (kept in the pack's trace: why it did not)."""
+    checks = {"whose": whose_ok(finding, asked), "source": source_plausible(finding, asked),
+              "window": window_ok(finding, asked), "coverage": round(coverage(finding, asked), 3),
+              "similarity": None if similarity is None else round(similarity, 3)}
+    said = checks["coverage"] >= ATTRIBUTE_COVERAGE or (similarity or 0.0) >= MEANING_SIMILARITY
+    checks["answers"] = checks["whose"] and checks["source"] and checks["window"] and said
+    return checks
 
 
-def judge(findings: list[Finding], asked: Asked, similarity: Mapping[str, float]) -> None:
-    """Set each finding's ``answers`` (similarity: the question's cosine to an L1 event, by event id)."""
+def judge(findings: list[Finding], asked: Asked, similarity: Mapping[str, float]) -> dict:
+    """Set each finding's ``answers`` (similarity: the question's cosine to an L1 event, by event id); returns
+    the trace entry: the subject and attribute read from the question and each finding's checks."""
+    checks = []
     for finding in findings:
-        finding.answers = answers(finding, asked, similarity.get(finding.event_id))
+        checked = verdict(finding, asked, similarity.get(finding.event_id))
+        finding.answers = checked["answers"]
+        checks.append(checked)
+    return {"persons": sorted(asked.persons), "attribute": sorted(asked.attribute),
+            "answering": sum(c["answers"] for c in checks), "findings": checks}
