@@ -22,6 +22,7 @@ input for ``core/retrieval/sufficiency.py``'s thresholds, read on dev only.
 
     .venv/bin/python benchmarks/answerability.py                    # dev: tune here
     .venv/bin/python benchmarks/answerability.py --split test       # report only; never tune on it
+    .venv/bin/python benchmarks/answerability.py --keep /tmp/memories --dump dev.jsonl   # tuning: ingest once
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def features(pack, evidence: set[str]) -> list[dict]:
     rows = []
     for rank, (finding, checked) in enumerate(zip(pack.findings, checks, strict=False)):
         items = [finding.source_item_id] if finding.source_item_id else finding.supporting_source_item_ids
-        rows.append({"rank": rank, "layer": finding.layer, **checked, "evidence": bool(evidence & set(items))})
+        rows.append({"rank": rank, "layer": finding.layer, **checked, "evidence": bool(evidence & set(items)),
+                     "text": finding.text, "speaker": finding.speaker, "source": finding.source,
+                     "author": finding.author})
     return rows
 
 
@@ -89,10 +92,12 @@ def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path, dump)
     questions = [q for q in sample["qa"] if q["category"] in (1, 2, 3, 4, 5) and evidence_ids(q["evidence"])]
     results = {}
     for run, turns in (("speaker", items), ("labelled", labelled(items))):
+        fresh = not (folder / run).exists()
         memory = Memory.open(folder / run, embedder=embedder)
         try:
-            memory.ingest_many(turns)
-            memory.process_pending(queues=("embedding", "l2"))
+            if fresh:
+                memory.ingest_many(turns)
+                memory.process_pending(queues=("embedding", "l2"))
             if dump is not None:
                 dump.write(json.dumps({"run": run, "sample": sample["sample_id"]}) + "\n")
             results[run] = ask_all(memory, questions, now, dump)
@@ -123,6 +128,8 @@ def main() -> None:
                         help="dev (default) for tuning; test or all only to report")
     parser.add_argument("--conversations", help="comma-separated indexes (overrides --split)")
     parser.add_argument("--dump", type=Path, help="write per-question sufficiency features here (JSON lines)")
+    parser.add_argument("--keep", type=Path, help="keep each conversation's memories in this folder and reuse them "
+                                                  "on the next run (ingest once while tuning the decision)")
     args = parser.parse_args()
     data = json.loads(DATA.read_text("utf-8"))
     if args.conversations:
@@ -140,7 +147,8 @@ def main() -> None:
             collected: dict[str, list[dict]] = {run: [] for run in RUNS}
             for index in indexes:
                 with tempfile.TemporaryDirectory() as tmp:
-                    for run, rows in run_conversation(data[index], embedder, Path(tmp), dump).items():
+                    folder = args.keep / str(index) if args.keep else Path(tmp)
+                    for run, rows in run_conversation(data[index], embedder, folder, dump).items():
                         collected[run].extend(rows)
             report[split] = {run: summarise(rows) for run, rows in collected.items()}
     finally:

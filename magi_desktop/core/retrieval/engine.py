@@ -153,9 +153,11 @@ class Retriever:
             trace["l4"] = {"findings": len(skills)}
             findings = skills + findings
         findings, used_tokens = fit_budget(findings, token_budget)
-        trace["sufficiency"] = judge(findings, Asked.of(text, named, temporal, trace.get("window_fallback", False)),
+        asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
+                         [*trace["l2"]["grounding"]["predicates"], *trace["l2"]["grounding"]["traits"]])
+        trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
-                                      if rowid in by_rowid})
+                                      if rowid in by_rowid}, text)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return self._pack(text, chosen, findings, temporal, anchor, trace)

@@ -44,8 +44,8 @@ time last previous previously earlier before 推荐 建议 说 讲 提到 回答
 """.split())
 _ADDRESSED = re.compile(r"\byou\b|你|您", re.IGNORECASE)
 _ADVICE_VERBS = re.compile(r"recommend|suggest|advi[cs]e|propos|推荐|建议", re.IGNORECASE)
-_ADVICE_WORDS = re.compile(r"\b(?:recommend|suggest|try|should|could|consider|advise|i'?d go with)\w*|推荐|建议|试试|可以",
-                           re.IGNORECASE)
+_ADVICE_WORDS = re.compile(
+    r"\b(?:recommend|suggest|try|should|could|consider|advise|i'?d go with)\w*|推荐|建议|试试|可以", re.IGNORECASE)
 
 
 @dataclass
