@@ -140,3 +140,13 @@ def test_last_week_holds_yesterday_on_a_monday(life):
     """NOW is a Monday: "last week" is the week before, which holds the cat message of Sunday."""
     pack = ask(life, "上周")
     assert pack.status == "ok" and [f.source_item_id for f in pack.findings if f.layer == "L1"] == ["cat"]
+
+
+def test_a_summarised_window_leads_with_its_summary(life):
+    """Where L3 has summarised the window, its summary leads; the events follow, grouped by source."""
+    life.run_due(now=NOW + DAY)
+    life.process_pending()
+    pack = life.query("What did I do yesterday?", now=NOW + DAY, tz=timezone.utc)
+    assert pack.status == "ok", pack.to_dict()
+    assert pack.findings[0].layer == "L3" and pack.findings[0].answers
+    assert {"git", "chat"} <= {f.source for f in pack.findings if f.layer == "L1"}
