@@ -81,7 +81,7 @@ def ask_all(memory: Memory, questions: list[dict], now: float, dump) -> list[dic
         if dump is not None:
             judged = pack.trace.get("sufficiency", {})
             dump.write(json.dumps({**row, "question": question["question"], "mode": pack.query_mode,
-                                   "persons": judged.get("persons"), "attribute": judged.get("attribute"),
+                                   "persons": judged.get("persons"),
                                    "findings": features(pack, set(evidence))}) + "\n")
     return rows
 

@@ -219,7 +219,7 @@ def with_labelled_speakers(asked: Asked, question: str, findings: list[Finding])
 def judge(findings: list[Finding], asked: Asked, similarity: Mapping[str, float], question: str = "",
           margin: float = SUBJECT_MARGIN) -> dict:
     """Set each finding's ``answers`` (similarity: the question's cosine to an L1 event, by event id); returns
-    the trace entry: the subject and attribute read from the question and each finding's checks.
+    the trace entry: the subject read from the question and each finding's checks.
 
     Whose evidence, across the pack: when the question names a person, a finding about them answers only if it
     matches the asked thing nearly as well as the best finding about anyone (within ``margin``). When what
@@ -235,5 +235,6 @@ def judge(findings: list[Finding], asked: Asked, similarity: Mapping[str, float]
             checked["answers"] = False
             checked["margin"] = round(best - relevance(checked), 3)
         finding.answers = checked["answers"]
-    return {"persons": sorted(asked.persons), "attribute": sorted(asked.attribute),
+    # The asked words themselves stay out: they are the question's words, which a pack never echoes.
+    return {"persons": sorted(asked.persons), "attribute_words": len(asked.attribute), "inference": asked.inference,
             "answering": sum(c["answers"] for c in checks), "findings": checks}
