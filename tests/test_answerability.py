@@ -16,6 +16,7 @@ from payloads import chat
 from test_collector_browser import chromium_history
 from test_collector_git import commit
 
+from magi_desktop.agents.output import pack_data, pack_text
 from magi_desktop.core import Memory
 
 pytestmark = pytest.mark.slow
@@ -73,9 +74,11 @@ def test_a_relation_the_memory_never_heard_is_insufficient_with_related_findings
     pack = ask(life, "What is my sister's name?")
     data = pack.to_dict()
     assert pack.status == "insufficient" and pack.insufficient_evidence, data["findings"]
-    assert all(f["answers"] is False for f in data["findings"])
-    if pack.findings:
-        assert any("do not answer" in hint for hint in pack.answering_hints)
+    assert data["findings"] and all(f["answers"] is False for f in data["findings"])   # the cat: related only
+    assert any("do not answer" in hint for hint in pack.answering_hints)
+    # What an agent reads over MCP says so too.
+    assert all(f["answers"] is False for f in pack_data(pack)["findings"])
+    assert "related: does not answer" in pack_text(pack) and "None of these findings answers" in pack_text(pack)
 
 
 def test_a_commit_that_says_lives_is_not_a_residence(life):
