@@ -153,8 +153,9 @@ class Retriever:
             trace["l4"] = {"findings": len(skills)}
             findings = skills + findings
         findings, used_tokens = fit_budget(findings, token_budget)
+        grounding = trace.get("l2", {}).get("grounding", {})
         asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
-                         [*trace["l2"]["grounding"]["predicates"], *trace["l2"]["grounding"]["traits"]])
+                         [*grounding.get("predicates", ()), *grounding.get("traits", ())])
         trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
                                       if rowid in by_rowid}, text)
