@@ -445,13 +445,14 @@ def _print_pack(pack) -> None:
     print(_one_line(pack.summary))
     for i, f in enumerate(pack.findings, start=1):
         if f.layer != "L1":
-            print(f"\n{i}. [{f.layer} · {f.status or 'derived'}] {_one_line(f.text)}")
+            related = "" if f.answers else " (related: does not answer)"
+            print(f"\n{i}. [{f.layer} · {f.status or 'derived'}] {_one_line(f.text)}{related}")
             cited = [_one_line(c) for c in f.supporting_source_item_ids or f.supporting_event_ids]
             print(f"   {f.event_id} · from {len(f.supporting_event_ids)} event(s)"
                   + (f": {', '.join(cited[:5])}" + (" …" if len(cited) > 5 else "") if cited else ""))
             continue
         who = _one_line(f.speaker or f.author)
-        flag = "  (indirect)" if f.indirect else ""
+        flag = ("  (indirect)" if f.indirect else "") + ("" if f.answers else "  (related: does not answer)")
         flag += f"  ({f.kind})" if f.kind else ""
         flag += "  (history)" if f.status == "history" else ""
         print(f"\n{i}. [{f.occurred_at_iso()[:16].replace('T', ' ')}] {who} · {_one_line(f.source)}"

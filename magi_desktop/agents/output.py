@@ -42,7 +42,7 @@ def finding_data(number: int, f: Finding) -> dict[str, Any]:
     data: dict[str, Any] = {"n": number, "id": f.event_id, "layer": f.layer, "at": when(f.occurred_at),
                             "author": f.speaker or f.author, "source": f.source, "evidence_class": f.evidence_class,
                             "text": _clip(f.text), "session_id": f.session_id, "source_item_id": f.source_item_id,
-                            "status": f.status, "indirect": f.indirect or None}
+                            "status": f.status, "indirect": f.indirect or None, "answers": f.answers}
     if f.layer != "L1":
         data["supporting"] = (f.supporting_source_item_ids or f.supporting_event_ids)[:SUPPORTING_SHOWN]
     return {key: value for key, value in data.items() if value not in (None, [], "")}
@@ -59,6 +59,9 @@ def pack_text(pack: EvidencePack) -> str:
     lines = [f"Memory answer ({pack.query_mode} mode, {pack.status}): {len(pack.findings)} finding(s)."]
     if not pack.findings:
         lines.append("No stored evidence answers this: do not guess; say you do not know or ask the user.")
+    elif pack.insufficient_evidence:
+        lines.append("None of these findings answers this (they are only related): do not guess; say you do not "
+                     "know or ask the user.")
     for i, f in enumerate(pack.findings, start=1):
         data = finding_data(i, f)
         head = [f"[{i}] {data['layer']}", data.get("at") or "", data["author"], data["source"], data["evidence_class"]]
@@ -66,6 +69,8 @@ def pack_text(pack: EvidencePack) -> str:
             head.append(f.status)
         if f.indirect:
             head.append("indirect")
+        if not f.answers:
+            head.append("related: does not answer")
         head.append(f"id {f.event_id}")
         lines.append(" · ".join(part for part in head if part))
         lines.append(f"    {data['text']}")

@@ -1,7 +1,8 @@
 """Fuzzing ``Memory.query`` (DESIGN §5, §12): any question text — any Unicode, huge strings, control
 characters, FTS5 and SQL syntax — with valid and invalid modes, times, limits and sessions.
 
-Properties: the answer is an evidence pack whose ``to_dict()`` is JSON; the only exception is the
+Properties: the answer is an evidence pack whose ``to_dict()`` is JSON, ``ok`` exactly when one of its
+findings answers; the only exception is the
 documented ValueError (an empty question, an unknown mode or summary type, a limit outside
 1..100, an invalid ``now``), raised exactly when one of those is wrong; a query writes nothing.
 """
@@ -113,4 +114,8 @@ def test_query_answers_any_text_with_an_evidence_pack(seeded, args):
         assert pack.query_mode in MODES
         json.dumps(pack.to_dict())
         assert len([f for f in pack.findings if f.layer == "L1"]) <= limit
+        # DESIGN §16: "ok" exactly when some finding answers; insufficient_evidence mirrors the status.
+        assert all(isinstance(f.answers, bool) for f in pack.findings)
+        assert (pack.status == "ok") == any(f.answers for f in pack.findings)
+        assert pack.insufficient_evidence == (pack.status == "insufficient")
     assert _data_version(seeded) == before                  # asking never writes

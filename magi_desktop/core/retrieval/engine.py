@@ -33,9 +33,11 @@ from .pack import (
 from .skills import L4Recall
 from .slots import reserve_slots
 from .structured import L2Recall, ground
+from .sufficiency import Asked, judge
 from .summaries import SUMMARY_TYPES, L3Recall
 from .temporal import TemporalIntent, parse_temporal
 from .terms import content_terms, quoted_phrases, stem, stems
+from .window_listing import WindowListing, assistant_only, window_only
 
 MAX_LIMIT = 100
 FETCH_K = 50                 # candidates each path returns (100: +1 point dev recall, over the 3x latency bar)
@@ -124,6 +126,9 @@ class Retriever:
                                  entity_ids=[entity_id for entity_id, _, _ in named], entity_names=names)
         trace: dict = {"mode_source": rule, "temporal": temporal.to_dict(), "terms": ctx.terms,
                        "entities": sorted(names), "paths": {}}
+        if window_only(terms, temporal) or assistant_only(text, terms, chosen):
+            return self._listed(text, chosen, ctx, temporal, window_only(terms, temporal), limit, token_budget,
+                                started, trace)
 
         rankings = self._recall(ctx, chosen, trace)
         rankings[schedule.PATH] = schedule.plans(self.db.reader(), ctx)   # an ahead window's plans, soonest first
@@ -131,7 +136,8 @@ class Retriever:
         candidates = self._hydrate([rowid for rowid, _ in fused[:CANDIDATES]])
         anchor = self._resolve_anchor(temporal, ctx, trace)
         kept = self._filter(candidates, chosen, temporal, anchor, text, session_id, trace)
-        qualifying = schedule.screen(self._qualifying(kept, ctx, trace), kept, temporal, ctx.terms, text, now, trace)
+        qualifying, similarity = self._qualifying(kept, ctx, trace)
+        qualifying = schedule.screen(qualifying, kept, temporal, ctx.terms, text, now, trace)
 
         by_rowid = {c.rowid: c for c in qualifying}
         asked = {stem(t) for t in ctx.terms}
@@ -160,9 +166,28 @@ class Retriever:
             findings = skills + findings
         schedule.mark_plans(findings, now)
         findings, used_tokens = fit_budget(findings, token_budget)
+        grounding = trace.get("l2", {}).get("grounding", {})
+        asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
+                         [*grounding.get("predicates", ()), *grounding.get("traits", ())])
+        trace["sufficiency"] = judge(findings, asked,
+                                     {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
+                                      if rowid in by_rowid}, text)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return self._pack(text, chosen, findings, temporal, anchor, trace)
+
+    def _listed(self, text: str, mode: str, ctx: paths.QueryContext, temporal: TemporalIntent, of_window: bool,
+                limit: int, token_budget: int, started: float, trace: dict) -> EvidencePack:
+        """A question naming only a time (or only the assistant's words) lists what happened (window_listing.py)."""
+        listing = WindowListing(self.db.reader())
+        result = listing.window(ctx, temporal, limit) if of_window else listing.assistant(ctx, text, temporal)
+        findings, trace["tokens"] = fit_budget(result.findings, token_budget)
+        trace["listing"] = result.to_trace()
+        trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        pack = self._pack(text, mode, findings, temporal, None, trace)
+        if findings:
+            pack.answering_hints.append(result.hint())
+        return pack
 
     def _with_l2(self, findings: list[Finding], text: str, mode: str, named, temporal: TemporalIntent,
                  anchor: _Candidate | None, ctx: paths.QueryContext, limit: int, trace: dict) -> list[Finding]:
@@ -332,15 +357,17 @@ class Retriever:
         overlap = len(question_stems & stems(c.content)) / len(question_stems | stems(c.content))
         return overlap >= ARTEFACT_OVERLAP
 
-    def _qualifying(self, candidates: list[_Candidate], ctx: paths.QueryContext, trace: dict) -> list[_Candidate]:
-        """Drop candidates nothing ties to the question, so an unsupported question gets no findings."""
+    def _qualifying(self, candidates: list[_Candidate], ctx: paths.QueryContext,
+                    trace: dict) -> tuple[list[_Candidate], dict[int, float]]:
+        """Drop candidates nothing ties to the question, so an unsupported question gets no findings; with the
+        question's similarity to each (sufficiency uses it)."""
         question_stems = {stem(t) for t in ctx.terms}
         floor = getattr(self.embedder, "similarity_floor", 0.3)
         similarity = self._similarities(candidates, ctx)
         kept = [c for c in candidates
                 if question_stems & stems(c.content + " " + (c.speaker or "")) or similarity.get(c.rowid, 0.0) >= floor]
         trace["unqualified"] = len(candidates) - len(kept)
-        return kept
+        return kept, similarity
 
     def _similarities(self, candidates: list[_Candidate], ctx: paths.QueryContext) -> dict[int, float]:
         if ctx.query_vector is None or not candidates:
@@ -395,9 +422,13 @@ class Retriever:
     def _pack(self, text: str, mode: str, findings: list[Finding], temporal: TemporalIntent,
               anchor: _Candidate | None, trace: dict) -> EvidencePack:
         hints = ["Answer only from these findings and cite their event ids."]
-        insufficient = not findings
+        insufficient = not any(f.answers for f in findings)    # DESIGN §16: no finding answers
         if insufficient:
             hints.append("Do not guess: no stored evidence supports an answer; say you do not know.")
+            if findings:
+                hints.append("The findings are related only (answers: false) and do not answer the question: they "
+                             "are about someone else, another attribute, another time or a source that cannot "
+                             "tell this.")
         if mode in FACT_MODES:
             hints.append("Findings are the user's own statements and observed activity; assistant replies and the "
                          "user's questions are excluded.")
@@ -434,7 +465,9 @@ class Retriever:
         elif temporal.window is not None:
             hints.append(f"Only events in the window '{temporal.window.label}' are included.")
         entity_refs = self._entity_refs(findings)
-        if findings:
+        if findings and insufficient:
+            summary = f"No finding answers this ({mode} mode); {len(findings)} related finding(s) do not."
+        elif findings:
             top = findings[0]
             summary = (f"{len(findings)} finding(s) in {mode} mode; best: \"{top.text[:120]}\" "
                        f"({iso(top.occurred_at)[:10]}, {top.author}).")

@@ -39,6 +39,7 @@ class Finding:
     indirect: bool = False
     status: str | None = None     # "current" or "history" as of the question's now (L2; L1 by current_facts.py)
     kind: str | None = None       # "request": the user's request to the agent, not a fact (requests.py)
+    answers: bool = False         # does it answer the question, or is it only related (retrieval/sufficiency.py)
 
     def occurred_at_iso(self) -> str:
         return iso(self.occurred_at)

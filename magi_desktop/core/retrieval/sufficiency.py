@@ -1,0 +1,240 @@
+"""Sufficiency as a decision (DESIGN §16): does a finding *answer* the question, or is it only related?
+
+A finding answers when four things hold, each checked here without an LLM:
+
+* **whose** — the question's subject. A question that names a person is answered by what that person
+  said (the turn's speaker, or a "Name:" label the client wrote) or by a turn that speaks *of* them; a
+  turn that only addresses them ("Thanks, Caroline!") is the other speaker talking about themselves.
+* **what** — the asked attribute or relation: the question's content words, names and words that
+  name no attribute ("name", "called") set aside, must be said by the finding (a sister is not a cat),
+  or the finding's meaning must be close to the question's.
+* **when** — inside the question's window (the engine drops the rest; a pack kept from other times
+  because the window held nothing answers only where the finding itself names a date).
+* **which source** — a sensor answers only the kind of question it can: a commit answers "what did I
+  commit", not "where do I live" ("index_text lives in core.text"); a visited page is at most
+  indirect evidence of a fact about the user.
+
+Across the pack, whose evidence once more: when the question names a person, a finding about them answers
+only if it matches nearly as well as the best finding about anyone; when what matches best is someone
+else's, the question has put it on the wrong person.
+
+The thresholds were calibrated on the LoCoMo dev split (conversations 0–4) with
+``benchmarks/answerability.py --dump``; see that file and benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from .pack import Finding
+from .temporal import TemporalIntent
+from .terms import content_terms, stem, stems
+
+# Calibrated on LoCoMo dev (benchmarks/answerability.py --dump): the share of the asked words a finding must
+# say, or the cosine similarity (MiniLM) to the question that stands in for saying them.
+ATTRIBUTE_COVERAGE = 0.34    # a third of the asked words (1 of 1, 1 of 2, 2 of 3 …)
+MEANING_SIMILARITY = 0.5
+SUBJECT_MARGIN = 0.2         # the subject's best match may trail the best match about anyone by this much
+COVERAGE_WEIGHT = 0.5        # in that comparison: similarity + this × coverage
+
+# Words that ask for a value without naming what it is of: "what is my sister's *name*".
+_GENERIC = frozenset(stem(w) for w in """
+name names called call thing things stuff kind type way time times much many long often one ones lot lots
+favorite favourite something anything everything someone anyone people person place places day days
+happen happened happening likely would might probably go going went gone get got make made take took come came
+""".split())
+# "Would Caroline likely …", "What might Melanie …": an inference asked of what is known about the person,
+# answered (indirectly) by what they said that bears on it (LoCoMo category 3 asks only these).
+_INFERENCE = re.compile(r"\b(?:likely|would|might|probably)\b", re.IGNORECASE)
+INFERENCE_SIMILARITY = 0.25   # calibrated on LoCoMo dev like the ones above
+MIN_SHORT_NAME = 3            # "Mel" may stand for the speaker "Melanie"; "Me" may not
+
+# The questions a sensor can answer: its own activity words. A source not listed answers questions that
+# name it or use these generic activity words.
+_ACTIVITY = ("do", "did", "done", "use", "used", "open", "opened", "last")
+_SOURCE_CUES: dict[str, tuple[str, ...]] = {
+    "git": ("commit", "committed", "commits", "repo", "repository", "branch", "code", "coding", "merge", "merged",
+            "push", "pushed", "project", "work", "worked", "working", "programming", "wrote", "fix", "fixed",
+            "提交", "代码", "仓库", "分支", "项目"),
+    "browser": ("visit", "visited", "browse", "browsed", "page", "pages", "site", "sites", "website", "read",
+                "article", "search", "searched", "look", "looked", "watch", "watched", "video", "link", "url",
+                "online", "web", "网页", "网站", "浏览", "看"),
+    "calendar": ("meeting", "meetings", "meet", "calendar", "event", "events", "appointment", "schedule",
+                 "scheduled", "call", "plan", "planned", "agenda", "会议", "日程", "日历", "约", "开会"),
+    "terminal": ("command", "commands", "run", "ran", "terminal", "shell", "install", "installed", "script",
+                 "命令", "终端", "运行"),
+    "music": ("listen", "listened", "song", "songs", "music", "play", "played", "track", "album", "artist",
+              "歌", "音乐", "听"),
+    "app_usage": ("app", "apps", "application", "use", "used", "spend", "spent", "open", "opened", "应用", "软件"),
+}
+_SOURCE_CUE_STEMS = {source: frozenset(stem(w) for w in (*words, source, *_ACTIVITY))
+                     for source, words in _SOURCE_CUES.items()}
+
+# The browser collector names each event's source by its browser.
+BROWSERS = frozenset({"browser", "chrome", "chromium", "brave", "edge", "firefox", "safari", "vivaldi", "opera"})
+
+
+def source_kind(source: str) -> str:
+    """The kind of sensor a source is: "browser" for every browser, else the source itself."""
+    return "browser" if source in BROWSERS else source
+
+
+# A "Name:" label at the start of a turn (the transcript convention); only compared with the question's names.
+_LABEL = re.compile(r"^\s*([^\W\d_][\w'.-]{0,40}(?:\s[^\W\d_][\w'.-]{0,40})?)\s*:\s+")
+_NAME_WORD = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b")
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us|ourselves)\b|我", re.IGNORECASE)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|y'all)\b|你|您", re.IGNORECASE)
+_PHATIC = re.compile(r"\b(?:thank\s+you|see\s+you|you\s+know|love\s+you|miss\s+you)\b", re.IGNORECASE)
+_GREETING = r"(?:hi|hey|hello|thanks|thank\s+you|thx|bye|wow|oh|yay|congrats|congratulations|dear|good\s+\w+)"
+_DATE_WORDS = re.compile(
+    r"\b(?:19|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\bago\b|\bsince\b|"
+    r"\b(?:\d+|a|one|two|three|four|five|six|seven|eight|nine|ten|few|several)\s+(?:days?|weeks?|months?|years?)\b|"
+    r"\b(?:last|this|next|that)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend)\b|"
+    r"\b(?:yesterday|when\s+i\s+was)\b|\d+\s*年|\d+\s*月|年前|去年", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks, for judging findings: whose, which attribute, when, and which sources fit."""
+    persons: frozenset[str]           # name keys of the people the question is about; empty: the user
+    attribute: frozenset[str]         # stems of the asked attribute or relation
+    question_stems: frozenset[str]
+    window_fallback: bool = False
+    relations: frozenset[str] = frozenset()   # L2 predicates and traits the question asks for ("has pet")
+    inference: bool = False                   # "would X likely …": what bears on it answers, indirectly
+
+    @classmethod
+    def of(cls, question: str, named: Iterable[tuple[int, str, str]], temporal: TemporalIntent,
+           window_fallback: bool = False, relations: Iterable[str] = ()) -> Asked:
+        persons = frozenset(key for _, kind, key in named if kind == "person")
+        name_stems = {stem(word) for key in persons for word in key.split()}
+        anchor = stems(temporal.anchor.phrase) if temporal.anchor else frozenset()
+        words = {stem(t) for t in content_terms(question)}
+        asked_for = {w for w in words if not w.isdigit()} - name_stems - _GENERIC - anchor   # "in 2023" is a time
+        return cls(persons=persons, attribute=frozenset(asked_for), inference=bool(_INFERENCE.search(question)),
+                   question_stems=frozenset(words), window_fallback=window_fallback,
+                   relations=frozenset(r.casefold().replace("_", " ") for r in relations))
+
+
+def speaker_of(finding: Finding) -> tuple[str | None, str]:
+    """(who said it, the words said): the speaker field, else a leading "Name:" label, else no one."""
+    text = finding.text
+    if finding.speaker:
+        return " ".join(finding.speaker.casefold().split()), text
+    label = _LABEL.match(text)
+    if label:
+        return " ".join(label.group(1).casefold().split()), text[label.end():]
+    return None, text
+
+
+def speaks_of(text: str, name: str) -> bool:
+    """Does the text mention ``name`` other than by addressing them ("Thanks, Caroline!", "Caroline, look")?"""
+    for match in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE):
+        before, after = text[:match.start()], text[match.end():]
+        addressed_before = re.search(rf"(?:^|[,;:!?.(]|\b{_GREETING}|(?:^|[.!?]\s)\s*[^\W\d_]+)\s*$", before,
+                                     re.IGNORECASE)     # "Thanks, Caroline!", "Woohoo Melanie!" (one word first)
+        addressed_after = re.match(r"\s*(?:[!,.?;:)]|$)", after) and not re.match(r"'s\b|’s\b", after)
+        if not (addressed_before and addressed_after):
+            return True
+    return False
+
+
+def addressed(text: str, name: str) -> bool:
+    """Is ``name`` spoken to ("Thanks, Caroline!", "Caroline, look") somewhere in the text?"""
+    return bool(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE)) and not speaks_of(text, name)
+
+
+def whose_ok(finding: Finding, asked: Asked) -> bool:
+    """Is the finding about the person the question names: their own words about themselves, words spoken to
+    them about them ("Caroline, you're so brave"), or words that speak of them?"""
+    if not asked.persons:
+        return True
+    speaker, said = speaker_of(finding)
+    first, second = bool(_FIRST_PERSON.search(said)), bool(_SECOND_PERSON.search(_PHATIC.sub(" ", said)))
+    if speaker in asked.persons and (first or not second):
+        return True     # a reply only about "you" ("That race sounds great, Mel!") is about the other person
+    return any(speaks_of(said, name) or (second and not first and addressed(said, name)) for name in asked.persons)
+
+
+def coverage(finding: Finding, asked: Asked) -> float:
+    """The share of the asked attribute's words the finding says (1.0 when nothing specific is asked)."""
+    if not asked.attribute:
+        return 1.0
+    if finding.layer == "L2" and any(f" {relation} " in finding.text.casefold() for relation in asked.relations):
+        return 1.0      # a derived fact of the asked relation: "the user has pet Miso" for "my cat"
+    said = stems(finding.text + " " + (finding.speaker or ""))
+    return len(asked.attribute & said) / len(asked.attribute)
+
+
+def source_plausible(finding: Finding, asked: Asked) -> bool:
+    """A sensor answers only questions about its own kind of activity; people's words and L2–L4 may answer any."""
+    if finding.layer != "L1" or finding.author != "external":
+        return True
+    cues = _SOURCE_CUE_STEMS.get(source_kind(finding.source)) or \
+        frozenset({stem(finding.source), *map(stem, _ACTIVITY)})
+    return bool(asked.question_stems & cues)
+
+
+def window_ok(finding: Finding, asked: Asked) -> bool:
+    """Kept from outside an empty window, a finding answers only when it names a time itself."""
+    return not asked.window_fallback or bool(_DATE_WORDS.search(finding.text))
+
+
+def relevance(checks: dict) -> float:
+    """How well a finding matches the asked attribute, whoever it is about: similarity plus half its coverage."""
+    return COVERAGE_WEIGHT * checks["coverage"] + (checks["similarity"] or 0.0)
+
+
+def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_min: float = ATTRIBUTE_COVERAGE,
+            similarity_min: float = MEANING_SIMILARITY, inference_min: float = INFERENCE_SIMILARITY) -> dict:
+    """The checks for one finding, and whether it says the asked thing of its subject (``said``); the pack's
+    margin check comes on top (:func:`judge`). The thresholds are arguments only for calibration."""
+    checks = {"whose": whose_ok(finding, asked), "source": source_plausible(finding, asked),
+              "window": window_ok(finding, asked), "coverage": round(coverage(finding, asked), 3),
+              "similarity": None if similarity is None else round(similarity, 3)}
+    if asked.inference:
+        said = checks["coverage"] > 0 or (similarity or 0.0) >= inference_min
+    else:
+        said = checks["coverage"] >= coverage_min or (similarity or 0.0) >= similarity_min
+    checks["answers"] = checks["whose"] and checks["source"] and checks["window"] and said
+    return checks
+
+
+def with_labelled_speakers(asked: Asked, question: str, findings: list[Finding]) -> Asked:
+    """A name the question uses that labels turns of the pack ("Caroline: …") is a person the question is
+    about, even before the catalog knows it as one (a transcript logged without ``chat.speaker``)."""
+    labels = {speaker for speaker, _ in map(speaker_of, findings) if speaker}
+    words = {w.casefold() for name in _NAME_WORD.findall(question) for w in (name, *name.split())}
+    # "Mel" for the speaker "Melanie": a short form the catalog does not know, said as a name in the question
+    named = {label for label in labels for word in words
+             if word == label or len(word) >= MIN_SHORT_NAME and label.startswith(word)}
+    if not named:
+        return asked
+    said = {stem(word) for word in words if any(label.startswith(word) for label in named)}
+    return replace(asked, persons=asked.persons | named, attribute=asked.attribute - said)
+
+
+def judge(findings: list[Finding], asked: Asked, similarity: Mapping[str, float], question: str = "",
+          margin: float = SUBJECT_MARGIN) -> dict:
+    """Set each finding's ``answers`` (similarity: the question's cosine to an L1 event, by event id); returns
+    the trace entry: the subject read from the question and each finding's checks.
+
+    Whose evidence, across the pack: when the question names a person, a finding about them answers only if it
+    matches the asked thing nearly as well as the best finding about anyone (within ``margin``). When what
+    matches best was said by or of someone else, the question has put it on the wrong person (LoCoMo's
+    adversarial questions do exactly this) and the person's weaker, looser matches are only related.
+    """
+    asked = with_labelled_speakers(asked, question, findings)
+    checks = [verdict(finding, asked, similarity.get(finding.event_id)) for finding in findings]
+    eligible = [relevance(c) for c in checks if c["source"] and c["window"]]
+    best = max(eligible, default=0.0)
+    for finding, checked in zip(findings, checks, strict=True):
+        if checked["answers"] and asked.persons and not asked.inference and relevance(checked) < best - margin:
+            checked["answers"] = False
+            checked["margin"] = round(best - relevance(checked), 3)
+        finding.answers = checked["answers"]
+    # The asked words themselves stay out: they are the question's words, which a pack never echoes.
+    return {"persons": sorted(asked.persons), "attribute_words": len(asked.attribute), "inference": asked.inference,
+            "answering": sum(c["answers"] for c in checks), "findings": checks}
