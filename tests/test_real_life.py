@@ -100,7 +100,7 @@ QUESTIONS = [
     Q("Where do I live now?", dict(status="ok", first=["lisbon"], not_answering=["core.text"]), id="home-now"),
     Q("Where do I live?", dict(status="ok", first=["lisbon"]), id="home"),
     Q("When did I move to Lisbon?", dict(status="ok", has=["finally moved"]), id="move-when"),
-    Q("我现在在哪里读书？", dict(status="ok", first=["浙江大学"]), id="school-now-zh"),
+    Q("我现在在哪里读书？", dict(status="ok", has=["浙江大学"], not_answering=["清华"]), id="school-now-zh"),
     Q("What pet do I have now?", dict(status="ok", has=["biscuit"], nowhere=["miso"]), id="pet-now"),
     Q("What is my dog called?", dict(status="ok", first=["biscuit"]), id="dog"),
     # ------------------------------------------------------------ the user's requests, not a task's claims

@@ -70,9 +70,13 @@ CHINESE_OBJECT_PATTERNS: list[tuple[str, re.Pattern, str | None]] = [
     ("LIVES_IN", re.compile(ZH_I_OR_WE + ZH_TIME + r"(?:从(?P<prev>" + _ZH_NAME + r"))?搬(?:家)?(?:到|去)了?"
                             + ZH_OBJ + ZH_END), None),
     ("LIVES_IN", re.compile(ZH_I_OR_WE + ZH_TIME + r"(?:住在|定居在|生活在|定居|安家在)" + ZH_OBJ + ZH_END), None),
-    ("STUDIES_AT", re.compile(r"我" + ZH_TIME + r"在(?P<obj>" + _ZH_NAME + r")(?:读书|上学|念书|读研|读博|读大学)"),
+    ("STUDIES_AT", re.compile(r"我" + ZH_TIME + r"在(?P<obj>" + _ZH_NAME + r")"
+                                r"(?:读书|上学|念书|读研|读博|读大学|读本科|读高中|上高中)"),
      None),
     ("HAS_PET", re.compile(ZH_I_OR_WE + ZH_TIME + r"(?:领养了|收养了|养了)" + ZH_OBJ + ZH_END), None),
+    # "我开始读研了，在浙江大学": the stage, then the school after a comma
+    ("STUDIES_AT", re.compile(r"我" + ZH_TIME + r"(?:开始)?(?:读研|读博|读研究生|读大学|上大学)了?[，,]\s*(?:现在)?在"
+                              r"(?P<obj>" + _ZH_NAME + r")(?=[。！？；，,.!?;]|$)"), None),
 ]
 
 # (predicate, pattern, the value it states)

@@ -168,7 +168,8 @@ class Retriever:
         findings, used_tokens = fit_budget(findings, token_budget)
         grounding = trace.get("l2", {}).get("grounding", {})
         asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
-                         [*grounding.get("predicates", ()), *grounding.get("traits", ())])
+                         [*grounding.get("predicates", ()), *grounding.get("traits", ())],
+                         current=chosen == "current_state")
         trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
                                       if rowid in by_rowid}, text)
@@ -181,6 +182,7 @@ class Retriever:
         """A question naming only a time (or only the assistant's words) lists what happened (window_listing.py)."""
         listing = WindowListing(self.db.reader())
         result = listing.window(ctx, temporal, limit) if of_window else listing.assistant(ctx, text, temporal)
+        schedule.mark_plans(result.findings, ctx.now)
         findings, trace["tokens"] = fit_budget(result.findings, token_budget)
         trace["listing"] = result.to_trace()
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)

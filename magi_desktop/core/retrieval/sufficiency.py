@@ -62,7 +62,8 @@ _SOURCE_CUES: dict[str, tuple[str, ...]] = {
                 "article", "search", "searched", "look", "looked", "watch", "watched", "video", "link", "url",
                 "online", "web", "网页", "网站", "浏览", "看"),
     "calendar": ("meeting", "meetings", "meet", "calendar", "event", "events", "appointment", "schedule",
-                 "scheduled", "call", "plan", "planned", "agenda", "会议", "日程", "日历", "约", "开会"),
+                 "scheduled", "call", "plan", "planned", "agenda", "when", "next", "upcoming", "coming", "tomorrow",
+                 "week", "weekend", "会议", "日程", "日历", "约", "开会", "安排", "明天", "下周", "下次", "什么时候"),
     "terminal": ("command", "commands", "run", "ran", "terminal", "shell", "install", "installed", "script",
                  "命令", "终端", "运行"),
     "music": ("listen", "listened", "song", "songs", "music", "play", "played", "track", "album", "artist",
@@ -95,6 +96,52 @@ _DATE_WORDS = re.compile(
     r"\b(?:yesterday|when\s+i\s+was)\b|\d+\s*年|\d+\s*月|年前|去年", re.IGNORECASE)
 
 
+# MiniLM (English only) puts unrelated Chinese sentences at 0.55–0.7 of each other: its similarity stands in
+# for the asked words only far above that (a directive asked back in other words: 0.84).
+CJK_MEANING_SIMILARITY = 0.8
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_ZH_GENERIC = frozenset("名字 叫 什么 哪里 哪儿 哪 怎么 怎样 现在 以前 之前 东西 时候 谁".split())
+
+# "my son", "我妹妹": a question about one of the user's people, answered only by what names them that way
+# ("the user studies at …" says nothing of a son's school).
+_RELATIVE_EN = re.compile(
+    r"\bmy\s+(son|daughter|sister|brother|mother|mom|mum|father|dad|wife|husband|partner|girlfriend|boyfriend|"
+    r"kids?|children|child|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|boss|"
+    r"colleague|roommate|neighbou?r|parents?|friend)s?\b", re.IGNORECASE)
+_RELATIVE_ZH = re.compile(r"我的?(妹妹|姐姐|哥哥|弟弟|妈妈|母亲|爸爸|父亲|妻子|老婆|丈夫|老公|儿子|女儿|"
+                          r"男朋友|女朋友|孩子|父母|爷爷|奶奶|外婆|外公|老板|同事|室友|邻居)")
+_RELATIVE_WORDS = {"mom": ("mom", "mother", "mum"), "mum": ("mum", "mother", "mom"),
+                   "mother": ("mother", "mom", "mum"), "dad": ("dad", "father"), "father": ("father", "dad"),
+                   "kid": ("kid", "child", "son", "daughter"),
+                   "kids": ("kids", "children", "son", "daughter"), "wife": ("wife", "spouse"),
+                   "husband": ("husband", "spouse")}
+# A kind the question names ("my cat") that an L2 fact of the asked relation must say too: the user's pet
+# Biscuit, a puppy, is not their cat.
+_KINDS = {"cat": ("cat", "kitten", "kitty"), "dog": ("dog", "puppy", "pup"), "kitten": ("cat", "kitten", "kitty"),
+          "puppy": ("dog", "puppy", "pup"), "猫": ("猫",), "狗": ("狗",)}
+
+
+# A question about what is planned asks for the plans themselves: its other words are only about the schedule.
+_WHEN = re.compile(r"^\s*when\b|\bwhen (?:is|are|was|'s|do|does|will)\b|什么时候|几点|哪天|哪一天", re.IGNORECASE)
+_UPCOMING = re.compile(r"\b(?:upcoming|coming up|next)\b|下次|下一次|接下来", re.IGNORECASE)
+_SCHEDULE_WORDS = frozenset(stem(w) for w in """
+anything something on up coming upcoming next have calendar plan plans planned schedule scheduled agenda
+event events appointment appointments happen happening 安排 计划 日程 日历 有 事
+""".split())
+
+
+def relatives_of(question: str) -> frozenset[str]:
+    """The user's people a question asks about: "my son's school" → {"son"}."""
+    found = {m.group(1).casefold() for m in _RELATIVE_EN.finditer(question)}
+    return frozenset(found | {m.group(1) for m in _RELATIVE_ZH.finditer(question)})
+
+
+def names_relative(finding: Finding, relatives: frozenset[str]) -> bool:
+    text = finding.text.casefold()
+    return any(any(word in text if _CJK.search(word) else re.search(rf"\b{re.escape(word)}s?\b", text)
+                   for word in _RELATIVE_WORDS.get(relative, (relative,))) for relative in relatives)
+
+
 @dataclass(frozen=True)
 class Asked:
     """What a question asks, for judging findings: whose, which attribute, when, and which sources fit."""
@@ -104,18 +151,28 @@ class Asked:
     window_fallback: bool = False
     relations: frozenset[str] = frozenset()   # L2 predicates and traits the question asks for ("has pet")
     inference: bool = False                   # "would X likely …": what bears on it answers, indirectly
+    relatives: frozenset[str] = frozenset()   # "my son": the user's people it asks about
+    chinese: bool = False                     # the question is in Chinese: MiniLM's similarity means little
+    ahead: bool = False                       # a window still to come ("tomorrow", "next week", "upcoming")
+    when: bool = False                        # "when is …": a calendar entry answers with its time
+    current: bool = False                     # a current-state question: what was replaced is history, related
 
     @classmethod
     def of(cls, question: str, named: Iterable[tuple[int, str, str]], temporal: TemporalIntent,
-           window_fallback: bool = False, relations: Iterable[str] = ()) -> Asked:
+           window_fallback: bool = False, relations: Iterable[str] = (), current: bool = False) -> Asked:
         persons = frozenset(key for _, kind, key in named if kind == "person")
         name_stems = {stem(word) for key in persons for word in key.split()}
         anchor = stems(temporal.anchor.phrase) if temporal.anchor else frozenset()
         words = {stem(t) for t in content_terms(question)}
-        asked_for = {w for w in words if not w.isdigit()} - name_stems - _GENERIC - anchor   # "in 2023" is a time
+        # "in 2023" is a time, not an asked word
+        asked_for = {w for w in words if not w.isdigit()} - name_stems - _GENERIC - _ZH_GENERIC - anchor
         return cls(persons=persons, attribute=frozenset(asked_for), inference=bool(_INFERENCE.search(question)),
                    question_stems=frozenset(words), window_fallback=window_fallback,
-                   relations=frozenset(r.casefold().replace("_", " ") for r in relations))
+                   relations=frozenset(r.casefold().replace("_", " ") for r in relations),
+                   relatives=relatives_of(question), chinese=bool(_CJK.search(question)),
+                   ahead=bool(temporal.window is not None and getattr(temporal.window, "ahead", False)
+                              or _UPCOMING.search(question)),
+                   when=bool(_WHEN.search(question)), current=current)
 
 
 def speaker_of(finding: Finding) -> tuple[str | None, str]:
@@ -149,6 +206,8 @@ def addressed(text: str, name: str) -> bool:
 def whose_ok(finding: Finding, asked: Asked) -> bool:
     """Is the finding about the person the question names: their own words about themselves, words spoken to
     them about them ("Caroline, you're so brave"), or words that speak of them?"""
+    if asked.relatives and not asked.persons:
+        return names_relative(finding, asked.relatives)
     if not asked.persons:
         return True
     speaker, said = speaker_of(finding)
@@ -162,8 +221,11 @@ def coverage(finding: Finding, asked: Asked) -> float:
     """The share of the asked attribute's words the finding says (1.0 when nothing specific is asked)."""
     if not asked.attribute:
         return 1.0
-    if finding.layer == "L2" and any(f" {relation} " in finding.text.casefold() for relation in asked.relations):
-        return 1.0      # a derived fact of the asked relation: "the user has pet Miso" for "my cat"
+    text = finding.text.casefold()
+    if finding.layer == "L2" and any(f" {relation} " in text for relation in asked.relations):
+        kinds = [_KINDS[word] for word in asked.attribute if word in _KINDS]
+        if all(any(re.search(rf"(?<!\w){re.escape(k)}s?(?!\w)", text) for k in kind) for kind in kinds):
+            return 1.0  # a derived fact of the asked relation: "the user has pet Miso" for "my pet"
     said = stems(finding.text + " " + (finding.speaker or ""))
     return len(asked.attribute & said) / len(asked.attribute)
 
@@ -172,6 +234,8 @@ def source_plausible(finding: Finding, asked: Asked) -> bool:
     """A sensor answers only questions about its own kind of activity; people's words and L2–L4 may answer any."""
     if finding.layer != "L1" or finding.author != "external":
         return True
+    if source_kind(finding.source) == "calendar" and (asked.when or asked.ahead):
+        return True     # "when is the project review?", "what's on tomorrow?": the calendar's own questions
     cues = _SOURCE_CUE_STEMS.get(source_kind(finding.source)) or \
         frozenset({stem(finding.source), *map(stem, _ACTIVITY)})
     return bool(asked.question_stems & cues)
@@ -194,10 +258,18 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
     checks = {"whose": whose_ok(finding, asked), "source": source_plausible(finding, asked),
               "window": window_ok(finding, asked), "coverage": round(coverage(finding, asked), 3),
               "similarity": None if similarity is None else round(similarity, 3)}
-    if asked.inference:
+    if asked.chinese or _CJK.search(finding.text):
+        similarity_min = max(similarity_min, CJK_MEANING_SIMILARITY)
+    if finding.kind == "request":
+        said = True     # the engine adds the user's requests only to a question asking for them
+    elif finding.status == "planned" and asked.ahead and asked.attribute <= _SCHEDULE_WORDS:
+        said = True     # "what's on next week?": every plan in the window is what is asked
+    elif asked.inference:
         said = checks["coverage"] > 0 or (similarity or 0.0) >= inference_min
     else:
         said = checks["coverage"] >= coverage_min or (similarity or 0.0) >= similarity_min
+    if asked.current and finding.status == "history":
+        said = False    # "where do I live now?": the home the user left is only related
     checks["answers"] = checks["whose"] and checks["source"] and checks["window"] and said
     return checks
 

@@ -95,6 +95,10 @@ _NOT_AN_EVENT = re.compile(
 _RECENT = re.compile(r"\b(?:recently|lately|these days|latest|most recent)\b|最近|近来|这段时间", re.IGNORECASE)
 
 
+# Parts of a day, local hours: "this morning", "this afternoon", "this evening" / "tonight", 今天上午 …
+_DAY_PARTS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (18, 24)}
+
+
 class _Calendar:
     """Day arithmetic in one timezone (or local time)."""
 
@@ -116,6 +120,11 @@ class _Calendar:
 
     def year(self, year: int, label: str) -> Window:
         return Window(self.midnight(date(year, 1, 1)), self.midnight(date(year + 1, 1, 1)), label)
+
+    def part_of(self, day: date, hours: tuple[int, int], label: str) -> Window:
+        """A part of a day ("this morning": 05:00–12:00 local time)."""
+        start = self.midnight(day)
+        return Window(start + hours[0] * 3600, start + hours[1] * 3600, label)
 
     def months_back(self, n: int, label: str) -> Window:
         index = self.today.year * 12 + self.today.month - 1 - n
@@ -174,7 +183,11 @@ def _english_window(text: str, cal: _Calendar) -> Window | None:
         return cal.days(today - timedelta(days=2), 1, "the day before yesterday")
     if re.search(r"\byesterday\b", t):
         return cal.days(today - timedelta(days=1), 1, "yesterday")
-    if re.search(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", t):
+    part = re.search(r"\b(?:this (morning|afternoon|evening)|(tonight))\b", t)
+    if part:
+        name = part.group(1) or "evening"
+        return cal.part_of(today, _DAY_PARTS[name], part.group(0))
+    if re.search(r"\btoday\b", t):
         return cal.days(today, 1, "today")
     m = re.search(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b", t) or re.search(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b", t)
     if m:
@@ -247,7 +260,12 @@ def _chinese_window(text: str, cal: _Calendar) -> Window | None:
         return cal.days(today - timedelta(days=2), 1, "前天")
     if "昨天" in text or "昨晚" in text:
         return cal.days(today - timedelta(days=1), 1, "昨天")
-    if "今天" in text or "今晚" in text:
+    part = re.search(r"(?:今天)?(上午|早上|早晨|下午|晚上)|(今晚)", text)
+    if part and ("今天" in text or part.group(2)):
+        name = {"上午": "morning", "早上": "morning", "早晨": "morning", "下午": "afternoon"}.get(part.group(1),
+                                                                                            "evening")
+        return cal.part_of(today, _DAY_PARTS[name], part.group(0))
+    if "今天" in text:
         return cal.days(today, 1, "今天")
     m = re.search(rf"(?:过去|最近|近){_ZH_NUMBER}?\s*(天|周|个?星期|个月|年)", text)
     if m:

@@ -93,8 +93,12 @@ class WindowListing:
     def window(self, ctx: QueryContext, temporal: TemporalIntent, limit: int) -> Listing:
         window = listing_window(temporal, ctx.now)
         marks = ", ".join("?" * len(ctx.scopes))
-        where = f"l1_retrieval_scope IN ({marks}) AND timestamp >= ? AND timestamp < ? AND timestamp <= ?"
-        args = [*ctx.scopes, window.start, window.end, ctx.now]
+        # Visible: recorded by now. A window still to come ("tomorrow") lists its plans; any other lists what
+        # happened, not a plan for later today.
+        ahead = getattr(window, "ahead", False)
+        where = (f"l1_retrieval_scope IN ({marks}) AND timestamp >= ? AND timestamp < ? AND recorded_at <= ?"
+                 + ("" if ahead else " AND timestamp <= ?"))
+        args = [*ctx.scopes, window.start, window.end, ctx.now, *([] if ahead else [ctx.now])]
         counts = dict(self.conn.execute(
             f"SELECT source, count(*) FROM fact_events WHERE {where} GROUP BY source", args).fetchall())
         if not counts:
@@ -106,7 +110,8 @@ class WindowListing:
             if share:
                 rows = self.conn.execute(
                     f"SELECT {_COLUMNS} FROM fact_events WHERE {where} AND source = ? "
-                    "ORDER BY (author_type = 'user') DESC, timestamp DESC LIMIT ?", [*args, source, share]).fetchall()
+                    f"ORDER BY (author_type = 'user') DESC, timestamp {'ASC' if ahead else 'DESC'} LIMIT ?",
+                    [*args, source, share]).fetchall()
                 findings.extend(_finding(row, "window") for row in sorted(rows, key=lambda r: r[1]))
         for rank, finding in enumerate(findings):
             finding.score = round(1.0 - rank / (2 * max(len(findings), 1)), 4)
