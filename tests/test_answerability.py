@@ -99,7 +99,7 @@ def test_the_cat_answers_until_it_is_forgotten(life):
     assert all("Miso" not in f.text for f in after.findings)
 
 
-@pytest.mark.parametrize("question", ["What did I do today?", "What did I do this morning?", "我今天做了什么",
+@pytest.mark.parametrize("question", ["What did I do today?", "What have I done today?", "我今天做了什么",
                                       "今天"])
 def test_what_did_i_do_today_lists_the_day_grouped_by_source(life, question):
     pack = ask(life, question)
