@@ -87,7 +87,7 @@ def ask_all(memory: Memory, questions: list[dict], now: float, dump) -> list[dic
 
 
 def run_conversation(sample: dict, embedder: MiniLMEmbedder, folder: Path, dump) -> dict[str, list[dict]]:
-    items = payloads(sample)
+    items = payloads(sample, speaker_field=True)
     now = max(p["occurred_at"] for p in items) + 86400
     questions = [q for q in sample["qa"] if q["category"] in (1, 2, 3, 4, 5) and evidence_ids(q["evidence"])]
     results = {}
