@@ -80,6 +80,9 @@ def chat_turns(w: World) -> list[dict]:
         (-3, 18, 0, "s-move", "user", None, "We finally moved! Loving Lisbon so far, the light here is amazing."),
         (-2, 11, 0, "s-pet", "user", None, "We adopted a puppy called Biscuit last weekend."),
         (0, 10, 30, "s-today", "user", None, "Finished the quarterly report draft this morning."),
+        # Words of unsupported questions, in what does not answer them:
+        (-6, 20, 0, "s-friend", "user", None, "我朋友的妹妹在上海工作。"),
+        (-6, 20, 1, "s-friend", "user", None, "Anna's wife gave us a lift to the station."),
     ]
     return [chat(text, role=role, session=session, at=w.at(day, hour, minute), provenance=provenance,
                  item=f"turn-{day}-{hour}-{minute}")
@@ -106,6 +109,8 @@ def calendar_file(w: World, version: int) -> str:
         ("dentist@example.org", w.ics_time(1, 10), w.ics_time(1, 11), "Dentist appointment",
          "Dr. Weber's practice", []),
         ("porto@example.org", w.ics_time(7, 8), w.ics_time(7, 10), "Flight to Porto", "Lisbon airport", []),
+        ("parents@example.org", w.ics_time(-9, 18), w.ics_time(-9, 19), "Parent evening at Anna's son's school",
+         "Hillside School", []),
         ("review@example.org", *review, "Project review", "Room 5", [f"SEQUENCE:{version - 1}"]),
         ("yoga@example.org", w.ics_time(2, 18), w.ics_time(2, 19), "Yoga class", "Studio Sol",
          ["SEQUENCE:1", "STATUS:CANCELLED"] if version == 2 else ["SEQUENCE:0", "STATUS:CONFIRMED"]),
@@ -131,6 +136,7 @@ def visits(w: World) -> list[tuple[str, str, float]]:
         ("https://www.tripadvisor.com/Restaurants-g189180-Porto.html", "THE 10 BEST Restaurants in Porto",
          w.at(-1, 21, 5)),
         ("https://www.caranddriver.com/tesla/model-3", "Tesla Model 3 Review, Pricing, and Specs", w.at(-7, 20)),
+        ("https://www.imdb.com/title/tt0105417/", "Sister Act (1992) - IMDb", w.at(-4, 22)),
     ]
 
 
@@ -158,6 +164,7 @@ def commits(w: World) -> list[tuple[str, float]]:
     return [
         ("Parser: handle cat > redirects in shell lines", w.at(-7, 15)),
         ("Add phone number validation to the signup form", w.at(-7, 16)),
+        ("Remove the old migration scripts", w.at(-3, 10)),
         ("Fix the retry of LLM endpoint faults", w.at(-1, 16)),
         ("Add CSV export to the report builder", w.at(0, 9, 15)),
         ("index_text lives in core.text now", w.at(0, 11, 40)),

@@ -4,8 +4,7 @@ One memory (tests/real_life_world.py: a calendar file edited once, a Chromium Hi
 history and chat turns, built by the first-party collectors) and the questions asked of it as a user asks them,
 each with what the evidence pack must hold:
 
-* ``has``: every string is in the pack's answering findings (``answers`` true when the pack says so; all its
-  findings otherwise), ``first``: in the first answering finding;
+* ``has``: every string is in the pack's answering findings (``answers`` true), ``first``: in the first one;
 * ``not_answering``: no answering finding holds these strings; ``nowhere``: no finding at all does;
 * ``status``: "ok" or "insufficient";
 * ``first_after_now``: the first answering finding is still to come; ``first_at`` / ``never_at``: (day, hour)
@@ -37,7 +36,7 @@ def ask(life, question: str, **kwargs) -> dict:
 
 
 def answering(pack: dict) -> list[dict]:
-    return [f for f in pack["findings"] if f.get("answers", True)]
+    return [f for f in pack["findings"] if f["answers"]]
 
 
 def texts(findings: list[dict]) -> str:
@@ -82,17 +81,19 @@ QUESTIONS = [
     Q("Did I go to the dentist yesterday?", dict(status="insufficient", not_answering=["dentist"]),
       id="plan-not-done"),
     # ------------------------------------------------------------ not in memory, though its words are
-    Q("What is my sister's name?", dict(status="insufficient"), id="sister"),
+    # (the world holds a "Sister Act" page, "Anna's wife", "Anna's son's school", "old migration scripts" and
+    # 我朋友的妹妹: the words are there, the answers are not)
+    Q("What is my sister's name?", dict(status="insufficient", not_answering=["sister act"]), id="sister"),
     Q("What is my cat called?", dict(status="insufficient", nowhere=["miso"]), id="forgotten-cat"),
     Q("What car do I drive?", dict(status="insufficient", not_answering=["tesla", "cargo"]), id="car"),
     Q("What is my phone number?", dict(status="insufficient", not_answering=["phone number validation"]),
       id="phone"),
     Q("What is my favourite restaurant?", dict(status="insufficient", not_answering=["restaurants in porto"]),
       id="restaurant"),
-    Q("How old am I?", dict(status="insufficient"), id="age"),
-    Q("What is my wife's name?", dict(status="insufficient"), id="wife"),
-    Q("Which school does my son go to?", dict(status="insufficient"), id="son-school"),
-    Q("我妹妹叫什么名字？", dict(status="insufficient"), id="sister-zh"),
+    Q("How old am I?", dict(status="insufficient", not_answering=["old migration"]), id="age"),
+    Q("What is my wife's name?", dict(status="insufficient", not_answering=["anna's wife"]), id="wife"),
+    Q("Which school does my son go to?", dict(status="insufficient", not_answering=["hillside"]), id="son-school"),
+    Q("我妹妹叫什么名字？", dict(status="insufficient", not_answering=["朋友的妹妹"]), id="sister-zh"),
     # ------------------------------------------------------------ the current state, after an update in other words
     Q("Where do I work now?", dict(status="ok", first=["stripe"]), id="work-now"),
     Q("Who is my employer?", dict(status="ok", first=["stripe"]), id="employer"),
@@ -111,7 +112,9 @@ QUESTIONS = [
     Q("What are my instructions for reports?", dict(status="ok", has=["pdf"], not_answering=["template"]),
       id="reports-request"),
     Q("我让你怎么安排会议？", dict(status="ok", has=["下午"]), id="meetings-request-zh"),
-    Q("Where do I like to sit on planes?", dict(not_answering=["aisle"]), id="seat-fact"),
+    Q("Where do I like to sit on planes?", dict(status="insufficient", nowhere=["aisle"]), id="seat-fact",
+      marks=pytest.mark.xfail(strict=True, reason="known gap: the crude stemmer makes 'planes' and 'planning' one "
+                              "word, so 'Quarterly planning' answers; the directive is (rightly) not a fact")),
     # ------------------------------------------------------------ plain recall
     Q("What did you recommend last time?", dict(status="ok", has=["ichiran"]), id="recommended"),
     Q("Who did I have lunch with yesterday?", dict(status="ok", has=["marco"]), id="lunch-who"),
@@ -126,7 +129,7 @@ QUESTIONS = [
 def test_real_life_question(life, question, expected):
     pack = ask(life, question)
     found = pack["findings"]
-    shown = [(f["text"][:80], f.get("answers"), f["source"]) for f in found]
+    shown = [(f["text"][:80], f["answers"], f["source"]) for f in found]
     if "status" in expected:
         assert pack["status"] == expected["status"], shown
         assert pack["insufficient_evidence"] is (expected["status"] == "insufficient")

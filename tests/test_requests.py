@@ -112,3 +112,16 @@ def test_request_questions_are_recognised_and_fact_questions_are_not():
                      "How do I like my coffee?", "What did you recommend last time?", "我住在哪里？",
                      "我之前住在哪里？"):
         assert not is_request_question(question), question
+
+
+def test_a_calendar_title_worded_as_a_request_never_answers_a_request_question(memory):
+    """Review of issue 17: a calendar event titled "Always book me an aisle seat" gave the L2 fact "the user
+    scheduled Always book me an aisle seat", which answered "What did I ask you about seats?"."""
+    from payloads import sensor
+
+    memory.ingest(sensor("calendar_event", {"summary": "Always book me an aisle seat", "start": T0, "end": T0 + 3600},
+                         source="calendar", at=T0, item="cal-1"))
+    memory.process_pending()
+    pack = memory.query("What did I ask you about seats?", now=T0 + DAY)
+    assert pack.status == "insufficient", [(f.text, f.answers) for f in pack.findings]
+    assert not any(f.answers for f in pack.findings)

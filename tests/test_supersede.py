@@ -20,8 +20,9 @@ SOON = time.time() + 30 * 86400      # a plan a month ahead of the machine's clo
 
 
 def said(text, at, key="home", **extra):
-    return {"source_type": "chat", "session_id": "s1", "occurred_at": at, "natural_key": key,
-            "chat": {"role": "user", "text": text, "provenance": "human_input"}, **extra}
+    """A note the user keeps in a notes app, edited in place (a chat turn cannot carry a natural key)."""
+    return {"source_type": "notes", "occurred_at": at, "natural_key": key, "activity": {"action_code": "edit_note"},
+            "provenance": {"title": text}, **extra}
 
 
 def booking(title, start, key, **extra):
@@ -50,7 +51,8 @@ def test_a_new_version_supersedes_the_stored_one_and_takes_over_its_l2_evidence(
     assert conn.execute("SELECT count(*) FROM fact_events WHERE event_id = ?", (first.event_id,)).fetchone()[0] == 0
     assert conn.execute("SELECT superseded_by FROM l1_superseded WHERE event_id = ?",
                         (first.event_id,)).fetchone() == (second.event_id,)
-    assert live(memory, "home") == ["I live in Berlin and I have a cat called Momo, who is three."]
+    assert [text.split("title: ")[-1] for text in live(memory, "home")] == [
+        "I live in Berlin and I have a cat called Momo, who is three."]
     pack = memory.query("How old is my cat Momo?", now=T0 + 120)
     assert pack.findings and all(f.event_id != first.event_id and first.event_id not in f.supporting_event_ids
                                  for f in pack.findings)
@@ -138,8 +140,24 @@ def test_a_schedule_alone_gives_the_time_and_chat_turns_have_none():
     parsed = validate_payload(payload)
     assert parsed.occurred_at == T0 and parsed.schedule.end == T0 + 3600 and parsed.schedule.all_day is False
     with pytest.raises(PayloadError) as caught:
-        validate_payload(said("hi", T0, schedule={"start": T0}))
+        validate_payload({"source_type": "chat", "session_id": "s1", "occurred_at": T0, "schedule": {"start": T0},
+                          "chat": {"role": "user", "text": "hi", "provenance": "human_input"}})
     assert caught.value.field == "schedule"
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_a_chat_turn_cannot_carry_a_natural_key(memory, role):
+    """Review of issue 17: an assistant turn naming the key of the user's turn replaced it ("You are not allergic
+    to anything."), and a retire from another session deleted the user's words outside forget."""
+    memory.ingest({"source_type": "chat", "session_id": "s1", "occurred_at": T0, "source_item_id": "m1",
+                   "chat": {"role": "user", "text": "I am allergic to peanuts.", "provenance": "human_input"}})
+    for extra in ({"natural_key": "m1"}, {"natural_key": "m1", "retire": True}):
+        with pytest.raises(PayloadError) as caught:
+            memory.ingest({"source_type": "chat", "session_id": "s2", "occurred_at": T0 + 60,
+                           "chat": {"role": role, "text": "You are not allergic to anything."}, **extra})
+        assert caught.value.field == "natural_key"
+    assert [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events")] == \
+        ["I am allergic to peanuts."]
 
 
 def test_the_migration_gives_stored_plans_their_schedule_and_record_time(tmp_path):

@@ -505,8 +505,13 @@ def validate_payload(raw: Any) -> Payload:
         _fail("retire", "must be true or false")
     if retire and natural_key is None:
         _fail("retire", "needs natural_key: it retires the stored event of that key")
+    if natural_key is not None and kind == "chat":
+        # A chat turn is someone's words: a later turn (an assistant's, another session's) must never replace or
+        # retire them by naming the same key; a retried turn dedupes by its source_item_id instead.
+        _fail("natural_key", "belongs to activity payloads; a chat turn is never replaced (send a source_item_id "
+                             "to make a retry a duplicate)")
     if natural_key is not None and (kind == "runtime" or raw.get("ephemeral") is True):
-        _fail("natural_key", "belongs to stored activity and chat payloads, not to tool runs or ephemeral ones")
+        _fail("natural_key", "belongs to stored activity payloads, not to tool runs or ephemeral ones")
     session_id = _str(raw, "session_id", "session_id", required=kind == "chat")
     provenance = raw.get("provenance")
     if kind == "sensor":

@@ -169,7 +169,7 @@ class Retriever:
         grounding = trace.get("l2", {}).get("grounding", {})
         asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
                          [*grounding.get("predicates", ()), *grounding.get("traits", ())],
-                         current=chosen == "current_state")
+                         current=chosen == "current_state", request=requests.is_request_question(text))
         trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
                                       if rowid in by_rowid}, text)

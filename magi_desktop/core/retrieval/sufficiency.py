@@ -137,9 +137,18 @@ def relatives_of(question: str) -> frozenset[str]:
 
 
 def names_relative(finding: Finding, relatives: frozenset[str]) -> bool:
+    """Does the finding speak of the user's own son / 妹妹 ("my son", "我的妹妹", an L2 fact about them), not of
+    someone else's ("Anna's son", "我朋友的妹妹")?"""
     text = finding.text.casefold()
-    return any(any(word in text if _CJK.search(word) else re.search(rf"\b{re.escape(word)}s?\b", text)
-                   for word in _RELATIVE_WORDS.get(relative, (relative,))) for relative in relatives)
+    for relative in relatives:
+        for word in _RELATIVE_WORDS.get(relative, (relative,)):
+            if _CJK.search(word):
+                if re.search(rf"我们?(?:的)?{word}", text) or finding.layer == "L2" and word in text:
+                    return True
+            elif re.search(rf"\b(?:my|our|the user's|user has (?:a |an )?)\s*(?:\w+\s+)?{re.escape(word)}s?\b", text) \
+                    or finding.layer == "L2" and re.search(rf"\b{re.escape(word)}s?\b", text):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -156,10 +165,12 @@ class Asked:
     ahead: bool = False                       # a window still to come ("tomorrow", "next week", "upcoming")
     when: bool = False                        # "when is …": a calendar entry answers with its time
     current: bool = False                     # a current-state question: what was replaced is history, related
+    request: bool = False                     # "what did I ask you …": only the user's requests answer
 
     @classmethod
     def of(cls, question: str, named: Iterable[tuple[int, str, str]], temporal: TemporalIntent,
-           window_fallback: bool = False, relations: Iterable[str] = (), current: bool = False) -> Asked:
+           window_fallback: bool = False, relations: Iterable[str] = (), current: bool = False,
+           request: bool = False) -> Asked:
         persons = frozenset(key for _, kind, key in named if kind == "person")
         name_stems = {stem(word) for key in persons for word in key.split()}
         anchor = stems(temporal.anchor.phrase) if temporal.anchor else frozenset()
@@ -172,7 +183,7 @@ class Asked:
                    relatives=relatives_of(question), chinese=bool(_CJK.search(question)),
                    ahead=bool(temporal.window is not None and getattr(temporal.window, "ahead", False)
                               or _UPCOMING.search(question)),
-                   when=bool(_WHEN.search(question)), current=current)
+                   when=bool(_WHEN.search(question)), current=current, request=request)
 
 
 def speaker_of(finding: Finding) -> tuple[str | None, str]:
@@ -262,6 +273,8 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
         similarity_min = max(similarity_min, CJK_MEANING_SIMILARITY)
     if finding.kind == "request":
         said = True     # the engine adds the user's requests only to a question asking for them
+    elif asked.request:
+        said = False    # a calendar title "Always book me an aisle seat" is no request of the user's
     elif finding.status == "planned" and asked.ahead and asked.attribute <= _SCHEDULE_WORDS:
         said = True     # "what's on next week?": every plan in the window is what is asked
     elif asked.inference:
