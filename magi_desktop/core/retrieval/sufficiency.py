@@ -190,6 +190,9 @@ def speaker_of(finding: Finding) -> tuple[str | None, str]:
     """(who said it, the words said): the speaker field, else a leading "Name:" label, else no one."""
     text = finding.text
     if finding.speaker:
+        label = _LABEL.match(text)      # a speaker read from the "Name:" prefix: the words are what follows
+        if label and " ".join(label.group(1).casefold().split()) == " ".join(finding.speaker.casefold().split()):
+            text = text[label.end():]
         return " ".join(finding.speaker.casefold().split()), text
     label = _LABEL.match(text)
     if label:
