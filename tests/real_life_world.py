@@ -14,7 +14,6 @@ evening ahead whatever the hour the tests run.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -22,12 +21,12 @@ from pathlib import Path
 
 import git
 from collecting import Ctx
-from magi_plugins import browser as B
 from magi_plugins.browser import BrowserHistory
 from magi_plugins.calendar import CalendarFiles
 from magi_plugins.git import GitActivity
 from magi_plugins.terminal import TerminalHistory
 from payloads import chat
+from test_collector_browser import chromium_history as browser_history
 
 
 def afternoon_zone(now: float) -> tzinfo:
@@ -141,23 +140,8 @@ def visits(w: World) -> list[tuple[str, str, float]]:
 
 
 def chromium_history(path: Path, rows: list[tuple[str, str, float]]) -> None:
-    """A Chromium ``History`` file: the urls and visits tables as Chromium lays them out."""
-    conn = sqlite3.connect(path)
-    conn.executescript("""
-        CREATE TABLE urls(id INTEGER PRIMARY KEY AUTOINCREMENT, url LONGVARCHAR, title LONGVARCHAR,
-                          visit_count INTEGER DEFAULT 0 NOT NULL, typed_count INTEGER DEFAULT 0 NOT NULL,
-                          last_visit_time INTEGER NOT NULL, hidden INTEGER DEFAULT 0 NOT NULL);
-        CREATE TABLE visits(id INTEGER PRIMARY KEY, url INTEGER NOT NULL, visit_time INTEGER NOT NULL,
-                            from_visit INTEGER, transition INTEGER DEFAULT 0 NOT NULL,
-                            segment_id INTEGER, visit_duration INTEGER DEFAULT 0 NOT NULL);
-    """)
-    for url, title, at in rows:
-        raw = B.from_unix(at, "chromium")
-        url_id = conn.execute("INSERT INTO urls (url, title, visit_count, last_visit_time) VALUES (?, ?, 1, ?)",
-                              (url, title, raw)).lastrowid
-        conn.execute("INSERT INTO visits (url, visit_time, transition) VALUES (?, ?, 805306368)", (url_id, raw))
-    conn.commit()
-    conn.close()
+    """A Chromium ``History`` file (the layout tests/test_collector_browser.py writes)."""
+    browser_history(path, rows).close()
 
 
 def commits(w: World) -> list[tuple[str, float]]:
