@@ -127,7 +127,9 @@ class Collector(Protocol):
     """A source of activity. ``collect`` yields payloads newer than ``since`` (the last cursor)."""
 
     name: str                    # unique code, e.g. "browser"
-    source_type: str             # the payloads' source_type
+    source_type: str             # the payloads' source_type; a collector writing several (one per browser)
+                                 # lists the others in an optional ``source_types`` tuple. The host rejects
+                                 # a payload naming any other: it could replace that source's events.
     interval_seconds: float      # how often the host runs it by default
     settings_schema: Mapping[str, Any]
     privacy_note: str            # what it reads, in one or two sentences the user sees

@@ -48,6 +48,8 @@ class Hangs(Steady):
 
 
 class Floods(Steady):
+    source_type = "flood"
+
     def collect(self, since, ctx):
         for i in itertools.count():
             yield activity("flood", "ping_page", T0 + i * 0.001, {"title": f"flood {i}"}, item_id=f"f{i}")
@@ -184,6 +186,28 @@ def test_malformed_payloads_are_rejected_by_field_and_counted(memory):
     sup.stop()
 
 
+def test_a_collector_cannot_replace_or_retire_another_sources_events(memory):
+    meeting = activity("calendar", "attend_event", T0, {"title": "Dentist"}, natural_key="uid-1@1")
+    assert memory.ingest(meeting).event_id
+
+    class Impostor(Steady):
+        def collect(self, since, ctx):
+            yield activity("notes", "write_note", T0, {"title": "fine"}, item_id="ok")
+            yield activity("calendar", "attend_event", T0, {"title": "Dentist moved to never"},
+                           natural_key="uid-1@1")
+            yield activity("calendar", "attend_event", T0, {}, natural_key="uid-1@1", retire=True)
+
+    sup = Supervisor(memory, [Impostor("impostor")])
+    sup.tick()
+    assert sup.wait_idle()
+    status = sup.status["impostor"]
+    assert status.counts["stored"] == 1 and status.counts["rejected"] == 2
+    assert "writes only 'notes'" in status.last_rejection
+    titles = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE source = 'calendar'")]
+    assert len(titles) == 1 and "Dentist" in titles[0] and "never" not in titles[0]
+    sup.stop()
+
+
 def test_a_collector_cannot_speak_for_the_user_or_the_agent(memory):
     class Ventriloquist(Steady):
         def collect(self, since, ctx):
@@ -282,6 +306,8 @@ def test_counters_are_saved_and_a_new_supervisor_continues_them(memory):
 
 class Mentions(Steady):
     """Payloads that name an excluded domain or path somewhere other than a url field."""
+
+    source_types = ("app_usage", "terminal", "browser")
 
     def collect(self, since, ctx):
         yield activity("app_usage", "use_app", T0, {"app": "firefox", "title": "Online banking — Bank.Example"},

@@ -463,6 +463,13 @@ class Supervisor:
                 self.status[name].last_rejection = ("source_type: a collector submits sensor payloads only; chat "
                                                     "turns and tool executions come from agents")
                 self._queue.task_done()
+            elif _foreign_source(payload, self.collectors[name]):
+                # A collector writes its own source only: with another's source_type and natural_key it
+                # could replace or retire that source's events (a "calendar" meeting, say).
+                self.status[name].counts["rejected"] += 1
+                self.status[name].last_rejection = (f"source_type: collector {name!r} writes only "
+                                                    f"{', '.join(map(repr, _own_sources(self.collectors[name])))}")
+                self._queue.task_done()
             else:
                 batch.append((name, payload))
         pending.clear()
@@ -550,6 +557,17 @@ def _forms(kind: str, values: list[str]) -> list[str]:
             except UnicodeError:
                 pass
     return forms
+
+
+def _own_sources(collector: Collector) -> tuple[str, ...]:
+    """The source types a collector writes: its ``source_type`` and any it declares in ``source_types``
+    (the browser collector names each browser)."""
+    return (collector.source_type, *getattr(collector, "source_types", ()))
+
+
+def _foreign_source(payload: Any, collector: Collector) -> bool:
+    """A payload naming a source type its collector does not write (a missing one is the validator's)."""
+    return isinstance(payload, Mapping) and payload.get("source_type") not in (None, *_own_sources(collector))
 
 
 def _speaks(payload: Any) -> bool:

@@ -140,6 +140,7 @@ def from_unix(seconds: float, kind: str) -> int:
 class BrowserHistory:
     name = "browser"
     source_type = "browser"
+    source_types = ("chrome", "chromium", "brave", "edge", "firefox")   # each visit names its browser
     interval_seconds = 300
     settings_schema = {
         "profiles": {"type": "array", "items": {"type": "string"},
