@@ -147,6 +147,26 @@ def test_the_users_own_sentence_about_a_named_person_still_answers(memory):
     assert any(f.text == "Anna lives in Berlin since the spring" for f in pack.findings if f.layer == "L1")
 
 
+def test_a_turn_labelled_with_another_name_does_not_answer_for_the_user(memory):
+    memory.ingest_many([chat("Anna: I live in Oslo.", session="a", at=T),
+                        chat("Anna: I love the fjords.", session="a", at=T + 30)])
+    memory.process_pending()
+    mine = memory.query("Where do I live?", now=T + 3600)
+    assert mine.status == "insufficient"                      # Anna's "I" is Anna's: related, not an answer
+    assert any(f.text == "Anna: I live in Oslo." and not f.answers for f in mine.findings)
+    hers = memory.query("Where does Anna live?", now=T + 3600)
+    assert hers.status == "ok" and any(f.text == "Anna: I live in Oslo." and f.answers for f in hers.findings)
+
+
+def test_a_label_with_the_users_own_name_still_answers_for_the_user(memory):
+    memory.ingest_many([chat("My name is Anna.", session="a", at=T),
+                        chat("Anna: I live in Oslo.", session="b", at=T + 30),
+                        chat("Anna: I love the fjords.", session="b", at=T + 60)])
+    memory.process_pending()
+    pack = memory.query("Where do I live?", now=T + 3600)
+    assert pack.status == "ok" and any(f.text == "Anna: I live in Oslo." and f.answers for f in pack.findings)
+
+
 def test_a_named_speaker_is_preferred_not_required(memory):
     memory.ingest_many([chat("Anna: I adopted a dog called Rex", session="a", at=T),
                         chat("Ben: I adopted a dog from the shelter", session="a", at=T + 30),

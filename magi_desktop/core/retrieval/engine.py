@@ -32,7 +32,7 @@ from .pack import (
 )
 from .skills import L4Recall
 from .slots import reserve_slots
-from .structured import L2Recall, ground
+from .structured import L2Recall, ground, user_names
 from .sufficiency import Asked, judge
 from .summaries import SUMMARY_TYPES, L3Recall
 from .temporal import TemporalIntent, parse_temporal
@@ -169,7 +169,8 @@ class Retriever:
         grounding = trace.get("l2", {}).get("grounding", {})
         asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
                          [*grounding.get("predicates", ()), *grounding.get("traits", ())],
-                         current=chosen == "current_state", request=requests.is_request_question(text))
+                         current=chosen == "current_state", request=requests.is_request_question(text),
+                         user_names=user_names(self.db.reader()))
         trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
                                       if rowid in by_rowid}, text)

@@ -94,6 +94,21 @@ class Grounding:
                 "episodes": self.episodes}
 
 
+def user_names(conn: Connection) -> frozenset[str]:
+    """The names the user goes by (name keys): their entity's aliases and the live name facts ("my name is
+    Sam"), so "Sam: I live in Oslo" still speaks for the user."""
+    names: set[str] = set()
+    row = conn.execute("SELECT entity_id, aliases_json FROM entity_catalog WHERE name_key = ? AND status = 'active'",
+                       (SELF_KEY,)).fetchone()
+    if row is None:
+        return frozenset()
+    names.update(json.loads(row[1] or "[]"))
+    names.update(value for (value,) in conn.execute(
+        f"SELECT value FROM tom_trait_assertions WHERE entity_id = ? AND trait = 'name' AND status IN {LIVE}",
+        (row[0],)))
+    return frozenset(" ".join(name.casefold().split()) for name in names if isinstance(name, str))
+
+
 def ground(conn: Connection, text: str, mode: str, named: Sequence[tuple[int, str, str]],
            temporal: TemporalIntent) -> Grounding:
     plan = Grounding()

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from ..speakers import prefixed_name
 from .pack import Finding
 from .temporal import TemporalIntent
 from .terms import content_terms, stem, stems
@@ -166,11 +167,12 @@ class Asked:
     when: bool = False                        # "when is …": a calendar entry answers with its time
     current: bool = False                     # a current-state question: what was replaced is history, related
     request: bool = False                     # "what did I ask you …": only the user's requests answer
+    user_names: frozenset[str] = frozenset()  # the names the user goes by (a "Sam:" turn speaks for them)
 
     @classmethod
     def of(cls, question: str, named: Iterable[tuple[int, str, str]], temporal: TemporalIntent,
            window_fallback: bool = False, relations: Iterable[str] = (), current: bool = False,
-           request: bool = False) -> Asked:
+           request: bool = False, user_names: Iterable[str] = ()) -> Asked:
         persons = frozenset(key for _, kind, key in named if kind == "person")
         name_stems = {stem(word) for key in persons for word in key.split()}
         anchor = stems(temporal.anchor.phrase) if temporal.anchor else frozenset()
@@ -183,7 +185,8 @@ class Asked:
                    relatives=relatives_of(question), chinese=bool(_CJK.search(question)),
                    ahead=bool(temporal.window is not None and getattr(temporal.window, "ahead", False)
                               or _UPCOMING.search(question)),
-                   when=bool(_WHEN.search(question)), current=current, request=request)
+                   when=bool(_WHEN.search(question)), current=current, request=request,
+                   user_names=frozenset(user_names))
 
 
 def speaker_of(finding: Finding) -> tuple[str | None, str]:
@@ -223,12 +226,19 @@ def whose_ok(finding: Finding, asked: Asked) -> bool:
     if asked.relatives and not asked.persons:
         return names_relative(finding, asked.relatives)
     if not asked.persons:
-        return True
+        return not speaks_for_another(finding, asked.user_names)
     speaker, said = speaker_of(finding)
     first, second = bool(_FIRST_PERSON.search(said)), bool(_SECOND_PERSON.search(_PHATIC.sub(" ", said)))
     if speaker in asked.persons and (first or not second):
         return True     # a reply only about "you" ("That race sounds great, Mel!") is about the other person
     return any(speaks_of(said, name) or (second and not first and addressed(said, name)) for name in asked.persons)
+
+
+def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
+    """Is the finding labelled with the name of someone the user is not known to be ("Anna: I live in Oslo",
+    relayed)? Their "I" is theirs, so it does not answer a question about the user."""
+    name = prefixed_name(finding.text)
+    return name is not None and " ".join(name.casefold().split()) not in user_names
 
 
 def coverage(finding: Finding, asked: Asked) -> float:
