@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import re
 
-from .phrases import ADV, I_OR_WE, OBJ, ZH_END, ZH_I_OR_WE, ZH_OBJ, ZH_TIME
+from .phrases import ADV, I_OR_WE, OBJ, PREV, ZH_END, ZH_I_OR_WE, ZH_OBJ, ZH_TIME
 from .phrases import I as I_
 
 _X = re.IGNORECASE
 _JOB = r"(?:job|position|role|offer|gig)"
 _ZH_NAME = r"[^，。！？；,.!?\s]{1,20}?"
 _ZH_WITH = r"(?:和|跟)[^，。！？；,.!?\s]{1,8}?"
+# A place named as one ("Porto", "New York"): an object that cannot run on into "… is great"
+PLACE = (r"(?-i:(?!(?:This|That|It|Life|Everything|Everyone|The|Here|There|Home|Work|Weather|Food)\b)"
+         r"(?P<obj>[A-Z][\w'’-]*(?: [A-Z][\w'’-]*){0,3}))(?![\w'’-])")
+_PRAISE = (r"(?:so |really |just |absolutely |pretty |very )?(?:lovely|great|amazing|beautiful|wonderful|nice|awesome|"
+           r"gorgeous|fantastic|perfect|charming|incredible|stunning|home)\b")
 _PETS = (r"(?:dog|cat|puppy|kitten|hamster|parrot|rabbit|bunny|turtle|horse|guinea pig|pup|kitty)s?")
 
 # (predicate, pattern with a group "obj", extra predicate for the same object) — as rules._ENGLISH.
@@ -34,6 +39,12 @@ OBJECT_PATTERNS: list[tuple[str, re.Pattern, str | None]] = [
                             r"the )?(?:new |dream |first )?" + _JOB + r" (?:at|with|from) " + OBJ, _X), None),
     ("WORKS_AT", re.compile(r"\bmy (?:very )?first (?:day|week|month) (?:of work )?(?:at|with) " + OBJ, _X), None),
     ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:got |been |was )?hired (?:at|by) " + OBJ, _X), None),
+    # "I quit Acme and joined Google", "I left my job at Acme to join Google": the old employer is history
+    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?"
+                            + PREV + r",? (?:and|to) (?:then )?(?:now )?(?:joined|join|started at|start at|started "
+                            r"working (?:at|for)|start working (?:at|for)|went to work (?:at|for)|work (?:at|for)) "
+                            + OBJ, _X), None),
+    ("WORKS_AT", re.compile(I_ + r"(?:'m| am) " + ADV + r"working (?:at|for) " + OBJ, _X), None),
     ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:switched|changed|moved) (?:jobs|companies|employers)"
                             r"(?: and (?:now )?(?:work|am|'m) (?:at|for|with))? (?:to )?" + OBJ, _X), None),
     # home
@@ -47,7 +58,10 @@ OBJECT_PATTERNS: list[tuple[str, re.Pattern, str | None]] = [
                             r"(?: now)?(?: (?:living|based|settled))? (?:in|to) " + OBJ, _X), None),
     ("LIVES_IN", re.compile(I_OR_WE + r"(?:'m| am|'re| are|'ve| have) " + ADV + r"(?:been )?(?:settled|settling)"
                             r" (?:in|into) (?:life in )?" + OBJ, _X), None),
-    ("LIVES_IN", re.compile(r"\b(?:my|our) new (?:home|place|apartment|flat|house) in " + OBJ, _X), None),
+    ("LIVES_IN", re.compile(r"\b(?:my|our) new (?:home|place|apartment|flat|house) in " + PLACE, _X), None),
+    # "Finally moved last week — Porto is lovely" (two sentences joined by move_continued below)
+    ("LIVES_IN", re.compile(r"^\s*(?:(?:so|well|yay)\s*,?\s*)?(?:(?:I|we)(?:'ve| have)? )?" + ADV + r"moved\b[^—]{0,40}"
+                            r"— " + PLACE + r" (?:is|'s) " + _PRAISE, _X), None),
     # school
     ("STUDIES_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:started|began|enrolled (?:in|at)|'m enrolled at|"
                               r"am enrolled at) (?:my |a )?(?:grad school|graduate school|college|university|uni|"
@@ -123,10 +137,12 @@ STATUS_PATTERNS: list[tuple[str, re.Pattern, str]] = [
 
 # "We finally moved! Loving Lisbon so far." — the move and the city in two sentences: the second is read as
 # the rest of the first ("we moved — loving Lisbon"), only when the first says nothing but the move.
-_MOVE_ALONE = re.compile(r"^\s*(?:so\s+|well\s+|yay\s*,?\s*)?" + I_OR_WE + r"(?:'ve| have)? " + ADV
-                         + r"moved(?: house| over)?(?: at last)?\s*[.!]+\s*$", _X)
+_MOVE_ALONE = re.compile(r"^\s*(?:so\s+|well\s+|yay\s*,?\s*)?(?:" + I_OR_WE + r"(?:'ve| have)? )?" + ADV
+                         + r"moved(?: house| over)?(?: at last| last (?:week|month|weekend)| yesterday| this (?:week|"
+                         r"month|weekend)| recently| a (?:week|month) ago)?\s*[.!]+\s*$", _X)
 _SETTLED = re.compile(r"^\s*(?:(?:we|I)(?:'re| are|'m| am)\s+)?(?:now\s+|really\s+|already\s+)?(?:loving|enjoying|"
-                      r"settling into|settled in|living in|happy in|based in)\b", _X)
+                      r"settling into|settled in|living in|happy in|based in)\b|^\s*" + PLACE + r" (?:is|'s) " + _PRAISE,
+                      _X)
 
 
 def move_continued(previous: str | None, sentence: str) -> str | None:

@@ -237,6 +237,8 @@ def whose_ok(finding: Finding, asked: Asked) -> bool:
 def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
     """Is the finding labelled with the name of someone the user is not known to be ("Anna: I live in Oslo",
     relayed)? Their "I" is theirs, so it does not answer a question about the user."""
+    if finding.layer != "L1" or finding.source != "chat":
+        return False    # "Calendar: …", "Git: …" is how a sensor's event reads, not a speaker's label
     name = prefixed_name(finding.text)
     return name is not None and " ".join(name.casefold().split()) not in user_names
 
