@@ -213,6 +213,10 @@ TUESDAY = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     ("后天呢", 2, 1),
     ("下周有什么会？", 6, 7),
     ("这个周末去哪", 4, 2),
+    ("What's on Friday?", 3, 1),
+    ("Do I have anything on Monday?", 6, 1),
+    ("Am I free this Thursday?", 2, 1),
+    ("Is there a meeting next Tuesday?", 7, 1),
 ])
 def test_questions_about_the_future_keep_their_window(question, first_day, days):
     from magi_desktop.core.retrieval.temporal import parse_temporal
@@ -233,7 +237,8 @@ def test_next_and_upcoming_look_from_now_on(question):
 
 
 @pytest.mark.parametrize("question", ["What did I do yesterday?", "What did I do the next day?",
-                                      "Where did I go last weekend?", "When did I last see the dentist?"])
+                                      "Where did I go last weekend?", "When did I last see the dentist?",
+                                      "What did I do on Friday?", "Who did I meet on Monday?"])
 def test_questions_about_the_past_do_not_look_ahead(question):
     from magi_desktop.core.retrieval.temporal import parse_temporal
 

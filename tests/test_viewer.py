@@ -151,6 +151,24 @@ def test_entities_timeline_and_ask(qtbot, viewer):
     assert "Jiaxing" in viewer.ask.result.toPlainText()
 
 
+def test_ask_marks_the_findings_that_do_not_answer(qtbot, viewer):
+    viewer.tabs.setCurrentWidget(viewer.ask)
+    viewer.ask.question.setText("Where does my sister live?")     # nothing says; the user's homes are related
+    with qtbot.waitSignal(viewer.ask.answered, timeout=20_000) as answered:
+        viewer.ask.ask_button.click()
+    pack = answered.args[0]
+    shown = viewer.ask.result.toPlainText()
+    assert pack.status == "insufficient" and pack.findings and not any(f.answers for f in pack.findings)
+    assert "Insufficient evidence" in shown and "only related" in shown
+    assert shown.count("related: does not answer") == len(pack.findings)
+    viewer.ask.question.setText("where do I live?")
+    with qtbot.waitSignal(viewer.ask.answered, timeout=20_000) as answered:
+        viewer.ask.ask_button.click()
+    pack = answered.args[0]
+    shown = viewer.ask.result.toPlainText()
+    assert shown.count("related: does not answer") == sum(not f.answers for f in pack.findings) < len(pack.findings)
+
+
 SISTER = "Please note: my sister's name is Anna, and she lives in Suzhou."
 
 

@@ -349,13 +349,20 @@ class AskPage(QWidget):
         self.ask_button.setEnabled(True)
         parts = [f"<p><b>{shown_html(pack.summary)}</b></p>"]
         if pack.insufficient_evidence:
+            related = " The findings below are only related; they do not answer it." if pack.findings else ""
             parts.append("<p style='color:#b3261e'><b>Insufficient evidence:</b> nothing recorded answers this "
-                         "question directly.</p>")
+                         f"question.{related}</p>")
         parts.append("<ol>")
         for finding in pack.findings:
+            # Like `magi query`: a finding that does not answer is shown as related, greyed, never as an answer.
             meta = " · ".join(x for x in (finding.layer, when(finding.occurred_at), finding.source,
-                                          finding.evidence_class, finding.status) if x)
-            parts.append(f"<li><span style='color:#555'>{shown_html(meta)}</span><br>{shown_html(finding.text)}</li>")
+                                          finding.evidence_class, finding.status, finding.kind,
+                                          "indirect" if finding.indirect else None,
+                                          None if finding.answers else "related: does not answer") if x)
+            text = shown_html(finding.text)
+            if not finding.answers:
+                text = f"<span style='color:#777'>{text}</span>"
+            parts.append(f"<li><span style='color:#555'>{shown_html(meta)}</span><br>{text}</li>")
         parts.append("</ol>")
         if pack.answering_hints:
             parts.append("<p><b>Hints</b></p><ul>" + "".join(f"<li>{shown_html(h)}</li>"

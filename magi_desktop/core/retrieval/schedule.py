@@ -41,10 +41,32 @@ _TIME_WORDS = frozenset({
 })
 
 
+# "What's on Friday?", "do I have anything on Friday?", "am I free this Friday?": a weekday still to come.
+_FORWARD = re.compile(r"\bwhat(?:'s|’s| is| have i got| do i have)\s+(?:on|planned|happening|scheduled)\b"
+                      r"|\b(?:do|will)\s+i\s+have\b|\bam\s+i\b|\bwill\b|\b(?:is|are)\s+there\b|\bhave\s+i\s+got\b"
+                      r"|\bgoing\s+to\b|\bgonna\b|\bplanned\b|\bscheduled\b|\bbusy\b|\bfree\b|\bhappening\b"
+                      r"|\bmy\s+plans?\b|\bdue\b|\bagenda\b|\bcalendar\b", re.IGNORECASE)
+_WEEKDAY = re.compile(r"\b(this|next|coming|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+                      re.IGNORECASE)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def weekday_ahead(text: str) -> bool:
+    """Does "on Friday" in this question mean the coming Friday ("what's on Friday?") rather than the last
+    one ("what did I do on Friday?")? A question that asks what was done looks back."""
+    return bool(_FORWARD.search(text)) and not _DONE.search(text)
+
+
 def future_window(text: str, cal) -> Window | None:
     """The window after now a question names (``cal`` is temporal's day calendar), or None."""
     t = text.lower()
     today = cal.today
+    m = _WEEKDAY.search(t)
+    if m and (m.group(1) in ("next", "coming", "this") or weekday_ahead(text)) and not _DONE.search(text):
+        days = (_WEEKDAYS.index(m.group(2)) - today.weekday()) % 7
+        if m.group(1) == "next" and days == 0:
+            days = 7        # "next Friday", asked on a Friday
+        return _ahead(cal.days(today + timedelta(days=days), 1, f"{m.group(1)} {m.group(2)}"))
     if re.search(r"\bday after tomorrow\b", t) or "后天" in text:
         return _ahead(cal.days(today + timedelta(days=2), 1, "the day after tomorrow"))
     if re.search(r"\btomorrow\b", t) or "明天" in text or "明早" in text or "明晚" in text:

@@ -210,10 +210,12 @@ def _english_window(text: str, cal: _Calendar) -> Window | None:
         n = _count(m.group(1)) if m.group(1) else 1
         days = {"day": 1, "week": 7, "month": 30, "year": 365}[m.group(2)] * n
         return cal.past(days, f"the past {n} {m.group(2)}{'s' if n > 1 else ''}")
-    m = re.search(rf"\b(?:last|on|this past)\s+({_WEEKDAY_NAMES})\b", t)
+    m = re.search(rf"\b(last|on|this past)\s+({_WEEKDAY_NAMES})\b", t)
+    if m and m.group(1) == "on" and _weekday_ahead(text):
+        m = None        # "what's on Friday?": the coming one (schedule.future_window)
     if m:
-        back = (today.weekday() - _WEEKDAYS[m.group(1)]) % 7 or 7
-        return cal.days(today - timedelta(days=back), 1, f"last {m.group(1)}")
+        back = (today.weekday() - _WEEKDAYS[m.group(2)]) % 7 or 7
+        return cal.days(today - timedelta(days=back), 1, f"last {m.group(2)}")
     if re.search(r"\blast weekend\b", t):
         return cal.days(today - timedelta(days=today.weekday() + 2), 2, "last weekend")
     if re.search(r"\bweek before last\b", t):
@@ -363,6 +365,12 @@ def _boundary(text: str, cal: _Calendar) -> tuple[Window | None, Anchor | None]:
             continue  # "三天前" is a window (parsed below), "我之前" is just "before"
         return None, Anchor(direction, phrase)
     return None, None
+
+
+def _weekday_ahead(text: str) -> bool:
+    from .schedule import weekday_ahead
+
+    return weekday_ahead(text)
 
 
 def _future_window(text: str, cal: _Calendar) -> Window | None:
