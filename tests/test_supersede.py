@@ -74,6 +74,30 @@ def test_forgetting_the_live_version_erases_every_version(tmp_path):
     assert files_holding(tmp_path / "d", ["zqxfirst", "zqxsecond"]) == {}
 
 
+def summaries_of(memory):
+    return [text for (text,) in memory.db.reader().execute(
+        "SELECT content FROM l3_summaries WHERE summary_type = 'temporal' ORDER BY window_start")]
+
+
+def test_the_summaries_quoting_a_replaced_version_are_drawn_again(memory):
+    # Ten days back, so the hour, day and week windows have all closed when the L3 jobs run.
+    at = T0 - 10 * 86400
+    memory.ingest(booking("Dinner at Lucca", at, "lucca"))
+    memory.ingest(said("Packing list: tent, stove", at + 600, key="packing"))
+    memory.process_pending()
+    memory.run_due(now=T0, jobs=["l3:hour", "l3:day", "l3:week"])
+    assert any("Lucca" in text for text in summaries_of(memory))
+    memory.ingest(booking("Dinner at Osteria Nonna", at, "lucca"))       # the booking moved restaurants
+    assert not any("Lucca" in text for text in summaries_of(memory))     # nothing quotes the old version now
+    memory.run_due(now=T0 + 60, jobs=["l3:hour", "l3:day", "l3:week"])
+    drawn = summaries_of(memory)
+    assert any("Osteria Nonna" in text for text in drawn) and not any("Lucca" in text for text in drawn)
+    memory.ingest({**booking("x", at, "lucca"), "retire": True})         # then it was cancelled
+    memory.run_due(now=T0 + 120, jobs=["l3:hour", "l3:day", "l3:week"])
+    drawn = summaries_of(memory)
+    assert drawn and not any("Osteria" in text for text in drawn)         # the packing list is still summarised
+
+
 def test_retire_removes_the_stored_version_and_what_only_it_supported(memory):
     stored = memory.ingest(booking("Table for two at Lucca", T0 + 86400, "lucca"))
     memory.process_pending()

@@ -26,6 +26,7 @@ from typing import Any
 
 from .ingest import _keyed_hash
 from .redact import CURRENT, RuleSet
+from .store import summaries
 from .store.connection import Connection, IntegrityError, write_transaction
 from .store.entities import name_key
 from .store.vectors import ENTITY_VEC_TABLE
@@ -307,22 +308,9 @@ class _Pass:
         """Texts cut from the event's old content hold a secret the rules may no longer see whole (an 80-
         character title ends inside a token): the summaries that cite it are deleted and their windows
         summarised again on the next run (as forget does), and its episodes' titles are made again."""
-        ids = {s for (s,) in conn.execute("SELECT summary_id FROM summary_event_links WHERE event_rowid = ?", (rowid,))}
-        frontier = set(ids)
-        while frontier:                                   # the week and month summaries built on them too
-            marks = ", ".join("?" * len(frontier))
-            frontier = {p for (p,) in conn.execute(f"SELECT summary_id FROM summary_children WHERE child_id IN "
-                                                   f"({marks})", list(frontier))} - ids
-            ids |= frontier
-        if ids:
-            marks = ", ".join("?" * len(ids))
-            rows = conn.execute(f"SELECT summary_type, granularity, window_start FROM l3_summaries WHERE "
-                                f"summary_id IN ({marks})", list(ids)).fetchall()
-            conn.execute(f"DELETE FROM l3_summaries WHERE summary_id IN ({marks})", list(ids))
-            for granularity, start_at in {(g, w) for t, g, w in rows if t == "temporal"}:
-                conn.execute("UPDATE periodic_jobs SET done_until = min(done_until, ?) WHERE job = ?",
-                             (start_at, f"l3:{granularity}"))
-            self.report.changed["l3_summaries (summarised again)"] += len(rows)
+        redrawn = summaries.redraw_citing(conn, [rowid])
+        if redrawn:
+            self.report.changed["l3_summaries (summarised again)"] += redrawn
         conn.execute("UPDATE l2_episodes SET title = coalesce((SELECT substr(e.content, 1, 80) FROM l2_evidence v "
                      "JOIN fact_events e ON e.id = v.event_rowid WHERE v.kind = 'episode' AND v.row_key = "
                      "CAST(l2_episodes.episode_id AS TEXT) ORDER BY e.author_type != 'user', e.timestamp LIMIT 1), "

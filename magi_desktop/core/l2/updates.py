@@ -141,8 +141,8 @@ _MOVE_ALONE = re.compile(r"^\s*(?:so\s+|well\s+|yay\s*,?\s*)?(?:" + I_OR_WE + r"
                          + r"moved(?: house| over)?(?: at last| last (?:week|month|weekend)| yesterday| this (?:week|"
                          r"month|weekend)| recently| a (?:week|month) ago)?\s*[.!]+\s*$", _X)
 _SETTLED = re.compile(r"^\s*(?:(?:we|I)(?:'re| are|'m| am)\s+)?(?:now\s+|really\s+|already\s+)?(?:loving|enjoying|"
-                      r"settling into|settled in|living in|happy in|based in)\b|^\s*" + PLACE + r" (?:is|'s) " + _PRAISE,
-                      _X)
+                      r"settling into|settled in|living in|happy in|based in)\b"
+                      r"|^\s*" + PLACE + r" (?:is|'s) " + _PRAISE, _X)
 
 
 def move_continued(previous: str | None, sentence: str) -> str | None:

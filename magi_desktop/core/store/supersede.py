@@ -2,7 +2,8 @@
 
 A payload may carry a ``natural_key`` (a calendar UID and occurrence, later the live app-usage hour or an
 activity block). When a new version of a key is stored, the stored one is *retired*: its L2 evidence links
-and the L3 summaries that cite it are handed to the new version, then its row is deleted — with its
+are handed to the new version, the L3 summaries that quote it are drawn again on the next L3 run (they
+hold its old words), then its row is deleted — with its
 full-text terms, vectors, entity links and queued jobs, by the same triggers forget relies on — and a
 content-free record in ``l1_superseded`` says which version replaced it. A ``retire`` payload (a cancelled
 meeting) retires the stored version without a successor.
@@ -21,14 +22,16 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..contracts import MemoryEvent
+from . import summaries
 from .connection import Connection
 
 _LOOKUP_CHUNK = 400
 RETIRED = "retired"      # the ``target`` an IngestResult reports for a retire payload
 
 # Rows that cite an event as evidence and must follow it to its new version (the rest is derived from
-# the event's own text and is made again for the new version: entity links, mentions, jobs).
-_EVIDENCE_TABLES = ("l2_evidence", "summary_event_links")
+# the event's own text and is made again for the new version: entity links, mentions, jobs). A summary
+# quotes the old words ("Dentist at 9:00"), so it is drawn again instead (summaries.redraw_citing).
+_EVIDENCE_TABLES = ("l2_evidence",)
 
 
 class Predecessor(NamedTuple):
@@ -85,6 +88,7 @@ def retire(conn: Connection, old: Predecessor, now: float | None = None) -> None
 
 def _retire(conn: Connection, old: Predecessor, successor: str | None, now: float | None) -> None:
     at = time.time() if now is None else now
+    summaries.redraw_citing(conn, [old.rowid])
     # Versions it had replaced now point at its successor (or are retired with it).
     conn.execute("UPDATE l1_superseded SET superseded_by = ? WHERE superseded_by = ?", (successor, old.event_id))
     conn.execute("INSERT OR REPLACE INTO l1_superseded (event_id, source, superseded_by, superseded_at) "
