@@ -123,3 +123,35 @@ def test_other_subjects_visits_and_suppositions_change_nothing(memory, text):
         top = pack.findings[0]
         assert value in top.text and top.status == "current", (question, [f.text for f in pack.findings])
         assert not [f for f in pack.findings if f.status == "history"]
+
+
+ENDINGS = [
+    # (first statement, the ending, question, the value that is history now)
+    ("I work at Acme.", "I quit my job at Acme.", "Where do I work now?", "Acme"),
+    ("I work at Acme.", "I got laid off last week.", "Where do I work?", "Acme"),
+    ("I live in Berlin.", "We moved out of Berlin.", "Where do I live now?", "Berlin"),
+    ("I'm studying at Tsinghua.", "I graduated from Tsinghua.", "Where do I study now?", "Tsinghua"),
+    ("我在阿里巴巴工作。", "我从阿里巴巴离职了。", "我现在在哪工作？", "阿里巴巴"),
+]
+
+
+@pytest.mark.parametrize("old, ending, question, value", ENDINGS, ids=[e[1] for e in ENDINGS])
+def test_a_fact_that_ended_without_a_new_value_is_history(memory, old, ending, question, value):
+    told(memory, old, ending)
+    assert value not in [b.value for b in memory.beliefs("assertions", state="current")]
+    assert value in [b.value for b in memory.beliefs("assertions", state="history")]
+    pack = memory.query(question, now=ASKED_AT)
+    for finding in pack.findings:
+        if finding.layer == "L2" and value in finding.text:
+            assert finding.status == "history" and not finding.answers, finding
+    # Said again afterwards, it is current once more.
+    memory.ingest(chat(old, at=T0 + 35 * DAY, session="s3", item="again"))
+    memory.process_pending()
+    assert value in [b.value for b in memory.beliefs("assertions", state="current")]
+
+
+def test_an_ending_that_names_another_value_or_comes_first_ends_nothing(memory):
+    memory.ingest(chat("I quit my job at Initech.", at=T0 - DAY, item="before"))     # before the job was told
+    told(memory, "I work at Acme.", "I quit Initech ages ago, long before Acme.")
+    assert [b.value for b in memory.beliefs("assertions", state="current") if b.value in ("Acme", "Initech")] == [
+        "Acme"]

@@ -29,7 +29,7 @@ from ..governance import POLICIES, EvidenceClass
 from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store import Database
 from ..store.entities import EntityLinker, name_key
-from . import episodes, graph, jobs, review
+from . import endings, episodes, graph, jobs, review
 from . import predicates as P
 from .resolve import Resolved, Resolver
 from .tasks import ARBITRATE, ENTITY_TYPES, PHASE1, PHASE2, SELF
@@ -140,11 +140,16 @@ class Projector:
         answer = self._phase1(conn, events, report)
         mentions = self._resolve_entities(answer, events, resolver, report)
         claims = self._claims(answer, events, resolver, mentions, report)
+        ended = self._endings(answer, events, resolver, report)
         existing = self._label(conn, claims, report)
         self._arbitrate(conn, claims, existing, report)
         report.llm_calls += resolver.llm_calls
         with self.db.transaction() as wconn:
             self._write(wconn, events, mentions, claims, report, now)
+            retired, subjects = endings.apply(wconn, ended)
+            report.superseded += retired
+            for entity_id in subjects:
+                graph.queue_snapshot(wconn, entity_id, now)
             jobs.mark_done(wconn, rowids, now)
         return report
 
@@ -253,6 +258,8 @@ class Projector:
         refs = {(r["event_index"], name_key(r["mention"])): r["refers_to"] for r in answer.get("resolved_refs", ())}
         claims = []
         for i, raw in enumerate(answer.get("fact_claims", ())):
+            if raw.get("ended"):
+                continue    # a fact that stopped: _endings
             event = events[raw["event_index"]]
             policy = event.policy
             try:
@@ -293,6 +300,27 @@ class Projector:
                 confidence=raw.get("confidence", 1.0) * BASE_CONFIDENCE.get(event.evidence_class, 0.5),
                 strength=strength, trait=trait, about_self=raw["subject"] == SELF))
         return claims
+
+    def _endings(self, answer, events: list[_Event], resolver: Resolver, report) -> list[endings.Ending]:
+        """The claims that a fact of the speaker's stopped ("I quit my job at Acme"): only from testimony
+        that may state the user's facts, only about the speaker (endings.py)."""
+        found = []
+        for raw in answer.get("fact_claims", ()):
+            if not raw.get("ended"):
+                continue
+            event = events[raw["event_index"]]
+            try:
+                predicate = P.canonical(raw["predicate"])
+            except P.PredicateRejected:
+                report.dropped["low_value_predicate"] += 1
+                continue
+            if raw["subject"] != SELF or event.policy.graph != "all" or not event.policy.user_assertions:
+                report.dropped["ending_not_the_speakers"] += 1
+                continue
+            subject = resolver.self_entity(event.speaker)
+            found.append(endings.Ending(event.rowid, event.timestamp, subject.entity_id, predicate,
+                                        endings.object_key(raw["object"])))
+        return found
 
     def _party(self, name: str, event: _Event, resolver: Resolver, refs, types, default_type: str, index: int,
                guessed_type: bool = False):

@@ -29,7 +29,9 @@ from .phrases import ZH_TIME as _ZH_TIME
 from .phrases import I as _I
 from .tasks import ARBITRATE, DISAMBIGUATE, PHASE1, PHASE2, SELF
 from .traits import STATE_WORDS
-from .updates import CHINESE_OBJECT_PATTERNS, OBJECT_PATTERNS, STATUS_PATTERNS, move_continued
+from .endings import ANY
+from .updates import (CHINESE_ENDING_PATTERNS, CHINESE_OBJECT_PATTERNS, ENDING_PATTERNS, OBJECT_PATTERNS,
+                      STATUS_PATTERNS, move_continued)
 
 # ------------------------------------------------------------------ English
 
@@ -142,7 +144,7 @@ def _add(claims: list, taken: list, sentence: str, predicate: str, match: re.Mat
     if (not obj or len(obj.split()) > 8 or obj.casefold() in _EMPTY_OBJECTS or obj[0] in "的了得着"
             or obj.casefold().startswith("to ")):
         return
-    if predicate in _PROPER_OBJECT and obj.isascii() and not obj[0].isupper():
+    if predicate in _PROPER_OBJECT and obj.isascii() and not obj[0].isupper() and obj != ANY:
         return
     taken.append((start, end))
     claims.append({"subject": SELF, "predicate": predicate, "object": obj, "evidence_text": sentence.strip()[:2000],
@@ -170,6 +172,9 @@ def _text_claims(text: str) -> list[dict[str, Any]]:
                 name = match.groupdict().get("name")
                 if name and claims and claims[-1]["predicate"] == "HAS_PET":
                     claims.append({**claims[-1], "object": name, "object_type": "animal"})
+        for predicate, pattern in [*ENDING_PATTERNS, *CHINESE_ENDING_PATTERNS]:
+            for match in pattern.finditer(sentence):
+                _add(claims, taken, sentence, predicate, match, match.groupdict().get("obj") or ANY, ended=True)
         status_taken: list[tuple[int, int]] = []   # "I started grad school at MIT" is a school and a stage
         for predicate, pattern, value in STATUS_PATTERNS:
             for match in pattern.finditer(sentence):

@@ -31,7 +31,9 @@ PHASE1 = Task(
         "fact claims it states as subject / predicate / object with the exact evidence_text. Use subject "
         f"\"{SELF}\" for the person speaking. Prefer core_predicates (UPPER_SNAKE_CASE). Only state what the "
         "event itself says: no guesses, nothing from questions, hypotheticals or the assistant's words. "
-        "previous_object is the object a claim replaces (\"moved from A to B\": A). resolved_refs maps "
+        "previous_object is the object a claim replaces (\"moved from A to B\": A). ended: true when the event "
+        "says a fact stopped without a new value (\"I quit my job at Acme\": WORKS_AT Acme; object \"*\" when "
+        "it names none, \"I quit my job\"). resolved_refs maps "
         "pronouns or nicknames to the entity they refer to."
     ),
     schema={
@@ -55,6 +57,7 @@ PHASE1 = Task(
                     "previous_object": {"type": ["string", "null"], "maxLength": 500},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                     "strength": {"type": "number", "minimum": 0, "maximum": 1},
+                    "ended": {"type": "boolean"},
                 }}},
             "resolved_refs": {"type": "array", "maxItems": 200, "items": {
                 "type": "object", "required": ["event_index", "mention", "refers_to"],

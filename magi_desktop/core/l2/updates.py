@@ -93,6 +93,27 @@ CHINESE_OBJECT_PATTERNS: list[tuple[str, re.Pattern, str | None]] = [
                               r"(?P<obj>" + _ZH_NAME + r")(?=[。！？；，,.!?;]|$)"), None),
 ]
 
+# Facts that stop without a new value (endings.py): (predicate, pattern with an optional group "obj"; no
+# object ends every live value of the predicate).
+ENDING_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:quit|left|resigned from|(?:was|got|been) (?:laid off|"
+                            r"fired|let go) (?:from|by)) (?:my (?:job|position|role) (?:at|with) )?" + OBJ, _X)),
+    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:quit|lost|left) my job\b(?! (?:at|with|for)\b)|"
+                            + I_ + r"(?:'ve| have)? " + ADV + r"(?:was |got |been )(?:laid off|fired|let go)\b"
+                            r"(?! (?:from|by)\b)|" + I_ + r"(?:'m| am) " + ADV + r"(?:unemployed|between jobs|"
+                            r"out of work)\b", _X)),
+    ("LIVES_IN", re.compile(I_OR_WE + r"(?:'ve| have)? " + ADV + r"moved (?:out of|away from) " + OBJ, _X)),
+    ("STUDIES_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:graduated from|dropped out of|finished (?:my "
+                              r"(?:degree|studies) )?at) " + OBJ, _X)),
+]
+CHINESE_ENDING_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("WORKS_AT", re.compile(r"我" + ZH_TIME + r"从(?P<obj>" + _ZH_NAME + r")(?:离职|辞职)了")),
+    ("WORKS_AT", re.compile(r"我" + ZH_TIME + r"(?:辞职|离职|失业|被裁员?)了")),
+    ("LIVES_IN", re.compile(ZH_I_OR_WE + ZH_TIME + r"从(?P<obj>" + _ZH_NAME + r")搬走了")),
+    ("LIVES_IN", re.compile(ZH_I_OR_WE + ZH_TIME + r"搬离了" + ZH_OBJ + ZH_END)),
+    ("STUDIES_AT", re.compile(r"我" + ZH_TIME + r"从(?P<obj>" + _ZH_NAME + r")毕业了")),
+]
+
 # (predicate, pattern, the value it states)
 _SINGLE, _DATING, _ENGAGED, _MARRIED, _DIVORCED = "single", "in a relationship", "engaged", "married", "divorced"
 _GRAD, _PHD, _UNDERGRAD, _GRADUATED = "graduate school", "PhD", "undergraduate", "graduated"

@@ -169,7 +169,9 @@ class Retriever:
         grounding = trace.get("l2", {}).get("grounding", {})
         asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
                          [*grounding.get("predicates", ()), *grounding.get("traits", ())],
-                         current=chosen == "current_state", request=requests.is_request_question(text),
+                         # "Where do I work?" asks the present as "…now?" does, unless it asks for the past
+                         current=chosen == "current_state" or bool(grounding.get("predicates"))
+                         and not grounding.get("history", False), request=requests.is_request_question(text),
                          user_names=user_names(self.db.reader()))
         trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()

@@ -1,0 +1,58 @@
+"""Facts that stop being true without a new value (issue 17, item 4): "I quit my job at Acme", "I moved out
+of Berlin", "我从清华毕业了", "I got laid off".
+
+An update with a new value ("I joined Google") evolves the old fact through the single-valued rule. An
+ending names no successor, so nothing would replace the old edge and "Where do I work?" would still answer
+Acme. A claim with ``ended: true`` retires the speaker's live edge of that predicate — the one whose object
+it names, or, with object ``*`` ("I quit my job"), every live one — when that edge was last observed before
+the ending. The edge and the assertions made from it become history (``retired_reason = 'ended'``), citing
+the ending's event; a later statement of the same fact brings it back (``graph.write_edge`` revives an edge
+observed after its retirement). An ending never creates an entity or an edge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..store.connection import Connection
+from ..store.entities import name_key
+from . import graph
+
+ANY = "*"           # an ending's object when the text names none ("I quit my job")
+ENDED = "ended"     # kg_edges.retired_reason of a fact the user said stopped
+
+
+@dataclass(frozen=True)
+class Ending:
+    event_rowid: int
+    timestamp: float
+    subject_id: int | None          # None: the speaker has no entity yet, so nothing of theirs can end
+    predicate: str
+    object_key: str                 # a name key, or ANY
+
+
+def apply(conn: Connection, endings: list[Ending]) -> tuple[int, set[int]]:
+    """Retire what each ending ends (inside the caller's write transaction): (edges retired, subjects touched)."""
+    retired, touched = 0, set()
+    for ending in endings:
+        if ending.subject_id is None:
+            continue
+        rows = conn.execute(
+            "SELECT k.triple_id, c.name_key FROM kg_edges k JOIN entity_catalog c ON c.entity_id = k.object_id "
+            "WHERE k.subject_id = ? AND k.predicate = ? AND k.status = 'active' AND k.last_observed_at < ?",
+            (ending.subject_id, ending.predicate, ending.timestamp)).fetchall()
+        for tid, key in rows:
+            if ending.object_key != ANY and key != ending.object_key:
+                continue
+            conn.execute("UPDATE kg_edges SET status = 'retired', superseded_by = NULL, retired_at = ?, "
+                         "retired_reason = ? WHERE triple_id = ?", (ending.timestamp, ENDED, tid))
+            conn.execute(f"UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = NULL, "
+                         f"retired_at = ? WHERE triple_id = ? AND status IN {graph.LIVE}", (ending.timestamp, tid))
+            graph.link_evidence(conn, "edge", tid, ending.event_rowid)   # why it is history
+            retired += 1
+            touched.add(ending.subject_id)
+    return retired, touched
+
+
+def object_key(raw_object: str) -> str:
+    return ANY if raw_object.strip() == ANY else name_key(raw_object)
