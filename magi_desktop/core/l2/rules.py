@@ -19,6 +19,7 @@ from ..render import hostname
 from ..store.entities import name_key
 from ..utterance import DIRECTIVE, HYPOTHETICAL, QUESTION, sentence_kind
 from . import predicates as P
+from .endings import ANY
 from .phrases import ADV as _ADV
 from .phrases import OBJ as _OBJ
 from .phrases import PREV as _PREV
@@ -29,9 +30,14 @@ from .phrases import ZH_TIME as _ZH_TIME
 from .phrases import I as _I
 from .tasks import ARBITRATE, DISAMBIGUATE, PHASE1, PHASE2, SELF
 from .traits import STATE_WORDS
-from .endings import ANY
-from .updates import (CHINESE_ENDING_PATTERNS, CHINESE_OBJECT_PATTERNS, ENDING_PATTERNS, OBJECT_PATTERNS,
-                      STATUS_PATTERNS, move_continued)
+from .updates import (
+    CHINESE_ENDING_PATTERNS,
+    CHINESE_OBJECT_PATTERNS,
+    ENDING_PATTERNS,
+    OBJECT_PATTERNS,
+    STATUS_PATTERNS,
+    move_continued,
+)
 
 # ------------------------------------------------------------------ English
 
