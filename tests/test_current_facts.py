@@ -155,3 +155,12 @@ def test_an_ending_that_names_another_value_or_comes_first_ends_nothing(memory):
     told(memory, "I work at Acme.", "I quit Initech ages ago, long before Acme.")
     assert [b.value for b in memory.beliefs("assertions", state="current") if b.value in ("Acme", "Initech")] == [
         "Acme"]
+
+
+def test_forgetting_the_ending_makes_the_fact_current_again(memory):
+    told(memory, "I work at Acme.", "I quit my job at Acme.")
+    assert "Acme" in [b.value for b in memory.beliefs("assertions", state="history")]
+    ending = memory.db.reader().execute("SELECT event_id FROM fact_events WHERE source_item_id = 'new'").fetchone()[0]
+    memory.forget(event_ids=[ending])
+    memory.process_pending()
+    assert "Acme" in [b.value for b in memory.beliefs("assertions", state="current")]

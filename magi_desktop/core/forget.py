@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .l2 import episodes, snapshots
+from .l2 import endings, episodes, snapshots
 from .l2.maintenance import drop_orphans
 from .store.connection import Connection
 from .store.entities import name_key
@@ -154,7 +154,9 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
     extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
                                               f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
     touched = _entities_touched(conn, rowids, marks)
+    ended = endings.ended_by(conn, rowids)
     conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
+    endings.reinstate(conn, ended)   # "I quit Acme" forgotten: Acme is current again
     note_events_deleted(conn)   # a summary drawn from these events meanwhile is not written (l3/jobs.py)
     episodes.upkeep(conn)       # once per episode that lost events, not once per event (the trigger queues)
     conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])

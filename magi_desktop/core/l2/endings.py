@@ -7,7 +7,8 @@ Acme. A claim with ``ended: true`` retires the speaker's live edge of that predi
 it names, or, with object ``*`` ("I quit my job"), every live one — when that edge was last observed before
 the ending. The edge and the assertions made from it become history (``retired_reason = 'ended'``), citing
 the ending's event; a later statement of the same fact brings it back (``graph.write_edge`` revives an edge
-observed after its retirement). An ending never creates an entity or an edge.
+observed after its retirement), and so does forgetting the ending (:func:`reinstate`, called by forget). An
+ending never creates an entity or an edge.
 """
 
 from __future__ import annotations
@@ -52,6 +53,28 @@ def apply(conn: Connection, endings: list[Ending]) -> tuple[int, set[int]]:
             retired += 1
             touched.add(ending.subject_id)
     return retired, touched
+
+
+def ended_by(conn: Connection, event_rowids: list[int]) -> list[str]:
+    """The edges these events ended (their retirement is at the ending event's time, which it cites)."""
+    if not event_rowids:
+        return []
+    marks = ", ".join("?" * len(event_rowids))
+    return [tid for (tid,) in conn.execute(
+        f"SELECT DISTINCT k.triple_id FROM l2_evidence v JOIN kg_edges k ON k.triple_id = v.row_key "
+        f"JOIN fact_events e ON e.id = v.event_rowid WHERE v.kind = 'edge' AND v.event_rowid IN ({marks}) "
+        f"AND k.status = 'retired' AND k.retired_reason = ? AND k.retired_at = e.timestamp",
+        [*event_rowids, ENDED])]
+
+
+def reinstate(conn: Connection, triple_ids: list[str]) -> None:
+    """The endings of these edges were forgotten: what is left of them is current again."""
+    for tid in triple_ids:
+        conn.execute("UPDATE kg_edges SET status = 'active', retired_at = NULL, retired_reason = NULL "
+                     "WHERE triple_id = ? AND status = 'retired' AND retired_reason = ?", (tid, ENDED))
+        conn.execute("UPDATE tom_trait_assertions SET status = CASE WHEN observations > 1 THEN 'corroborated' "
+                     "ELSE 'tentative' END, retired_at = NULL WHERE triple_id = ? AND status = 'superseded' "
+                     "AND superseded_by IS NULL", (tid,))
 
 
 def object_key(raw_object: str) -> str:
