@@ -164,3 +164,15 @@ def test_forgetting_the_ending_makes_the_fact_current_again(memory):
     memory.forget(event_ids=[ending])
     memory.process_pending()
     assert "Acme" in [b.value for b in memory.beliefs("assertions", state="current")]
+
+
+@pytest.mark.slow
+def test_the_users_words_an_answering_fact_came_from_answer_too(tmp_path, minilm):
+    from magi_desktop.core import Memory
+
+    memory = Memory.open(tmp_path / "mem", embedder=minilm)     # the vectors find the move; no word matches
+    told(memory, "I live in Shanghai.", "I moved to Hangzhou last week.")
+    pack = memory.query("Where do I live now?", now=ASKED_AT)
+    moved = [f for f in pack.findings if f.layer == "L1" and cites(f, "new")]
+    assert moved and all(f.answers for f in moved)            # "moved" is not "live", but the fact came from it
+    assert all(not f.answers for f in pack.findings if f.layer == "L1" and cites(f, "old"))

@@ -335,6 +335,15 @@ def judge(findings: list[Finding], asked: Asked, similarity: Mapping[str, float]
             checked["answers"] = False
             checked["margin"] = round(best - relevance(checked), 3)
         finding.answers = checked["answers"]
+    # The user's own words an answering fact was derived from ("I moved to Hangzhou last week" under "the user
+    # lives in Hangzhou") say the answer too, though in other words than the question's.
+    cited = {event_id for f in findings if f.answers and f.layer == "L2" and f.status != "history"
+             for event_id in f.supporting_event_ids}
+    for finding, checked in zip(findings, checks, strict=True):
+        if not finding.answers and finding.layer == "L1" and finding.event_id in cited and finding.status != "history" \
+                and checked["whose"] and checked["source"] and checked["window"]:
+            finding.answers = checked["answers"] = True
+            checked["supports_answer"] = True
     # The asked words themselves stay out: they are the question's words, which a pack never echoes.
     return {"persons": sorted(asked.persons), "attribute_words": len(asked.attribute), "inference": asked.inference,
             "answering": sum(c["answers"] for c in checks), "findings": checks}
