@@ -106,6 +106,15 @@ NOT_THE_USERS_MOVE = [
     "Finally moved the sofa. Life is great.",
     "We moved! This is great.",
     "Our new flat in the old town is great.",
+    "I'm out of work until Monday with the flu.",
+    "I left my job early today to see the doctor.",
+    "I lost my job badge again",
+    "I finally left my job on time for once!",
+    "I got fired up by the keynote.",
+    "I left Acme today.",
+    "I left Acme yesterday and drove home.",
+    "Dad: I got laid off last week.",
+    "My brother quit his job at Acme.",
     "我朋友搬到了上海。",
     "如果我搬到上海呢？",
     "我们没分手。",
@@ -176,3 +185,30 @@ def test_the_users_words_an_answering_fact_came_from_answer_too(tmp_path, minilm
     moved = [f for f in pack.findings if f.layer == "L1" and cites(f, "new")]
     assert moved and all(f.answers for f in moved)            # "moved" is not "live", but the fact came from it
     assert all(not f.answers for f in pack.findings if f.layer == "L1" and cites(f, "old"))
+
+
+def test_forgetting_the_facts_own_message_forgets_it_though_an_ending_names_it(memory):
+    told(memory, "I work at Acme.", "I quit my job.")
+    memory.forget(source_item_ids=["old"])
+    memory.process_pending()
+    assert not [b for b in memory.beliefs("assertions") if b.value == "Acme"]
+    assert not [f for f in memory.query("Where did I work before?", now=ASKED_AT).findings if "Acme" in f.text]
+
+
+def test_forgetting_an_ending_after_a_newer_value_leaves_one_current_value(memory):
+    told(memory, "I work at Acme.", "I quit my job at Acme.")
+    memory.ingest(chat("I got a new job at Google.", at=T0 + 35 * DAY, session="s3", item="google"))
+    memory.process_pending()
+    memory.forget(source_item_ids=["new"])
+    memory.process_pending()
+    current = [b.value for b in memory.beliefs("assertions", state="current") if b.relation == "works_at"]
+    assert current == ["Google"]
+    assert "Acme" in [b.value for b in memory.beliefs("assertions", state="history")]
+
+
+def test_a_restated_fact_does_not_cite_its_ending(memory):
+    told(memory, "I work at Acme.", "I quit my job at Acme.")
+    memory.ingest(chat("I work at Acme again.", at=T0 + 35 * DAY, session="s3", item="again"))
+    memory.process_pending()
+    pack = memory.query("Where do I work now?", now=ASKED_AT)
+    assert not [f for f in pack.findings if f.answers and cites(f, "new")]

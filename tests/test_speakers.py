@@ -209,3 +209,17 @@ def test_any_prefixed_turns_keep_their_class_and_words(memory, texts, name):
         if name in ("Note", "Q"):
             assert "speaker" not in timeline and "speaker_candidate" not in timeline
     assert before <= {r["content"] for r in rows(memory)}
+
+
+def test_a_waiting_turn_says_nothing_of_the_user_and_is_projected_under_its_speaker_once_settled(memory):
+    memory.ingest(chat("I work at Acme.", session="a", at=T, item="mine"))
+    memory.process_pending()
+    memory.ingest(chat("Dad: I got laid off and I moved to Lisbon.", session="a", at=T + 60, item="dad1"))
+    memory.process_pending()                      # "Dad" is only a candidate: nothing is filed under the user
+    def current():
+        return {(b.subject, b.relation, b.value) for b in memory.beliefs("assertions", state="current")}
+
+    assert current() == {("the user", "works_at", "Acme")}          # not ended, and Lisbon is nobody's yet
+    memory.ingest(chat("Dad: how is the weather there?", session="a", at=T + 120, item="dad2"))
+    memory.process_pending()                      # the name recurs: the first turn is projected again, as Dad's
+    assert current() == {("the user", "works_at", "Acme"), ("Dad", "lives_in", "Lisbon")}

@@ -57,6 +57,7 @@ REBUILT = {
     "snapshot_refresh_queue": "a queue",
     "l2_episodes": "L2, projected again",
     "l2_evidence": "L2, projected again",
+    "l2_endings": "L2, projected again (which event ended which fact)",
     "l2_episode_upkeep": "a queue, emptied in the transaction that fills it",
     "l2_projection_jobs": "queued again for every cognition-eligible event",
     "user_denials": "made again when the user's deletions are applied",

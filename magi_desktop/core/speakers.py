@@ -14,6 +14,8 @@ Clients often send a transcript turn as "Caroline: I went to the support group" 
    ``chat.speaker`` or accepted before) or another of the same batch. The first turn of a name waits as a
    candidate and is settled by the second. An accepted name is written where the speaker field is read:
    ``$.timeline.speaker`` with ``speaker_source: "name_prefix"``, and the event is linked to the person.
+   While a turn waits as a candidate, L2 files nothing it says in the first person under anyone ("Dad: I got
+   laid off" is not the user's job ending); once settled, the turn is projected again under its speaker.
 
 It never changes the event's role, author, content, provenance or evidence class, nor what the event says
 was *sent* (:func:`said_speaker`: export, import and retries see no speaker field that was not sent).
@@ -144,6 +146,9 @@ def _settle_stored(conn: Connection, rowids: list[int],
         conn.execute("UPDATE fact_events SET metadata_json = ? WHERE id = ?", (_metadata_json(metadata), rowid))
         # The linker reads an event's metadata and content only; the speaker becomes a person link.
         link(conn, [(rowid, SimpleNamespace(metadata=metadata, content=content))])
+        # L2 held back what the turn says of its speaker while the name was only a candidate: project again.
+        conn.execute("UPDATE l2_projection_jobs SET state = 'pending', attempts = 0, next_attempt_at = 0, "
+                     "finished_at = NULL WHERE event_rowid = ? AND state = 'done'", (rowid,))
 
 
 def speaking_names(conn: Connection, named: Sequence[tuple[int, str, str]]) -> set[str]:

@@ -81,17 +81,18 @@ def rewrite_edge(conn: Connection, tid: str, subject_id: int, predicate: str, ob
     new_tid = triple_id(subject_id, predicate, object_id)
     if new_tid == tid:
         return tid
-    old = conn.execute("SELECT confidence, observations, first_observed_at, last_observed_at, status, edge_text "
-                       "FROM kg_edges WHERE triple_id = ?", (tid,)).fetchone()
+    old = conn.execute("SELECT confidence, observations, first_observed_at, last_observed_at, status, edge_text, "
+                       "retired_at, retired_reason FROM kg_edges WHERE triple_id = ?", (tid,)).fetchone()
     target = conn.execute("SELECT confidence FROM kg_edges WHERE triple_id = ?", (new_tid,)).fetchone()
     if target is None:
         names = dict(conn.execute("SELECT entity_id, name FROM entity_catalog WHERE entity_id IN (?, ?)",
                                   (subject_id, object_id)).fetchall())
         conn.execute(
             "INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, status, confidence, observations, "
-            "first_observed_at, last_observed_at, edge_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "first_observed_at, last_observed_at, edge_text, retired_at, retired_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (new_tid, subject_id, predicate, object_id, old[4], old[0], old[1], old[2], old[3],
-             f"{names.get(subject_id, '?')} {predicate} {names.get(object_id, '?')}"))
+             f"{names.get(subject_id, '?')} {predicate} {names.get(object_id, '?')}", old[6], old[7]))
     else:
         conn.execute("UPDATE kg_edges SET confidence = ?, observations = observations + ?, "
                      "first_observed_at = min(first_observed_at, ?), last_observed_at = max(last_observed_at, ?) "
@@ -104,6 +105,8 @@ def rewrite_edge(conn: Connection, tid: str, subject_id: int, predicate: str, ob
                  "AND row_key = ?) WHERE triple_id = ?", (new_tid, new_tid))
     conn.execute("UPDATE kg_edges SET superseded_by = ? WHERE superseded_by = ?", (new_tid, tid))
     conn.execute("UPDATE tom_trait_assertions SET triple_id = ? WHERE triple_id = ?", (new_tid, tid))
+    conn.execute("INSERT OR IGNORE INTO l2_endings (triple_id, event_rowid, ended_at) SELECT ?, event_rowid, ended_at "
+                 "FROM l2_endings WHERE triple_id = ?", (new_tid, tid))     # the old rows go with the old edge
     conn.execute("DELETE FROM kg_edges WHERE triple_id = ?", (tid,))
     conn.execute("DELETE FROM l2_evidence WHERE kind = 'edge' AND row_key = ?", (tid,))
     return new_tid

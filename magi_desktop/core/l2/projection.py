@@ -70,6 +70,12 @@ class _Event:
     def speaker(self) -> str | None:
         return self.metadata.get("timeline", {}).get("speaker")
 
+    @property
+    def unsettled(self) -> bool:
+        """Labelled "Name:" by someone not yet known as a speaker (speakers.py): whose "I" it is waits."""
+        timeline = self.metadata.get("timeline", {})
+        return not timeline.get("speaker") and bool(timeline.get("speaker_candidate"))
+
 
 @dataclass
 class _Claim:
@@ -262,6 +268,9 @@ class Projector:
                 continue    # a fact that stopped: _endings
             event = events[raw["event_index"]]
             policy = event.policy
+            if raw["subject"] == SELF and event.unsettled:
+                report.dropped["speaker_not_settled"] += 1
+                continue
             try:
                 predicate = P.canonical(raw["predicate"])
             except P.PredicateRejected:
@@ -316,6 +325,9 @@ class Projector:
                 continue
             if raw["subject"] != SELF or event.policy.graph != "all" or not event.policy.user_assertions:
                 report.dropped["ending_not_the_speakers"] += 1
+                continue
+            if event.unsettled:
+                report.dropped["speaker_not_settled"] += 1
                 continue
             subject = resolver.self_entity(event.speaker)
             found.append(endings.Ending(event.rowid, event.timestamp, subject.entity_id, predicate,

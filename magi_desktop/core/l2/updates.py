@@ -95,13 +95,17 @@ CHINESE_OBJECT_PATTERNS: list[tuple[str, re.Pattern, str | None]] = [
 
 # Facts that stop without a new value (endings.py): (predicate, pattern with an optional group "obj"; no
 # object ends every live value of the predicate).
+_CLAUSE_END = r"(?=\s*(?:[,.;:!?)—–]|$)|\s+(?:and|but|because|after|last|this|yesterday|today|recently|now|in|on)\b)"
 ENDING_PATTERNS: list[tuple[str, re.Pattern]] = [
-    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:quit|left|resigned from|(?:was|got|been) (?:laid off|"
-                            r"fired|let go) (?:from|by)) (?:my (?:job|position|role) (?:at|with) )?" + OBJ, _X)),
-    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:quit|lost|left) my job\b(?! (?:at|with|for)\b)|"
-                            + I_ + r"(?:'ve| have)? " + ADV + r"(?:was |got |been )(?:laid off|fired|let go)\b"
-                            r"(?! (?:from|by)\b)|" + I_ + r"(?:'m| am) " + ADV + r"(?:unemployed|between jobs|"
-                            r"out of work)\b", _X)),
+    # "left" alone is everyday ("I left Acme today", "left my job early"): only "quit" and what happened to
+    # the user end an employer by name; "left" only in "left my job at X"
+    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:(?:quit|left) my (?:job|position|role) (?:at|with) "
+                            r"|quit |resigned from |(?:was |got |been )(?:laid off|fired|let go) (?:from|by) )"
+                            + OBJ, _X)),
+    ("WORKS_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:quit|lost) my job" + _CLAUSE_END + r"|"
+                            + I_ + r"(?:'ve| have)? " + ADV + r"(?:was |got |been )(?:laid off|fired|let go)"
+                            + _CLAUSE_END + r"(?! (?:from|by)\b)|" + I_ + r"(?:'m| am) " + ADV
+                            + r"(?:unemployed|between jobs)" + _CLAUSE_END, _X)),
     ("LIVES_IN", re.compile(I_OR_WE + r"(?:'ve| have)? " + ADV + r"moved (?:out of|away from) " + OBJ, _X)),
     ("STUDIES_AT", re.compile(I_ + r"(?:'ve| have)? " + ADV + r"(?:graduated from|dropped out of|finished (?:my "
                               r"(?:degree|studies) )?at) " + OBJ, _X)),
