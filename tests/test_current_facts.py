@@ -212,3 +212,26 @@ def test_a_restated_fact_does_not_cite_its_ending(memory):
     memory.process_pending()
     pack = memory.query("Where do I work now?", now=ASKED_AT)
     assert not [f for f in pack.findings if f.answers and cites(f, "new")]
+
+
+@pytest.mark.parametrize("question, value", [
+    ("Did I live in Berlin?", "Berlin"),
+    ("Where have I lived?", "Berlin"),
+    ("Where did I live in October 2025?", "Berlin"),
+    ("Which companies have I worked for?", "Acme"),
+    ("我以前在哪工作？", "阿里巴巴"),
+])
+def test_a_question_about_the_past_is_answered_by_history(memory, question, value):
+    told(memory, "I live in Berlin. I work at Acme. 我在阿里巴巴工作。",
+         "I moved to Lisbon. I got a new job at Stripe. 我跳槽到了腾讯。")
+    pack = memory.query(question, now=ASKED_AT)
+    assert any(f.answers and value in f.text for f in pack.findings), [(f.text, f.answers) for f in pack.findings]
+
+
+@pytest.mark.parametrize("question", ["Where do I live?", "Where do I work?", "我在哪工作？"])
+def test_a_question_about_the_present_is_not_answered_by_history(memory, question):
+    told(memory, "I live in Berlin. I work at Acme. 我在阿里巴巴工作。",
+         "I moved to Lisbon. I got a new job at Stripe. 我跳槽到了腾讯。")
+    pack = memory.query(question, now=ASKED_AT)
+    assert pack.status == "ok"
+    assert not [f for f in pack.findings if f.answers and f.status == "history"]

@@ -18,6 +18,8 @@ A user-denied row is neither: it is wrong, not history, and labels nothing.
 
 from __future__ import annotations
 
+import re
+
 from ..l2 import predicates as P
 from ..store.connection import Connection
 from .pack import Finding
@@ -25,6 +27,19 @@ from .structured import Grounding
 
 HISTORY_HINT = ("Findings marked 'history' state an older value of what is asked (replaced by a newer statement "
                 "as of the question's time): answer with the 'current' one and mention the older only as history.")
+
+
+# A question in the past or perfect tense ("did I live…", "where have I worked?", "was I…", 以前, …过) asks
+# for history too: what held then answers it.
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had|used\s+to|ever|been)\b|\b(?:have|has)\s+\w+\s+\w+(?:ed|en|t)\b"
+                         r"|以前|之前|曾经|过去|当初|原来|\w过[吗？?]?$", re.IGNORECASE)
+
+
+def asks_present(question: str, grounding: dict, window_named: bool) -> bool:
+    """Does a fact question ask what holds now ("where do I work?")? Then a fact that was replaced or ended is
+    history and does not answer it. Not when it asks the past (tense, "before", a time window)."""
+    return bool(grounding.get("predicates")) and not grounding.get("history", False) and not window_named \
+        and not _PAST_TENSE.search(question)
 
 
 def single_valued(plan: Grounding) -> list[str]:

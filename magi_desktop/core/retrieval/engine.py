@@ -170,8 +170,8 @@ class Retriever:
         asked = Asked.of(text, named, temporal, trace.get("window_fallback", False),
                          [*grounding.get("predicates", ()), *grounding.get("traits", ())],
                          # "Where do I work?" asks the present as "…now?" does, unless it asks for the past
-                         current=chosen == "current_state" or bool(grounding.get("predicates"))
-                         and not grounding.get("history", False), request=requests.is_request_question(text),
+                         current=chosen == "current_state" or current_facts.asks_present(
+                             text, grounding, temporal.window is not None), request=requests.is_request_question(text),
                          user_names=user_names(self.db.reader()))
         trace["sufficiency"] = judge(findings, asked,
                                      {by_rowid[rowid].event_id: score for rowid, score in similarity.items()
