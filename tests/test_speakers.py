@@ -223,3 +223,12 @@ def test_a_waiting_turn_says_nothing_of_the_user_and_is_projected_under_its_spea
     memory.ingest(chat("Dad: how is the weather there?", session="a", at=T + 120, item="dad2"))
     memory.process_pending()                      # the name recurs: the first turn is projected again, as Dad's
     assert current() == {("the user", "works_at", "Acme"), ("Dad", "lives_in", "Lisbon")}
+
+
+@pytest.mark.parametrize("text, question", [("Dinner: I cooked a mushroom risotto.", "What did I cook for dinner?"),
+                                            ("Weight: I'm down to 72 kg.", "What is my weight?")])
+def test_a_label_that_is_no_speaker_does_not_stop_the_users_words_answering(memory, text, question):
+    memory.ingest(chat(text, session="a", at=T))
+    memory.process_pending()
+    pack = memory.query(question, now=T + 3600)
+    assert pack.status == "ok" and any(f.text == text and f.answers for f in pack.findings)

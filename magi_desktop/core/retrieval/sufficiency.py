@@ -235,12 +235,14 @@ def whose_ok(finding: Finding, asked: Asked) -> bool:
 
 
 def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
-    """Is the finding labelled with the name of someone the user is not known to be ("Anna: I live in Oslo",
+    """Is the finding labelled with the name of a speaker the user is not known to be ("Anna: I live in Oslo",
     relayed)? Their "I" is theirs, so it does not answer a question about the user."""
-    if finding.layer != "L1" or finding.source != "chat":
-        return False    # "Calendar: …", "Git: …" is how a sensor's event reads, not a speaker's label
+    if finding.layer != "L1" or finding.source != "chat" or not finding.speaker:
+        return False    # "Calendar: …" is how a sensor's event reads; "Dinner: I cooked…" names no speaker
     name = prefixed_name(finding.text)
-    return name is not None and " ".join(name.casefold().split()) not in user_names
+    key = None if name is None else " ".join(name.casefold().split())
+    # Only a settled speaker (the name recurs, speakers.py) or one given in chat.speaker is someone else.
+    return key is not None and key == " ".join(finding.speaker.casefold().split()) and key not in user_names
 
 
 def coverage(finding: Finding, asked: Asked) -> float:
