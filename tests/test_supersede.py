@@ -98,6 +98,29 @@ def test_the_summaries_quoting_a_replaced_version_are_drawn_again(memory):
     assert drawn and not any("Osteria" in text for text in drawn)         # the packing list is still summarised
 
 
+def test_a_summary_that_counted_a_cancelled_event_without_citing_it_is_drawn_again(memory):
+    at = T0 - 10 * 86400
+    memory.ingest_many([booking(f"Standup {i}", at + i * 60, f"standup-{i}") for i in range(20)])
+    memory.ingest_many([booking("Interview at Initech", at + 3000 + i * 60, f"initech-{i}") for i in range(3)])
+    memory.process_pending()
+    memory.run_due(now=T0, jobs=["l3:hour", "l3:day"])
+    assert any("Initech" in text for text in summaries_of(memory))
+    memory.ingest_many([booking("x", at + 3000 + i * 60, f"initech-{i}", retire=True) for i in range(3)])
+    memory.run_due(now=T0 + 60, jobs=["l3:hour", "l3:day"])
+    drawn = summaries_of(memory)
+    assert drawn and not any("Initech" in text for text in drawn)
+
+
+def test_a_plan_moved_into_a_summarised_day_redraws_that_day(memory):
+    at = T0 - 10 * 86400
+    memory.ingest_many([booking("Dinner at Lucca", at, "lucca"), said("Packing list", at + 2 * 86400, key="pack")])
+    memory.process_pending()
+    memory.run_due(now=T0, jobs=["l3:hour", "l3:day"])
+    memory.ingest(booking("Dinner at Lucca, moved", at + 2 * 86400 + 600, "lucca"))     # two days later
+    memory.run_due(now=T0 + 60, jobs=["l3:hour", "l3:day"])
+    assert any("moved" in text for text in summaries_of(memory))
+
+
 def test_retire_removes_the_stored_version_and_what_only_it_supported(memory):
     stored = memory.ingest(booking("Table for two at Lucca", T0 + 86400, "lucca"))
     memory.process_pending()

@@ -14,14 +14,19 @@ from .connection import Connection
 
 
 def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
-    """Delete the summaries citing these events and those built on them; reschedule their windows.
+    """Delete the summaries citing these events or drawn over a window holding one, and those built on them;
+    reschedule their windows (the events must still be stored).
     Returns how many summaries went. Runs inside the caller's write transaction."""
     rowids = list(event_rowids)
     if not rowids:
         return 0
     marks = ", ".join("?" * len(rowids))
-    ids = {s for (s,) in conn.execute(f"SELECT summary_id FROM summary_event_links WHERE event_rowid IN ({marks})",
-                                      rowids)}
+    # A summary links a sample of its window's events, but its counts, topics and "Mentioned" come from all of
+    # them: every temporal or thematic summary whose window holds one of these events goes (as forget does).
+    ids = {s for (s,) in conn.execute(
+        f"SELECT summary_id FROM summary_event_links WHERE event_rowid IN ({marks}) UNION "
+        f"SELECT s.summary_id FROM fact_events e JOIN l3_summaries s ON s.summary_type IN ('temporal', 'thematic') "
+        f"AND s.window_start <= e.timestamp AND e.timestamp < s.window_end WHERE e.id IN ({marks})", rowids * 2)}
     frontier = set(ids)
     while frontier:                                   # the week and month summaries built on them too
         marks = ", ".join("?" * len(frontier))

@@ -78,6 +78,7 @@ def hand_over(conn: Connection, old: Predecessor, new_rowid: int, new_event_id: 
     for table in _EVIDENCE_TABLES:
         # OR IGNORE: a link the new version already has stays once; the old copy goes with the old row.
         conn.execute(f"UPDATE OR IGNORE {table} SET event_rowid = ? WHERE event_rowid = ?", (new_rowid, old.rowid))
+    summaries.redraw_citing(conn, [new_rowid])     # a meeting moved into a summarised day: that day again
     _retire(conn, old, new_event_id, now)
 
 
