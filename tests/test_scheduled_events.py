@@ -101,6 +101,14 @@ def test_what_is_on_my_calendar_tomorrow_lists_the_plans_of_tomorrow(planned):
     assert pack.trace["temporal"]["window"]["ahead"] is True
 
 
+@pytest.mark.parametrize("question", ["What did I schedule for tomorrow?", "What have I planned for tomorrow?",
+                                      "What did I book for tomorrow?"])
+def test_asking_what_was_planned_sees_the_plans(planned, question):
+    memory, _, _ = planned
+    pack = ask(memory, question)
+    assert pack.status == "ok" and any("Dentist appointment" in t for t in texts(pack)), texts(pack)
+
+
 def test_chinese_tomorrow_and_next_week_look_ahead(planned):
     memory, _, _ = planned
     assert any("Dentist appointment" in t for t in texts(ask(memory, "明天有什么安排？")))
@@ -217,6 +225,9 @@ TUESDAY = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     ("Do I have anything on Monday?", 6, 1),
     ("Am I free this Thursday?", 2, 1),
     ("Is there a meeting next Tuesday?", 7, 1),
+    ("周五有什么安排？", 3, 1),
+    ("这周五有什么会", 3, 1),
+    ("What did I schedule for tomorrow?", 1, 1),
 ])
 def test_questions_about_the_future_keep_their_window(question, first_day, days):
     from magi_desktop.core.retrieval.temporal import parse_temporal
@@ -238,7 +249,9 @@ def test_next_and_upcoming_look_from_now_on(question):
 
 @pytest.mark.parametrize("question", ["What did I do yesterday?", "What did I do the next day?",
                                       "Where did I go last weekend?", "When did I last see the dentist?",
-                                      "What did I do on Friday?", "Who did I meet on Monday?"])
+                                      "What did I do on Friday?", "Who did I meet on Monday?",
+                                      "What was on my calendar on Friday?", "What was due on Monday?",
+                                      "What happened this Monday?", "What's on this Monday?", "周一做了什么"])
 def test_questions_about_the_past_do_not_look_ahead(question):
     from magi_desktop.core.retrieval.temporal import parse_temporal
 

@@ -19,6 +19,7 @@ from ..contracts import MAX_TIMESTAMP
 from ..store.connection import Connection
 from .pack import Finding
 from .temporal import Window
+from .terms import stem
 
 PLANNED = "planned"          # the status of an L1 finding about a time after the question's now
 PATH = "plans"               # the recall path that lists an ahead window's events in time order
@@ -37,6 +38,9 @@ _DONE = re.compile(r"\b(?:did|have|had|was|were)\s+(?:i|we)\b|\bwhat\s+did\b|\b(
 _TIME_WORDS = frozenset({
     "next", "upcoming", "coming", "tomorrow", "weekend", "week", "month", "day", "days", "weeks", "future",
     "schedule", "scheduled", "plan", "planned", "plans", "agenda", "calendar", "time", "soon", "later",
+    "book", "booked", "arrange", "arranged", "organise", "organised", "organize", "organized", "anything",
+    "something", "on", "up", "have", "event", "events", "appointment", "appointments", "happen", "happening",
+    "日历", "有", "事",
     "下次", "下一次", "接下来", "明天", "后天", "下周", "周末", "安排", "日程", "计划", "什么时候", "即将",
 })
 
@@ -49,12 +53,19 @@ _FORWARD = re.compile(r"\bwhat(?:'s|’s| is| have i got| do i have)\s+(?:on|pla
 _WEEKDAY = re.compile(r"\b(this|next|coming|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
                       re.IGNORECASE)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# "周五有什么安排？", "这周五…", "星期三要做什么": the coming one (a past one says 了 / 过; 上周五 is temporal's)
+_ZH_WEEKDAY = re.compile(r"(?<!上)(?<!上个)(?:这个?|本)?(?:周|星期|礼拜)([一二三四五六日天])")
+_ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+
+
+# "What was on my calendar on Friday?", "what happened on Monday?": the weekday already passed.
+_PAST = re.compile(r"\b(?:was|were|did|had|happened|went|been)\b", re.IGNORECASE)
 
 
 def weekday_ahead(text: str) -> bool:
     """Does "on Friday" in this question mean the coming Friday ("what's on Friday?") rather than the last
-    one ("what did I do on Friday?")? A question that asks what was done looks back."""
-    return bool(_FORWARD.search(text)) and not _DONE.search(text)
+    one ("what did I do on Friday?", "what was on Friday?")? A question in the past tense looks back."""
+    return bool(_FORWARD.search(text)) and not _PAST.search(text)
 
 
 def future_window(text: str, cal) -> Window | None:
@@ -62,11 +73,19 @@ def future_window(text: str, cal) -> Window | None:
     t = text.lower()
     today = cal.today
     m = _WEEKDAY.search(t)
-    if m and (m.group(1) in ("next", "coming", "this") or weekday_ahead(text)) and not _DONE.search(text):
-        days = (_WEEKDAYS.index(m.group(2)) - today.weekday()) % 7
+    if m and (m.group(1) in ("next", "coming") or weekday_ahead(text) or m.group(1) == "this"
+              and not _PAST.search(text)):
+        weekday = _WEEKDAYS.index(m.group(2))
+        if m.group(1) == "this" and weekday < today.weekday():
+            return None     # "this Monday", asked on a Wednesday: the one two days ago (temporal.py)
+        days = (weekday - today.weekday()) % 7
         if m.group(1) == "next" and days == 0:
             days = 7        # "next Friday", asked on a Friday
         return _ahead(cal.days(today + timedelta(days=days), 1, f"{m.group(1)} {m.group(2)}"))
+    m = _ZH_WEEKDAY.search(text)
+    if m and not re.search(r"了|过", text[m.end():]):
+        days = (_ZH_WEEKDAYS[m.group(1)] - today.weekday()) % 7
+        return _ahead(cal.days(today + timedelta(days=days), 1, m.group(0)))
     if re.search(r"\bday after tomorrow\b", t) or "后天" in text:
         return _ahead(cal.days(today + timedelta(days=2), 1, "the day after tomorrow"))
     if re.search(r"\btomorrow\b", t) or "明天" in text or "明早" in text or "明晚" in text:
@@ -94,9 +113,20 @@ def _ahead(window: Window) -> Window:
     return Window(window.start, window.end, window.label, ahead=True)
 
 
+# "What did I schedule / plan / book for tomorrow?": the asking is past, what is asked for is a plan.
+_PLANNED = re.compile(r"\b(?:schedul|plan|book|arrang|organi[sz]|set\s+up|put\s+(?:in|on))\w*|安排|计划|预约|预订|约了",
+                      re.IGNORECASE)
+
+
 def asks_done(text: str) -> bool:
-    """Does the question ask what was done ("did I", "what did I do")? Then a plan is no answer."""
-    return bool(_DONE.search(text))
+    """Does the question ask what was done ("did I", "what did I do")? Then a plan is no answer — unless what
+    it asks is what was planned ("what did I schedule for tomorrow?")."""
+    return bool(_DONE.search(text)) and not _PLANNED.search(text)
+
+
+# The same words as stems, for sufficiency: a question asking only these ("what's on next week?") is answered by
+# every plan in its window.
+TIME_WORD_STEMS = frozenset(stem(w) for w in _TIME_WORDS)
 
 
 def topical(terms: Sequence[str]) -> list[str]:

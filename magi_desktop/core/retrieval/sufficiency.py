@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from ..speakers import prefixed_name
 from .pack import Finding
+from .schedule import TIME_WORD_STEMS
 from .temporal import TemporalIntent
 from .terms import content_terms, stem, stems
 
@@ -122,13 +123,9 @@ _KINDS = {"cat": ("cat", "kitten", "kitty"), "dog": ("dog", "puppy", "pup"), "ki
           "puppy": ("dog", "puppy", "pup"), "猫": ("猫",), "狗": ("狗",)}
 
 
-# A question about what is planned asks for the plans themselves: its other words are only about the schedule.
+# "When is …?" and "upcoming / next": a calendar entry answers with its time (the plan words: schedule.py).
 _WHEN = re.compile(r"^\s*when\b|\bwhen (?:is|are|was|'s|do|does|will)\b|什么时候|几点|哪天|哪一天", re.IGNORECASE)
 _UPCOMING = re.compile(r"\b(?:upcoming|coming up|next)\b|下次|下一次|接下来", re.IGNORECASE)
-_SCHEDULE_WORDS = frozenset(stem(w) for w in """
-anything something on up coming upcoming next have calendar plan plans planned schedule scheduled agenda
-event events appointment appointments happen happening 安排 计划 日程 日历 有 事
-""".split())
 
 
 def relatives_of(question: str) -> frozenset[str]:
@@ -292,7 +289,7 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
         said = True     # the engine adds the user's requests only to a question asking for them
     elif asked.request:
         said = False    # a calendar title "Always book me an aisle seat" is no request of the user's
-    elif finding.status == "planned" and asked.ahead and asked.attribute <= _SCHEDULE_WORDS:
+    elif finding.status == "planned" and asked.ahead and asked.attribute <= TIME_WORD_STEMS:
         said = True     # "what's on next week?": every plan in the window is what is asked
     elif asked.inference:
         said = checks["coverage"] > 0 or (similarity or 0.0) >= inference_min

@@ -210,6 +210,11 @@ def _english_window(text: str, cal: _Calendar) -> Window | None:
         n = _count(m.group(1)) if m.group(1) else 1
         days = {"day": 1, "week": 7, "month": 30, "year": 365}[m.group(2)] * n
         return cal.past(days, f"the past {n} {m.group(2)}{'s' if n > 1 else ''}")
+    m = re.search(rf"\bthis\s+({_WEEKDAY_NAMES})\b", t)
+    if m and (_WEEKDAYS[m.group(1)] < today.weekday() or _WEEKDAYS[m.group(1)] == today.weekday()
+              and not _weekday_ahead(text) and re.search(r"\b(?:did|was|were|happened)\b", t)):
+        # "this Monday" asked on a Wednesday: this week's, two days ago (a day still to come: schedule.py)
+        return cal.days(today - timedelta(days=today.weekday() - _WEEKDAYS[m.group(1)]), 1, f"this {m.group(1)}")
     m = re.search(rf"\b(last|on|this past)\s+({_WEEKDAY_NAMES})\b", t)
     if m and m.group(1) == "on" and _weekday_ahead(text):
         m = None        # "what's on Friday?": the coming one (schedule.future_window)
@@ -289,7 +294,9 @@ def _chinese_window(text: str, cal: _Calendar) -> Window | None:
             if unit == "个月":
                 return cal.months_back(n, m.group(0))
             return cal.year(today.year - n, m.group(0))
-    m = re.search(r"(上上|上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
+    m = re.search(r"(上上|上|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", text)
+    if m and m.group(1) is None and not re.search(r"了|过", text[m.end():]):
+        m = None        # "周五有什么安排？": the coming one (schedule.future_window); "周一做了什么": this week's
     if m:
         weeks = {"上上": 2, "上": 1}.get(m.group(1), 0)
         monday = today - timedelta(days=today.weekday() + 7 * weeks)
@@ -392,5 +399,7 @@ def parse_temporal(text: str, now: float, tz: tzinfo | None = None) -> TemporalI
         window = _window_of(text.replace(anchor.phrase, " "), cal)
     recent = bool(_RECENT.search(text))
     if window is not None and window.start > now and not window.ahead:
-        window = None  # a past-looking time still to come holds no memories yet (only plans: schedule.py)
+        # A time still to come read as a past window ("这周五", asked on a Wednesday): the plans in it, if the
+        # question names one as ahead; else nothing (it holds no memories yet).
+        window = _future_window(text, cal)
     return TemporalIntent(window=window, anchor=anchor, recent=recent)
