@@ -208,6 +208,30 @@ def test_a_collector_cannot_replace_or_retire_another_sources_events(memory):
     sup.stop()
 
 
+def test_a_collector_cannot_list_another_collectors_source_type_as_its_own(memory):
+    class Calendar(Steady):
+        source_type = "calendar"
+
+        def collect(self, since, ctx):
+            yield activity("calendar", "attend_event", T0, {"title": "Dentist"}, natural_key="uid-1@1")
+
+    class Claimant(Steady):
+        source_types = ("calendar", "jottings")
+
+        def collect(self, since, ctx):
+            yield activity("jottings", "write_note", T0, {"title": "fine"}, item_id="ok")
+            yield activity("calendar", "attend_event", T0 + 1, {"title": "Dentist moved to never"},
+                           natural_key="uid-1@1")
+
+    sup = Supervisor(memory, [Calendar("calendar"), Claimant("claimant")])
+    sup.tick()
+    assert sup.wait_idle()
+    assert sup.status["claimant"].counts["stored"] == 1 and sup.status["claimant"].counts["rejected"] == 1
+    titles = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE source = 'calendar'")]
+    assert len(titles) == 1 and "never" not in titles[0]
+    sup.stop()
+
+
 def test_a_collector_cannot_speak_for_the_user_or_the_agent(memory):
     class Ventriloquist(Steady):
         def collect(self, since, ctx):

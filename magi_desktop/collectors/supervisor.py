@@ -170,6 +170,12 @@ class Supervisor:
                  temp_root: Path | None = None):
         self.memory = memory
         self.collectors = {c.name: c for c in collectors}
+        # The source types each collector writes: its own, and the extras it lists that are no other
+        # collector's own (a "notes" plugin listing "calendar" must not replace the calendar's meetings).
+        primaries = {c.source_type for c in collectors}
+        self._sources = {c.name: (c.source_type, *(t for t in getattr(c, "source_types", ())
+                                                   if t == c.source_type or t not in primaries))
+                         for c in collectors}
         self.settings = {name: dict((settings or {}).get(name, {})) for name in self.collectors}
         self.exclusions = {kind: _forms(kind, values) for kind, values in (exclusions or {}).items()}
         # Domains and paths are also looked for in everything a payload says (a window title naming
@@ -463,12 +469,12 @@ class Supervisor:
                 self.status[name].last_rejection = ("source_type: a collector submits sensor payloads only; chat "
                                                     "turns and tool executions come from agents")
                 self._queue.task_done()
-            elif _foreign_source(payload, self.collectors[name]):
+            elif isinstance(payload, Mapping) and payload.get("source_type") not in (None, *self._sources[name]):
                 # A collector writes its own source only: with another's source_type and natural_key it
                 # could replace or retire that source's events (a "calendar" meeting, say).
                 self.status[name].counts["rejected"] += 1
                 self.status[name].last_rejection = (f"source_type: collector {name!r} writes only "
-                                                    f"{', '.join(map(repr, _own_sources(self.collectors[name])))}")
+                                                    f"{', '.join(map(repr, self._sources[name]))}")
                 self._queue.task_done()
             else:
                 batch.append((name, payload))
@@ -557,17 +563,6 @@ def _forms(kind: str, values: list[str]) -> list[str]:
             except UnicodeError:
                 pass
     return forms
-
-
-def _own_sources(collector: Collector) -> tuple[str, ...]:
-    """The source types a collector writes: its ``source_type`` and any it declares in ``source_types``
-    (the browser collector names each browser)."""
-    return (collector.source_type, *getattr(collector, "source_types", ()))
-
-
-def _foreign_source(payload: Any, collector: Collector) -> bool:
-    """A payload naming a source type its collector does not write (a missing one is the validator's)."""
-    return isinstance(payload, Mapping) and payload.get("source_type") not in (None, *_own_sources(collector))
 
 
 def _speaks(payload: Any) -> bool:
