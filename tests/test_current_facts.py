@@ -138,6 +138,7 @@ ENDINGS = [
     # (first statement, the ending, question, the value that is history now)
     ("I work at Acme.", "I quit my job at Acme.", "Where do I work now?", "Acme"),
     ("I work at Acme.", "I got laid off last week.", "Where do I work?", "Acme"),
+    ("I work at Acme Corp as a data engineer.", "I quit Acme.", "Where do I work now?", "Acme Corp"),
     ("I live in Berlin.", "We moved out of Berlin.", "Where do I live now?", "Berlin"),
     ("I'm studying at Tsinghua.", "I graduated from Tsinghua.", "Where do I study now?", "Tsinghua"),
     ("我在阿里巴巴工作。", "我从阿里巴巴离职了。", "我现在在哪工作？", "阿里巴巴"),

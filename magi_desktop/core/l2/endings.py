@@ -46,7 +46,7 @@ def apply(conn: Connection, endings: list[Ending]) -> tuple[int, set[int]]:
             "WHERE k.subject_id = ? AND k.predicate = ? AND k.status = 'active' AND k.last_observed_at < ?",
             (ending.subject_id, ending.predicate, ending.timestamp)).fetchall()
         for tid, key in rows:
-            if ending.object_key != ANY and key != ending.object_key:
+            if not _same_thing(key, ending.object_key):
                 continue
             conn.execute("UPDATE kg_edges SET status = 'retired', superseded_by = NULL, retired_at = ?, "
                          "retired_reason = ? WHERE triple_id = ?", (ending.timestamp, ENDED, tid))
@@ -89,6 +89,11 @@ def reinstate(conn: Connection, triple_ids: list[str]) -> None:
         conn.execute("UPDATE tom_trait_assertions SET status = CASE WHEN observations > 1 THEN 'corroborated' "
                      "ELSE 'tentative' END, retired_at = NULL WHERE triple_id = ? AND status = 'superseded' "
                      "AND superseded_by IS NULL", (tid,))
+
+
+def _same_thing(stored: str, said: str) -> bool:
+    """"Acme" ends "Acme Corp" (and "Acme Corp" ends "Acme"): one name is the other's first words."""
+    return said == ANY or stored == said or stored.startswith(said + " ") or said.startswith(stored + " ")
 
 
 def object_key(raw_object: str) -> str:

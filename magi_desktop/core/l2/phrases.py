@@ -10,7 +10,7 @@ from __future__ import annotations
 STOP = (r"(?=\s+(?:and|but|because|since|yesterday|today|tonight|last|this|next|so|which|who|when|where|while|"
         r"with|for\s+(?:\d|a\s+while|years|months|weeks|the\s+past)|about|after|before|now|anymore|"
         r"any\s*more|again|too|as\s+well|recently|lately|these\s+days|nowadays|currently|at\s+the\s+moment|"
-        r"right\s+now)\b|\s*[,.;:!?()\"“”]|\s*$)")
+        r"right\s+now|as\s+(?:an?|the|my|our|their|his|her|head|lead|senior|junior|chief)\s)\b|\s*[,.;:!?()\"“”]|\s*$)")
 OBJ = r"(?P<obj>[^,.;:!?()\"“”\n]{1,80}?)" + STOP
 PREV = r"(?P<prev>[^,.;:!?\n]{1,60}?)"
 ADV = r"(?:just |recently |finally |actually |already |now |also |really |absolutely |totally |do |still )*"
