@@ -20,12 +20,13 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
 import git
-from collecting import Ctx
 from magi_plugins.browser import BrowserHistory
 from magi_plugins.calendar import CalendarFiles
 from magi_plugins.git import GitActivity
 from magi_plugins.terminal import TerminalHistory
 from payloads import chat
+
+from magi_desktop.collectors import Supervisor
 from test_collector_browser import chromium_history as browser_history
 
 
@@ -179,12 +180,19 @@ def shell_commands(w: World) -> list[tuple[float, str]]:
 # ----------------------------------------------------------------------------------------------- build
 
 
-def _collect(collector, settings: dict, memory, cursor=None):
-    ctx = Ctx(settings)
-    payloads = list(collector.collect(cursor, ctx))
-    assert not ctx.skips, ctx.details        # a well-formed source skips nothing
-    memory.ingest_many(payloads)
-    return ctx.cursor
+def _collect(collector, settings: dict, memory) -> None:
+    """One run of ``collector`` the way the app runs it: under the Supervisor (its source-type and exclusion
+    checks, its single writer, the cursor it keeps in the memory)."""
+    sup = Supervisor(memory, [collector], settings={collector.name: settings})
+    try:
+        sup.wake(collector.name)
+        assert sup.tick() == [collector.name]
+        assert sup.wait_idle(timeout=120)
+        status = sup.status[collector.name]
+        # A well-formed source skips nothing, and a first-party collector's payloads are all accepted.
+        assert not status.skipped and not status.counts["rejected"] and not status.last_error, status.to_dict()
+    finally:
+        sup.stop()
 
 
 def build(memory, folder: Path) -> World:
@@ -196,7 +204,7 @@ def build(memory, folder: Path) -> World:
     ics = folder / "personal.ics"
     ics.write_text(calendar_file(w, 1))
     calendar = CalendarFiles(clock=lambda: w.now - 3 * 86400)    # first read three days ago
-    cursor = _collect(calendar, {"paths": [str(ics)]}, memory)
+    _collect(calendar, {"paths": [str(ics)]}, memory)
 
     history = folder / "History"
     chromium_history(history, visits(w))
@@ -217,7 +225,7 @@ def build(memory, folder: Path) -> World:
     ics.write_text(calendar_file(w, 2))
     os.utime(ics, (w.now, w.now))
     calendar.clock = lambda: w.now
-    _collect(calendar, {"paths": [str(ics)]}, memory, cursor)
+    _collect(calendar, {"paths": [str(ics)]}, memory)     # from the cursor the first run left
 
     # And the user asked the memory to forget the cat.
     turns = chat_turns(w)
