@@ -64,7 +64,7 @@ def features(pack, evidence: set[str]) -> list[dict]:
         items = [finding.source_item_id] if finding.source_item_id else finding.supporting_source_item_ids
         rows.append({"rank": rank, "layer": finding.layer, **checked, "evidence": bool(evidence & set(items)),
                      "text": finding.text, "speaker": finding.speaker, "source": finding.source,
-                     "author": finding.author})
+                     "author": finding.author, "status": finding.status, "kind": finding.kind})
     return rows
 
 
@@ -81,7 +81,8 @@ def ask_all(memory: Memory, questions: list[dict], now: float, dump) -> list[dic
         if dump is not None:
             judged = pack.trace.get("sufficiency", {})
             dump.write(json.dumps({**row, "question": question["question"], "mode": pack.query_mode,
-                                   "persons": judged.get("persons"),
+                                   "persons": judged.get("persons"), "now": now,
+                                   "window_fallback": pack.trace.get("window_fallback", False),
                                    "findings": features(pack, set(evidence))}) + "\n")
     return rows
 
