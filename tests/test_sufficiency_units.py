@@ -58,3 +58,12 @@ def test_a_question_about_no_one_is_answered_by_a_labelled_turn():
     assert verdict(relayed, asked("What did the charity race raise money for?"), 0.6)["answers"]
     assert not verdict(relayed, asked("What did my charity race raise money for?"), 0.6)["answers"]
     assert not verdict(turn("Anna: I live in Oslo."), asked("Where do I live?"), 0.7)["answers"]
+
+
+def test_what_the_speaker_says_only_of_you_is_about_the_addressee():
+    """Anna's "Glad your son is okay, Ben" speaks of Ben's son, though Anna says "I" in another sentence."""
+    question = asked("What happened to Anna's son?", "anna")
+    assert not verdict(turn("Glad your son is okay, Ben. I was so worried for all of you.", "Anna"), question,
+                       0.55)["whose"]
+    assert verdict(turn("My son is okay now, thanks. I was so worried.", "Anna"), question, 0.55)["answers"]
+    assert verdict(turn("Thanks, Ben! My son broke his arm, but you know kids.", "Anna"), question, 0.55)["answers"]
