@@ -18,7 +18,8 @@ categories 1–4 should not. Per split (dev = conversations 0–4, tune here; te
 
 ``--dump FILE`` writes one JSON line per question with each finding's sufficiency features (whose, the
 asked words it says, similarity, source plausibility, whether it is an evidence turn): the calibration
-input for ``core/retrieval/sufficiency.py``'s thresholds, read on dev only.
+input for ``core/retrieval/sufficiency.py``'s thresholds, read on dev only; ``answerability_rejudge.py DUMP``
+re-judges it with the current decision, per dev half (tune on 0–2, check on 3–4), without a rebuild.
 
     .venv/bin/python benchmarks/answerability.py                    # dev: tune here
     .venv/bin/python benchmarks/answerability.py --split test       # report only; never tune on it

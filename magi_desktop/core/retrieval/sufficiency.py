@@ -4,10 +4,13 @@ A finding answers when four things hold, each checked here without an LLM:
 
 * **whose** — the question's subject. A question that names a person is answered by what that person
   said (the turn's speaker, or a "Name:" label the client wrote) or by a turn that speaks *of* them; a
-  turn that only addresses them ("Thanks, Caroline!") is the other speaker talking about themselves.
+  turn that only addresses them ("Thanks, Caroline!") is the other speaker talking about themselves, and so
+  is what the person says only of "you" ("Glad your son is okay, Mel"). A question that names no one and
+  does not speak as the user ("what did the charity race raise money for?") may be told by anyone.
 * **what** — the asked attribute or relation: the question's content words, names and words that
   name no attribute ("name", "called") set aside, must be said by the finding (a sister is not a cat),
-  or the finding's meaning must be close to the question's.
+  or the finding's meaning must be close to the question's. Only what a turn *tells* counts: a question
+  it asks ("Got any fave styles?") says nothing, though it echoes the asked words.
 * **when** — inside the question's window (the engine drops the rest; a pack kept from other times
   because the window held nothing answers only where the finding itself names a date).
 * **which source** — a sensor answers only the kind of question it can: a commit answers "what did I
@@ -37,7 +40,7 @@ from .terms import content_terms, stem, stems
 # say, or the cosine similarity (MiniLM) to the question that stands in for saying them.
 ATTRIBUTE_COVERAGE = 0.34    # a third of the asked words (1 of 1, 1 of 2, 2 of 3 …)
 MEANING_SIMILARITY = 0.5
-SUBJECT_MARGIN = 0.2         # the subject's best match may trail the best match about anyone by this much
+SUBJECT_MARGIN = 0.16        # the subject's best match may trail the best match about anyone by this much
 COVERAGE_WEIGHT = 0.5        # in that comparison: similarity + this × coverage
 
 # Words that ask for a value without naming what it is of: "what is my sister's *name*".
