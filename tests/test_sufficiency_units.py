@@ -67,3 +67,15 @@ def test_what_the_speaker_says_only_of_you_is_about_the_addressee():
                        0.55)["whose"]
     assert verdict(turn("My son is okay now, thanks. I was so worried.", "Anna"), question, 0.55)["answers"]
     assert verdict(turn("Thanks, Ben! My son broke his arm, but you know kids.", "Anna"), question, 0.55)["answers"]
+
+
+def test_a_match_trailing_the_other_speakers_by_more_than_the_margin_is_only_related():
+    """Ben ran the charity race; Anna's looser turn about it trails Ben's by 0.18 (similarity + ½ coverage),
+    beyond the calibrated margin (0.16): the question has put the race on the wrong person."""
+    question = "What did Anna realize after her charity race?"
+    findings = [turn("I ran a charity race for mental health last Saturday and realized self-care matters.",
+                     "Ben", "ben"),
+                turn("I realize I should try a race some day.", "Anna", "anna")]
+    trace = judge(findings, asked(question, "anna"), {"ben": 0.62, "anna": 0.607}, question)
+    assert not any(f.answers for f in findings), trace
+    assert trace["findings"][1]["margin"] == 0.18
