@@ -18,7 +18,8 @@ categories 1–4 should not. Per split (dev = conversations 0–4, tune here; te
 
 ``--dump FILE`` writes one JSON line per question with each finding's sufficiency features (whose, the
 asked words it says, similarity, source plausibility, whether it is an evidence turn): the calibration
-input for ``core/retrieval/sufficiency.py``'s thresholds, read on dev only.
+input for ``core/retrieval/sufficiency.py``'s thresholds, read on dev only; ``answerability_rejudge.py DUMP``
+re-judges it with the current decision, per dev half (tune on 0–2, check on 3–4), without a rebuild.
 
     .venv/bin/python benchmarks/answerability.py                    # dev: tune here
     .venv/bin/python benchmarks/answerability.py --split test       # report only; never tune on it
@@ -64,7 +65,7 @@ def features(pack, evidence: set[str]) -> list[dict]:
         items = [finding.source_item_id] if finding.source_item_id else finding.supporting_source_item_ids
         rows.append({"rank": rank, "layer": finding.layer, **checked, "evidence": bool(evidence & set(items)),
                      "text": finding.text, "speaker": finding.speaker, "source": finding.source,
-                     "author": finding.author})
+                     "author": finding.author, "status": finding.status, "kind": finding.kind})
     return rows
 
 
@@ -81,7 +82,8 @@ def ask_all(memory: Memory, questions: list[dict], now: float, dump) -> list[dic
         if dump is not None:
             judged = pack.trace.get("sufficiency", {})
             dump.write(json.dumps({**row, "question": question["question"], "mode": pack.query_mode,
-                                   "persons": judged.get("persons"),
+                                   "persons": judged.get("persons"), "now": now,
+                                   "window_fallback": pack.trace.get("window_fallback", False),
                                    "findings": features(pack, set(evidence))}) + "\n")
     return rows
 

@@ -25,9 +25,9 @@ from magi_plugins.calendar import CalendarFiles
 from magi_plugins.git import GitActivity
 from magi_plugins.terminal import TerminalHistory
 from payloads import chat
+from test_collector_browser import chromium_history as browser_history
 
 from magi_desktop.collectors import Supervisor
-from test_collector_browser import chromium_history as browser_history
 
 
 def afternoon_zone(now: float) -> tzinfo:

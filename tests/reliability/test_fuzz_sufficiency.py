@@ -16,7 +16,14 @@ from payloads import chat, sensor
 
 from magi_desktop.core import Memory
 from magi_desktop.core.retrieval.pack import Finding
-from magi_desktop.core.retrieval.sufficiency import Asked, source_kind, speaks_of, whose_ok
+from magi_desktop.core.retrieval.sufficiency import (
+    INFERENCE_SIMILARITY,
+    Asked,
+    source_kind,
+    speaks_of,
+    verdict,
+    whose_ok,
+)
 from magi_desktop.core.retrieval.temporal import TemporalIntent
 
 from .fuzzing import count, nasty_text
@@ -95,3 +102,21 @@ def test_addressing_a_person_is_not_evidence_about_them(subject, other, greeting
                     f"{greeting}{subject} went hiking {rest}"):
         assert speaks_of(mention, subject)
         assert whose_ok(_turn(other, mention), asked)
+
+
+_word = st.from_regex(r"[a-z]{4,9}", fullmatch=True)
+
+
+@given(_name, st.lists(_word, min_size=1, max_size=4), st.sampled_from(["?", "??", "?!", "? :)"]),
+       st.floats(0.0, 1.0), st.booleans())
+def test_a_turn_that_only_asks_never_answers(subject, words, mark, similarity, labelled):
+    """Whatever it asks, in the question's own words and however close its meaning: a turn made only of
+    questions tells nothing of its speaker (nor sets the bar for what does)."""
+    count("sufficiency asking")
+    phrase = " ".join(words)
+    asked = Asked.of(f"What about {subject}'s {phrase}?", [(1, "person", subject.casefold())], TemporalIntent())
+    said = f"Did you see the {phrase}{mark} What about {phrase} then{mark}"
+    finding = _turn(None, f"{subject}: {said}") if labelled else _turn(subject, said)
+    checks = verdict(finding, asked, similarity)
+    assert checks["coverage"] == 0.0 or not asked.attribute
+    assert not checks["answers"] or not asked.attribute or similarity >= INFERENCE_SIMILARITY and asked.inference

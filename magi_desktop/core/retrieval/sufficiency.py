@@ -4,10 +4,13 @@ A finding answers when four things hold, each checked here without an LLM:
 
 * **whose** — the question's subject. A question that names a person is answered by what that person
   said (the turn's speaker, or a "Name:" label the client wrote) or by a turn that speaks *of* them; a
-  turn that only addresses them ("Thanks, Caroline!") is the other speaker talking about themselves.
+  turn that only addresses them ("Thanks, Caroline!") is the other speaker talking about themselves, and so
+  is what the person says only of "you" ("Glad your son is okay, Mel"). A question that names no one and
+  does not speak as the user ("what did the charity race raise money for?") may be told by anyone.
 * **what** — the asked attribute or relation: the question's content words, names and words that
   name no attribute ("name", "called") set aside, must be said by the finding (a sister is not a cat),
-  or the finding's meaning must be close to the question's.
+  or the finding's meaning must be close to the question's. Only what a turn *tells* counts: a question
+  it asks ("Got any fave styles?") says nothing, though it echoes the asked words.
 * **when** — inside the question's window (the engine drops the rest; a pack kept from other times
   because the window held nothing answers only where the finding itself names a date).
 * **which source** — a sensor answers only the kind of question it can: a commit answers "what did I
@@ -38,7 +41,7 @@ from .terms import content_terms, stem, stems
 # say, or the cosine similarity (MiniLM) to the question that stands in for saying them.
 ATTRIBUTE_COVERAGE = 0.34    # a third of the asked words (1 of 1, 1 of 2, 2 of 3 …)
 MEANING_SIMILARITY = 0.5
-SUBJECT_MARGIN = 0.2         # the subject's best match may trail the best match about anyone by this much
+SUBJECT_MARGIN = 0.16        # the subject's best match may trail the best match about anyone by this much
 COVERAGE_WEIGHT = 0.5        # in that comparison: similarity + this × coverage
 
 # Words that ask for a value without naming what it is of: "what is my sister's *name*".
@@ -89,6 +92,8 @@ _LABEL = re.compile(r"^\s*([^\W\d_][\w'.-]{0,40}(?:\s[^\W\d_][\w'.-]{0,40})?)\s*
 _NAME_WORD = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b")
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us|ourselves)\b|我", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves|y'all)\b|你|您", re.IGNORECASE)
+# A question about the user speaks as them ("where do I live?", "我住在哪") or of them ("the user's job").
+_OF_USER = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us|ourselves|user'?s?)\b|我", re.IGNORECASE)
 _PHATIC = re.compile(r"\b(?:thank\s+you|see\s+you|you\s+know|love\s+you|miss\s+you)\b", re.IGNORECASE)
 _GREETING = r"(?:hi|hey|hello|thanks|thank\s+you|thx|bye|wow|oh|yay|congrats|congratulations|dear|good\s+\w+)"
 _DATE_WORDS = re.compile(
@@ -165,6 +170,7 @@ class Asked:
     current: bool = False                     # a current-state question: what was replaced is history, related
     request: bool = False                     # "what did I ask you …": only the user's requests answer
     user_names: frozenset[str] = frozenset()  # the names the user goes by (a "Sam:" turn speaks for them)
+    of_user: bool = True                      # it asks about the user ("where do *I* live?"), not about no one
 
     @classmethod
     def of(cls, question: str, named: Iterable[tuple[int, str, str]], temporal: TemporalIntent,
@@ -183,7 +189,7 @@ class Asked:
                    ahead=bool(temporal.window is not None and getattr(temporal.window, "ahead", False)
                               or _UPCOMING.search(question)),
                    when=bool(_WHEN.search(question)), current=current, request=request,
-                   user_names=frozenset(user_names))
+                   user_names=frozenset(user_names), of_user=bool(_OF_USER.search(question)))
 
 
 def speaker_of(finding: Finding) -> tuple[str | None, str]:
@@ -223,12 +229,22 @@ def whose_ok(finding: Finding, asked: Asked) -> bool:
     if asked.relatives and not asked.persons:
         return names_relative(finding, asked.relatives)
     if not asked.persons:
-        return not speaks_for_another(finding, asked.user_names)
+        # "Anna: I live in Oslo" is Anna's, not the user's; "what did the charity race raise money for?" asks
+        # about no one, and anyone's words may tell it.
+        return not asked.of_user or not speaks_for_another(finding, asked.user_names)
     speaker, said = speaker_of(finding)
     first, second = bool(_FIRST_PERSON.search(said)), bool(_SECOND_PERSON.search(_PHATIC.sub(" ", said)))
-    if speaker in asked.persons and (first or not second):
+    if speaker in asked.persons and (first or not second) and not of_addressee(said, asked):
         return True     # a reply only about "you" ("That race sounds great, Mel!") is about the other person
     return any(speaks_of(said, name) or (second and not first and addressed(said, name)) for name in asked.persons)
+
+
+def of_addressee(said: str, asked: Asked) -> bool:
+    """Does the speaker tell the asked words only in sentences about "you" ("Glad your son is okay, Mel. Life's
+    unpredictable, but moments like these remind us …" says nothing of the speaker's son)?"""
+    telling = [s for s in _SENTENCE.findall(told(said)) if asked.attribute & stems(s)]
+    return bool(telling) and all(_SECOND_PERSON.search(_PHATIC.sub(" ", s)) and not _FIRST_PERSON.search(s)
+                                 for s in telling)
 
 
 def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
@@ -242,16 +258,32 @@ def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
     return key is not None and key == " ".join(finding.speaker.casefold().split()) and key not in user_names
 
 
-def coverage(finding: Finding, asked: Asked) -> float:
-    """The share of the asked attribute's words the finding says (1.0 when nothing specific is asked)."""
+# Sentences, and the ones that ask (a question mark may be followed by a closing quote, bracket or emoji).
+_SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?。！？]+|\n|$)")
+_ASKING = re.compile(r"[?？]+\W*$")
+# "…, right?", "…, isn't it?": a tag question tells what it asks to be agreed with.
+_TAG_QUESTION = re.compile(r"[,，]\s*(?:right|huh|eh|no|yeah|ok(?:ay)?|you know|(?:is|are|was|were|do|does|did|have|"
+                           r"has|can|could|would|will|should)n[’']?t\s+\w+(?:\s+\w+)?|对吧|是吧|对不对)\s*[?？]+\W*$",
+                           re.IGNORECASE)
+
+
+def told(text: str) -> str:
+    """The text without its questions: what a turn tells, not what it asks ("How did the kids handle it?")."""
+    return " ".join(s.strip() for s in _SENTENCE.findall(text)
+                    if s.strip() and (not _ASKING.search(s) or _TAG_QUESTION.search(s)))
+
+
+def coverage(finding: Finding, asked: Asked, text: str | None = None) -> float:
+    """The share of the asked attribute's words the finding says (1.0 when nothing specific is asked); ``text``:
+    only these words of it count (what it tells)."""
     if not asked.attribute:
         return 1.0
-    text = finding.text.casefold()
+    text = (finding.text if text is None else text).casefold()
     if finding.layer == "L2" and any(f" {relation} " in text for relation in asked.relations):
         kinds = [_KINDS[word] for word in asked.attribute if word in _KINDS]
         if all(any(re.search(rf"(?<!\w){re.escape(k)}s?(?!\w)", text) for k in kind) for kind in kinds):
             return 1.0  # a derived fact of the asked relation: "the user has pet Miso" for "my pet"
-    said = stems(finding.text + " " + (finding.speaker or ""))
+    said = stems(text + " " + (finding.speaker or ""))
     return len(asked.attribute & said) / len(asked.attribute)
 
 
@@ -280,8 +312,12 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
             similarity_min: float = MEANING_SIMILARITY, inference_min: float = INFERENCE_SIMILARITY) -> dict:
     """The checks for one finding, and whether it says the asked thing of its subject (``said``); the pack's
     margin check comes on top (:func:`judge`). The thresholds are arguments only for calibration."""
+    # What a turn only asks ("Got any fave styles?") says nothing of anyone: the asked words count where it
+    # tells, and a turn that has them only in a question does not answer by its (whole turn's) similarity.
+    tells = coverage(finding, asked, told(finding.text))
+    asking_only = tells == 0 < coverage(finding, asked)
     checks = {"whose": whose_ok(finding, asked), "source": source_plausible(finding, asked),
-              "window": window_ok(finding, asked), "coverage": round(coverage(finding, asked), 3),
+              "window": window_ok(finding, asked), "coverage": round(tells, 3),
               "similarity": None if similarity is None else round(similarity, 3)}
     if asked.chinese or _CJK.search(finding.text):
         similarity_min = max(similarity_min, CJK_MEANING_SIMILARITY)
@@ -294,7 +330,7 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
     elif asked.inference:
         said = checks["coverage"] > 0 or (similarity or 0.0) >= inference_min
     else:
-        said = checks["coverage"] >= coverage_min or (similarity or 0.0) >= similarity_min
+        said = checks["coverage"] >= coverage_min or (similarity or 0.0) >= similarity_min and not asking_only
     if asked.current and finding.status == "history":
         said = False    # "where do I live now?": the home the user left is only related
     checks["answers"] = checks["whose"] and checks["source"] and checks["window"] and said
