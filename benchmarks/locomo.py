@@ -110,7 +110,7 @@ def payloads(sample: dict, speaker_field: bool = False) -> list[dict]:
 
 
 def ranked_items(findings) -> list[str]:
-    """Turn ids in pack order; an L2 finding stands for the turns it cites (DESIGN §12)."""
+    """Turn ids in pack order; an L2 finding stands for the turns it cites (architecture §12)."""
     ranked: list[str] = []
     for f in findings:
         for item in ([f.source_item_id] if f.source_item_id else f.supporting_source_item_ids):

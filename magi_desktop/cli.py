@@ -1,4 +1,4 @@
-"""The ``magi`` command line (DESIGN §12)."""
+"""The ``magi`` command line (architecture §12)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", help="ingest payloads from a JSON Lines file ('-' for stdin)")
     _add_data_dir(ingest)
-    ingest.add_argument("file", help="JSONL file: one payload (DESIGN §3.1) per line")
+    ingest.add_argument("file", help="JSONL file: one payload (architecture §3.1) per line")
     ingest.add_argument("--batch-size", type=int, default=500, help="payloads per transaction (default 500)")
     ingest.add_argument("--no-embed", action="store_true",
                         help="leave embedding and L2 projection to the app's background worker")

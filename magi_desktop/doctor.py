@@ -119,7 +119,7 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
     return checks
 
 
-# What Magi writes into the data folder, all readable by the user only (DESIGN §14): the database and its
+# What Magi writes into the data folder, all readable by the user only (architecture §14): the database and its
 # write-ahead log, the settings, and the backups (a folder, 0700, of 0600 files).
 PRIVATE_FILES = ("settings.json", "collectors.json")
 BACKUP_FOLDER = "backups"

@@ -48,7 +48,7 @@ def activity(source_type: str, action_code: str, occurred_at: float | str, prove
              item_id: str | None = None, entities: Iterable[Mapping[str, str]] = (), object_code: str | None = None,
              session_id: str | None = None, tags: Iterable[str] = (), schedule: Mapping[str, Any] | None = None,
              natural_key: str | None = None, retire: bool = False) -> dict[str, Any]:
-    """A sensor payload (DESIGN §3.1): what happened (``action_code``), when, and its raw fields.
+    """A sensor payload (architecture §3.1): what happened (``action_code``), when, and its raw fields.
 
     ``item_id`` is the source's own id for the item (a visit id, a commit hash): it makes
     re-collection idempotent. ``schedule`` ({"start", "end", "all_day"}) declares a planned event,

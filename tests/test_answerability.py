@@ -1,4 +1,4 @@
-"""Sufficiency as a decision and window-only questions (issue 17, items 1 and 2; DESIGN §16).
+"""Sufficiency as a decision and window-only questions (issue 17, items 1 and 2; architecture §16).
 
 A small memory filled by the first-party collectors from real-format sources — a Git repository made
 with GitPython, a Chromium History file, a zsh history — plus chat turns, asked the issue's questions.

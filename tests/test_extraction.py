@@ -1,4 +1,4 @@
-"""Background fact extraction (DESIGN §9; the quote-gate seed's extraction tests are the model):
+"""Background fact extraction (architecture §9; the quote-gate seed's extraction tests are the model):
 segments return the full revised candidate set, only the final set is checked and committed in
 one transaction with the episode and the "extracted" marks, a failure commits nothing, claims keep
 two extractors apart, and messages arriving meanwhile are noticed."""

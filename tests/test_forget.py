@@ -1,4 +1,4 @@
-"""forget(): evidence removed everywhere, derived rows with it, and a receipt (DESIGN §14)."""
+"""forget(): evidence removed everywhere, derived rows with it, and a receipt (architecture §14)."""
 
 import pytest
 from payloads import chat, sensor

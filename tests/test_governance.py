@@ -1,4 +1,4 @@
-"""The evidence classifier and policy table (DESIGN §4), table-driven, English and Chinese."""
+"""The evidence classifier and policy table (architecture §4), table-driven, English and Chinese."""
 
 import pytest
 from payloads import chat, sensor

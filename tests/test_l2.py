@@ -1,4 +1,4 @@
-"""L2 structured cognition with the rules provider and the scripted LLM (DESIGN §6)."""
+"""L2 structured cognition with the rules provider and the scripted LLM (architecture §6)."""
 
 import json
 

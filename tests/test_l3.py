@@ -1,4 +1,4 @@
-"""L3 summaries and insights (DESIGN §7): windows, compression, links, idempotence, retrieval."""
+"""L3 summaries and insights (architecture §7): windows, compression, links, idempotence, retrieval."""
 
 from datetime import datetime
 

@@ -1,4 +1,4 @@
-"""L4 procedural experience (DESIGN §8): skill statistics, traces, the circuit breaker, distillation."""
+"""L4 procedural experience (architecture §8): skill statistics, traces, the circuit breaker, distillation."""
 
 import pytest
 

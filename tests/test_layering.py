@@ -1,4 +1,4 @@
-"""The house rules of DESIGN §2: the core and workers never import Qt."""
+"""The house rules of architecture §2: the core and workers never import Qt."""
 
 import ast
 import subprocess

@@ -1,4 +1,4 @@
-"""remember() with a verbatim quote gate (DESIGN §9; the quote-gated-remember seed's tests are the model)."""
+"""remember() with a verbatim quote gate (architecture §9; the quote-gated-remember seed's tests are the model)."""
 
 import pytest
 

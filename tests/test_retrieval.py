@@ -1,4 +1,4 @@
-"""Memory.query end to end with the real MiniLM model: the behaviours DESIGN §5 promises."""
+"""Memory.query end to end with the real MiniLM model: the behaviours architecture §5 promises."""
 
 import pytest
 from payloads import chat, sensor

@@ -1,5 +1,5 @@
 """The user's review of beliefs through Memory: list, evidence trail, confirm, correct, delete, undo,
-merge (DESIGN §11). Real core, rules provider."""
+merge (architecture §11). Real core, rules provider."""
 
 import pytest
 from payloads import chat, sensor

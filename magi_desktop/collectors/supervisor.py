@@ -1,4 +1,4 @@
-"""Runs collectors so that none of them can take the app down (DESIGN §10).
+"""Runs collectors so that none of them can take the app down (architecture §10).
 
 Each run of a collector happens in its own thread and hands payloads to one
 bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
@@ -463,7 +463,7 @@ class Supervisor:
         batch = []
         for name, payload in pending:
             if _speaks(payload):
-                # A sensor observes; it never speaks for the user or the agent (DESIGN §14): a chat turn
+                # A sensor observes; it never speaks for the user or the agent (architecture §14): a chat turn
                 # or a tool run from a collector would pass for testimony or experience.
                 self.status[name].counts["rejected"] += 1
                 self.status[name].last_rejection = ("source_type: a collector submits sensor payloads only; chat "

@@ -1,4 +1,4 @@
-"""Contracts between the world and the memory core (DESIGN §3).
+"""Contracts between the world and the memory core (architecture §3).
 
 A *payload* is what a plugin or an agent submits: an activity seen by a sensor,
 a chat turn, or a tool execution. :func:`validate_payload` turns a JSON-like
@@ -152,7 +152,7 @@ class Payload(NamedTuple):
 
 
 class MemoryEvent(NamedTuple):
-    """One normalised event as the core stores it (DESIGN §3.2)."""
+    """One normalised event as the core stores it (architecture §3.2)."""
 
     event_id: str
     timestamp: float
@@ -176,7 +176,7 @@ class MemoryEvent(NamedTuple):
     #: Other keys the same payload may have been stored under (looked up, never
     #: stored): the plain id and its hash, whichever ``idempotency_key`` is not.
     dedupe_aliases: tuple[str, ...] = ()
-    #: When the memory could first have known it (DESIGN §16): ``now`` hides what was recorded after it.
+    #: When the memory could first have known it (architecture §16): ``now`` hides what was recorded after it.
     #: None means the occurred_at (``timestamp``).
     recorded_at: float | None = None
     natural_key: str | None = None

@@ -1,4 +1,4 @@
-"""The errors the memory raises when its storage, not the caller, is the problem (DESIGN §14).
+"""The errors the memory raises when its storage, not the caller, is the problem (architecture §14).
 
 They live here, below both the store and ``Memory``, so the store can raise them and every caller
 (the CLI, the app, the MCP server) can catch one family: :class:`MemoryUnavailable`.

@@ -52,7 +52,7 @@ class ImportFailed(ValueError):
 
 
 def open_private(path: str | os.PathLike, mode: str = "w") -> IO:
-    """Open a file for writing that only the user can read (an export holds the whole memory; DESIGN §14)."""
+    """Open a file for writing that only the user can read (an export holds the whole memory; architecture §14)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     if os.name == "posix":
         os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)      # an existing file keeps its mode otherwise

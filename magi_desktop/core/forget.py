@@ -1,4 +1,4 @@
-"""Forget (DESIGN §14): remove evidence everywhere, and what was derived from it.
+"""Forget (architecture §14): remove evidence everywhere, and what was derived from it.
 
 Deleting an L1 event takes, through the schema's cascades and triggers, its full-text row, its
 chunks and vectors, its queue jobs, its entity links and its L2 evidence; an L2 row left with no

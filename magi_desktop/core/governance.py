@@ -1,4 +1,4 @@
-"""Evidence governance at write time (DESIGN §4).
+"""Evidence governance at write time (architecture §4).
 
 Every event gets exactly one evidence class from an ordered rule list (first
 match wins, no LLM on the write path), and the class fixes what the event may
@@ -43,7 +43,7 @@ GraphPermission = Literal["all", "behavioural", "none"]
 
 @dataclass(frozen=True)
 class Policy:
-    """What events of one evidence class may be used for (DESIGN §4 table)."""
+    """What events of one evidence class may be used for (architecture §4 table)."""
 
     scope: Scope
     entities: bool

@@ -30,7 +30,7 @@ L0_ONLY, L1_ONLY, L1_AND_L2, RUNTIME_TRACE = "l0_only", "l1_only", "l1_and_l2", 
 
 
 def route(payload: Payload, verdict: Verdict) -> str:
-    """Where the write path sends the event (DESIGN §3.2 ``ingest_target``)."""
+    """Where the write path sends the event (architecture §3.2 ``ingest_target``)."""
     if payload.ephemeral:
         return L0_ONLY
     policy = verdict.policy
@@ -234,7 +234,7 @@ def normalize(
 
 
 def recorded_at(payload: Payload, ingested_at: float) -> float:
-    """When the memory could first have known the event (DESIGN §16): a scheduled event from when it was
+    """When the memory could first have known the event (architecture §16): a scheduled event from when it was
     collected (or its start, when that is earlier: a past meeting counts as recorded when it happened), any
     other at its occurred_at, so a replayed history asked "as of" a past date sees only what was said by then."""
     if payload.schedule is None:

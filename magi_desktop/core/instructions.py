@@ -1,4 +1,4 @@
-"""Standing instructions: the user telling the agent what to do every time (DESIGN §4 user_directive, §9).
+"""Standing instructions: the user telling the agent what to do every time (architecture §4 user_directive, §9).
 
 "Always book me a window seat when I fly", "never call me before 9", "from now on, answer in
 French", "I want you to format reports as bullet points", "以后请用中文回答", "永远不要在周末打电话".

@@ -1,4 +1,4 @@
-"""L0 working memory (DESIGN §2): the current session's workbench — its goal, the entities it is
+"""L0 working memory (architecture §2): the current session's workbench — its goal, the entities it is
 about, the recent tool runs, a running summary and the threads of its dialogue. In memory only,
 per session; cleared when the session ends (``Memory.end_session``, or idle for
 ``IDLE_SECONDS``). It never becomes evidence: it is the agent's context, not the user's word.

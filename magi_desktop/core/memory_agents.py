@@ -1,4 +1,4 @@
-"""The agents' part of ``Memory`` (DESIGN §2, §11): what an agent reads besides ``query`` — the user's
+"""The agents' part of ``Memory`` (architecture §2, §11): what an agent reads besides ``query`` — the user's
 current snapshot and the recent L3 summaries — and the record of which agents use the memory (calls
 per client and tool, refusals), which Settings → Agents shows.
 

@@ -1,4 +1,4 @@
-"""Memory's storage-health methods: automatic backups, restore, and whether it can write (DESIGN §14)."""
+"""Memory's storage-health methods: automatic backups, restore, and whether it can write (architecture §14)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The facts part of ``Memory`` (DESIGN §9): ``remember()`` behind the quote gate, facts and their evidence.
+"""The facts part of ``Memory`` (architecture §9): ``remember()`` behind the quote gate, facts and their evidence.
 ``forget()`` lives in :mod:`.memory_forget`.
 
 A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock

@@ -1,4 +1,4 @@
-"""The forget part of ``Memory`` (DESIGN §14, issue 16): ``forget()`` as a resumable job, its receipts, and
+"""The forget part of ``Memory`` (architecture §14, issue 16): ``forget()`` as a resumable job, its receipts, and
 finishing what a crash or an open reader left.
 
 A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock, entity

@@ -1,4 +1,4 @@
-"""The review part of ``Memory`` (DESIGN §11): what the memory believes, the evidence behind it,
+"""The review part of ``Memory`` (architecture §11): what the memory believes, the evidence behind it,
 and the user's confirm / correct / delete / undo, entities and aliases, activity by day.
 
 A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, entity

@@ -9,7 +9,7 @@ memory still says *what* happened — "ran mysql with a password" — without th
 secret. Redaction is deterministic, so a replayed payload still dedupes to the
 same event.
 
-Three kinds of rule (DESIGN §14):
+Three kinds of rule (architecture §14):
 
 * vendor formats recognisable on their own (``ghp_…``, ``hvs.…``; :mod:`.redact_vendors`);
 * contexts that say a secret follows (a URL's user-info, ``Authorization:``, ``mysql -p``, ``curl -u``);

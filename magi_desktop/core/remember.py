@@ -1,4 +1,4 @@
-"""``remember()`` with a verbatim quote gate, and fact evidence that never launders (DESIGN §9).
+"""``remember()`` with a verbatim quote gate, and fact evidence that never launders (architecture §9).
 
 An agent may save a fact on the spot only with proof that the human said it in this turn: the
 quote must occur verbatim (whitespace-normalised only) in ONE qualifying human message of the
@@ -114,7 +114,7 @@ def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence
              session_id: str | None = None, now: float | None = None) -> int:
     """Check the gate and store the fact (in the caller's write transaction); returns its id.
 
-    The content and the quote are stored redacted (DESIGN §14), also of the secrets the quoted message
+    The content and the quote are stored redacted (architecture §14), also of the secrets the quoted message
     holds: "hunter22" quoted from "my password is hunter22" is not kept either."""
     now = time.time() if now is None else now
     _check_arguments(quote, content, turn_messages, category, replaces, project, session_id)

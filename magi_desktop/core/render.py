@@ -106,7 +106,7 @@ _SPECS = {
 }
 
 
-# Templates for the first-party collectors (DESIGN §10); plugins register more.
+# Templates for the first-party collectors (architecture §10); plugins register more.
 BUILTIN_TEMPLATES: dict[tuple[str, str], Template] = {
     (ANY_SOURCE, "visit_page"): Template((
         "Visited “{title}” ({domain})",

@@ -1,4 +1,4 @@
-"""Redact again what the memory stores, when the redaction rules grow (DESIGN §14, issue 16).
+"""Redact again what the memory stores, when the redaction rules grow (architecture §14, issue 16).
 
 The memory records the version of the rules that redacted what it holds (``memory_meta``
 ``redaction_rules``; ``unknown`` for data stored before versions were kept). :func:`run` applies the

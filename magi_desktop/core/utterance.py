@@ -1,4 +1,4 @@
-"""What a human chat message is doing: stating, asking, directing or supposing (DESIGN §4).
+"""What a human chat message is doing: stating, asking, directing or supposing (architecture §4).
 
 Narrow on purpose. A message is a question only when it is built as one — a
 question mark, a wh-word followed by an auxiliary ("where did I park"), or an

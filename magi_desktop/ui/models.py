@@ -15,7 +15,7 @@ from .qt import QAbstractItemView, QAbstractTableModel, QColor, QHeaderView, QMo
 
 STATE_COLOURS = {"current": "#1b7f3b", "history": "#7a7a7a", "denied": "#b3261e"}
 FACT_STATUS_COLOURS = {"active": "#1b7f3b", "superseded": "#7a7a7a", "merged": "#7a7a7a", "deleted": "#b3261e"}
-# A remembered fact's evidence (DESIGN §9), strongest first: what each type means to the user.
+# A remembered fact's evidence (architecture §9), strongest first: what each type means to the user.
 EVIDENCE_LABELS = {
     "stated": "stated — the user said it",
     "accepted": "accepted — the user accepted the agent's conclusion",

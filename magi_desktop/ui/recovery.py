@@ -1,4 +1,4 @@
-"""Opening the memory at start, and what the user sees when it cannot be opened (DESIGN §11, §14).
+"""Opening the memory at start, and what the user sees when it cannot be opened (architecture §11, §14).
 
 Opening writes only when the database needs it (a migration, an interrupted forget); if another program
 holds the write lock meanwhile, a progress dialog says so while the app waits for its turn.

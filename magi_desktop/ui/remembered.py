@@ -1,4 +1,4 @@
-"""The memory viewer's pages for what agents remembered and what the user had forgotten (DESIGN §9, §14).
+"""The memory viewer's pages for what agents remembered and what the user had forgotten (architecture §9, §14).
 
 *Remembered* lists the facts agents saved with ``remember()``, each with its evidence type and the
 messages behind it (the one that states it; for an accepted fact, the proposal and the acceptance),

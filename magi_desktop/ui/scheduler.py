@@ -1,4 +1,4 @@
-"""The app's background work: apscheduler says when, the Qt task pool runs it (DESIGN §11).
+"""The app's background work: apscheduler says when, the Qt task pool runs it (architecture §11).
 
 * ``process`` — drain the embedding, L2, L4 and fact-extraction queues (``workers.jobs.drain``):
   when ingest queues work (the memory's listener) and every ``idle_poll`` seconds (a conversation

@@ -1,4 +1,4 @@
-"""Running the core's plain functions off the UI thread (DESIGN §11).
+"""Running the core's plain functions off the UI thread (architecture §11).
 
 A :class:`Task` is a QRunnable around any callable; it reports through the
 signals of a small QObject (a QRunnable is not a QObject and cannot emit).

@@ -10,7 +10,7 @@ Its *natural key* is its UID and, in a series, its RECURRENCE-ID (the start the
 rule gave it): an edited or moved occurrence supersedes the stored one, and a
 cancelled one (STATUS:CANCELLED, or gone from the file: an EXDATE, a deleted
 event) is retired. Each occurrence declares its ``schedule``, so future ones are
-visible before they happen (DESIGN §16).
+visible before they happen (architecture §16).
 
 Hostile or broken files (issue 16): each event is read alone (``ical_reading``), so a broken one is
 skipped and counted by reason (``ctx.skipped``) and the rest of the file is stored; a file that cannot

@@ -328,7 +328,7 @@ def json_safe_repr(value: Any) -> str:
 
 # ----------------------------------------------------------------------------- the database
 
-# Tables a rejected payload may change, and how: the per-source rejection counter (DESIGN §14: "counted
+# Tables a rejected payload may change, and how: the per-source rejection counter (architecture §14: "counted
 # per plugin"). Everything else must be byte-for-byte as before.
 REJECTION_COUNTERS = "source_counters"
 

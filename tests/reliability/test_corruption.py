@@ -1,4 +1,4 @@
-"""A damaged database (DESIGN §14): detected at open with a message that names the file and says it is
+"""A damaged database (architecture §14): detected at open with a message that names the file and says it is
 corrupt, and replaced from an automatic backup — made daily and before upgrades with SQLite's online
 backup API, verified, rotated, user-only — by ``magi restore`` or the app's dialog; the damaged file
 is kept aside, never deleted."""

@@ -1,4 +1,4 @@
-"""A full disk (DESIGN §14): a write fails with a clear DiskFull, nothing committed before is lost,
+"""A full disk (architecture §14): a write fails with a clear DiskFull, nothing committed before is lost,
 the memory keeps answering read-only, collectors and queues do not crash-loop or lose their place,
 and the next write after space returns succeeds without a restart.
 

@@ -1,4 +1,4 @@
-"""Fuzzing the write path: validate_payload, Memory.ingest and Memory.ingest_many (DESIGN §3.1, §14).
+"""Fuzzing the write path: validate_payload, Memory.ingest and Memory.ingest_many (architecture §3.1, §14).
 
 Properties: the only exception is PayloadError, naming a field of the payload; validation is
 deterministic and never changes its input; a rejected payload or batch writes nothing (every table

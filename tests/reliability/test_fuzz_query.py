@@ -1,4 +1,4 @@
-"""Fuzzing ``Memory.query`` (DESIGN §5, §12): any question text — any Unicode, huge strings, control
+"""Fuzzing ``Memory.query`` (architecture §5, §12): any question text — any Unicode, huge strings, control
 characters, FTS5 and SQL syntax — with valid and invalid modes, times, limits and sessions.
 
 Properties: the answer is an evidence pack whose ``to_dict()`` is JSON, ``ok`` exactly when one of its
@@ -114,7 +114,7 @@ def test_query_answers_any_text_with_an_evidence_pack(seeded, args):
         assert pack.query_mode in MODES
         json.dumps(pack.to_dict())
         assert len([f for f in pack.findings if f.layer == "L1"]) <= limit
-        # DESIGN §16: "ok" exactly when some finding answers; insufficient_evidence mirrors the status.
+        # architecture §16: "ok" exactly when some finding answers; insufficient_evidence mirrors the status.
         assert all(isinstance(f.answers, bool) for f in pack.findings)
         assert (pack.status == "ok") == any(f.answers for f in pack.findings)
         assert pack.insufficient_evidence == (pack.status == "insufficient")

@@ -1,4 +1,4 @@
-"""Fuzzing ``Memory.remember`` (DESIGN §9): any quote, content and turn messages.
+"""Fuzzing ``Memory.remember`` (architecture §9): any quote, content and turn messages.
 
 Properties: the only exception is RememberRejected (a reason code); a rejected call commits nothing;
 a saved fact holds the whitespace-normalised content and a quote found verbatim in a qualifying

@@ -1,4 +1,4 @@
-"""Fuzzing the settings files and the plugin settings check (DESIGN §10, README "Configuration").
+"""Fuzzing the settings files and the plugin settings check (architecture §10, README "Configuration").
 
 ``collectors.json`` (load_settings), each first-party collector's settings (check_settings against its
 declared schema) and the app's ``settings.json`` (load_app_settings), from arbitrary JSON — and bytes

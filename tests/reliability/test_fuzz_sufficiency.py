@@ -1,4 +1,4 @@
-"""Properties of sufficiency and window listing (DESIGN §16; issue 17, items 1 and 2).
+"""Properties of sufficiency and window listing (architecture §16; issue 17, items 1 and 2).
 
 * A question that names only a time lists its window: never empty when the window holds events, every
   finding answers and lies in the window, every source present gets a slot (up to ``limit``), the

@@ -1,4 +1,4 @@
-"""A failing LLM endpoint (DESIGN §13, §14): a real local HTTP server that times out, answers 500 or 429,
+"""A failing LLM endpoint (architecture §13, §14): a real local HTTP server that times out, answers 500 or 429,
 or answers garbage. L2 projection, fact extraction and L3 summaries retry with backoff, never write
 half a result (the derived rows are counted before and after), and the provider's circuit breaker
 stops hammering the endpoint — the tests count the requests the server received."""

@@ -1,4 +1,4 @@
-"""Privacy and security (DESIGN §14): secrets never stored, files private, nothing leaves the machine, the
+"""Privacy and security (architecture §14): secrets never stored, files private, nothing leaves the machine, the
 LLM key stays in the keyring, and sensor text is data, never instructions.
 """
 

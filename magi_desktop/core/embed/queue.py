@@ -49,7 +49,7 @@ def pending_count(db: Database, now: float | None = None) -> int:
 
 def _due_jobs(db: Database, limit: int, now: float) -> list[tuple[int, str, str, float, str | None]]:
     return db.reader().execute(
-        # The vectors carry the recorded time, which the vector path filters on (DESIGN §16).
+        # The vectors carry the recorded time, which the vector path filters on (architecture §16).
         "SELECT j.event_rowid, e.content, e.l1_retrieval_scope, e.recorded_at, "
         "json_extract(e.metadata_json, '$.timeline.speaker') FROM embedding_jobs j "
         "JOIN fact_events e ON e.id = j.event_rowid "

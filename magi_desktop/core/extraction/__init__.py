@@ -1,4 +1,4 @@
-"""Background fact extraction from whole conversations (DESIGN §9; the quote-gate seed, part 5)."""
+"""Background fact extraction from whole conversations (architecture §9; the quote-gate seed, part 5)."""
 
 from .pipeline import BATCH, ExtractionReport, due, extract, pending_count, revive_dead, run
 from .rules import HANDLERS as RULE_HANDLERS

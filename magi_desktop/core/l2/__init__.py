@@ -1,4 +1,4 @@
-"""L2 structured cognition (DESIGN §6): entities, knowledge graph, assertions, snapshots, episodes.
+"""L2 structured cognition (architecture §6): entities, knowledge graph, assertions, snapshots, episodes.
 
 :func:`process` drains the projection queue (what ``Memory.process_pending``
 and the worker pool call); :func:`maintain` runs the periodic upkeep.

@@ -1,5 +1,5 @@
 """What the memory believes, as the user reviews it: assertions, facts and relationships,
-each with the trail of L1 events behind it (DESIGN §11). Read-only.
+each with the trail of L1 events behind it (architecture §11). Read-only.
 
 A belief's key is ``assertion:<id>`` or ``edge:<triple id>``. Its ``state`` is what the
 viewer filters on: ``current`` (live), ``history`` (replaced, lapsed or expired) or

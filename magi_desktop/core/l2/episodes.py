@@ -1,4 +1,4 @@
-"""Episodes: stretches of related activity (DESIGN §6).
+"""Episodes: stretches of related activity (architecture §6).
 
 Each projected batch extends the candidate episode of its batch key when it
 follows within ``EPISODE_GAP_SECONDS``, else starts a new candidate.

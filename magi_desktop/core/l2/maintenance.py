@@ -1,4 +1,4 @@
-"""Periodic L2 upkeep (DESIGN §6): expire TTLs, settle episodes, merge split entities,
+"""Periodic L2 upkeep (architecture §6): expire TTLs, settle episodes, merge split entities,
 rewrite open predicates to core ones, repair edges of merged entities, drop orphans.
 
 Each step is a plain function over the write connection; :func:`run` does them

@@ -1,4 +1,4 @@
-"""The predicate registry (DESIGN §6): core predicates, synonyms, families, the low-value blacklist.
+"""The predicate registry (architecture §6): core predicates, synonyms, families, the low-value blacklist.
 
 Models name relations loosely (LIKE, LOVES, ENJOYS); edges are written under
 one canonical name so that repeats merge. A family (preference: LIKES /

@@ -1,4 +1,4 @@
-"""Project a micro-batch of L1 events into L2 (DESIGN §6).
+"""Project a micro-batch of L1 events into L2 (architecture §6).
 
     read events → Phase 1 (entities, fact claims) → entity resolution →
     evidence gates → fast-track or Phase 2 labels → arbitration of reversals →
@@ -432,7 +432,7 @@ class Projector:
     def _causal_hypotheses(self, conn, claims: list[_Claim], report: ProjectionReport) -> None:
         """A state with no stated cause: what happened just before, in the same domain, may have led to it.
 
-        Only a weak hypothesis (DESIGN §6): LED_TO with strength 0.2, citing both events.
+        Only a weak hypothesis (architecture §6): LED_TO with strength 0.2, citing both events.
         An explicit "because" already made a strong CAUSED edge and needs none.
         """
         explained = {c.event.rowid for c in claims if c.predicate in ("CAUSED", "LED_TO")}

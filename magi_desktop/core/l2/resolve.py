@@ -1,4 +1,4 @@
-"""Entity resolution, cheapest first (DESIGN §6).
+"""Entity resolution, cheapest first (architecture §6).
 
 resolved id from the model → this batch's cache → exact name or alias of a
 compatible type → candidate pool (names containing, or contained in, the

@@ -1,5 +1,5 @@
 """The user's word on a belief: confirm, correct, delete — each recorded in ``user_reviews``
-with what the rows were before, so it can be undone (DESIGN §11).
+with what the rows were before, so it can be undone (architecture §11).
 
 * **confirm** — the belief becomes ``stable`` and carries ``user_confirmed_at``.
 * **delete** — an assertion becomes ``user_denied``, an edge ``retired`` with reason

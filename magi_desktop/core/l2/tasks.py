@@ -1,4 +1,4 @@
-"""The L2 LLM tasks and the schemas their answers must match (DESIGN §6).
+"""The L2 LLM tasks and the schemas their answers must match (architecture §6).
 
 Phase 1 (fast tier) reads a micro-batch of events and names entities and
 fact claims; disambiguation (fast) picks among candidate entities; Phase 2

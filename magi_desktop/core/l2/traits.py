@@ -1,4 +1,4 @@
-"""Assertion traits: long-term facts about an entity versus short-lived states (DESIGN §6).
+"""Assertion traits: long-term facts about an entity versus short-lived states (architecture §6).
 
 A long-term trait (lives_in, works_at) keeps its history: a different value
 supersedes the old row, which stays queryable with a pointer to what replaced

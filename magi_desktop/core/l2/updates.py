@@ -5,7 +5,7 @@ People rarely restate a fact the way they first said it. After "I work at Acme" 
 after "I live in Berlin" comes "we finally moved — loving Lisbon" or "now that I'm in Lisbon";
 在中文里是 "我跳槽到了腾讯"、"我搬到了上海"、"我们分手了"、"我开始读研了"、"我们领养了一只狗".
 These patterns read them as the same attribute (predicate) as the plain statement, so the
-projection's single-valued rule (DESIGN §6: the newer statement evolves the older, which stays
+projection's single-valued rule (architecture §6: the newer statement evolves the older, which stays
 as history) applies. The rules extractor's guards apply to them as to every pattern: a
 question, a supposition or a request states nothing; another subject ("a friend moved to
 Lisbon") does not match; negated, hedged or reported heads ("she said we broke up") are dropped.

@@ -1,4 +1,4 @@
-"""L3 summaries and insights (DESIGN §7): time-window summaries, rule-made insights, their retrieval."""
+"""L3 summaries and insights (architecture §7): time-window summaries, rule-made insights, their retrieval."""
 
 from .jobs import run
 from .windows import GRANULARITIES

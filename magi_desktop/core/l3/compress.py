@@ -1,4 +1,4 @@
-"""Per-source compression of a window's events before they are summarised (DESIGN §7).
+"""Per-source compression of a window's events before they are summarised (architecture §7).
 
 A busy source must not drown a quiet one: 800 page visits and 3 chat turns in an hour
 become ~46 representative visits and all 3 turns, not 800 + 3. Each source keeps

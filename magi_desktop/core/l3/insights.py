@@ -1,4 +1,4 @@
-"""Rule-template insights (DESIGN §7), no LLM: the input is already structured.
+"""Rule-template insights (architecture §7), no LLM: the input is already structured.
 
 * **state_change** — an assertion replaced by another (lives in Shanghai → Jiaxing).
 * **contradiction_resolved** — an edge retired by its antonym or a correction (likes → dislikes).

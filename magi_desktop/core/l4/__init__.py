@@ -1,4 +1,4 @@
-"""L4 procedural experience (DESIGN §8): per-tool statistics, traces, circuit breakers, strategies."""
+"""L4 procedural experience (architecture §8): per-tool statistics, traces, circuit breakers, strategies."""
 
 from . import distill
 from .skills import Decision, decision, record

@@ -1,4 +1,4 @@
-"""Distilling a skill's traces into a strategy (DESIGN §8), lazily: only skills marked due
+"""Distilling a skill's traces into a strategy (architecture §8), lazily: only skills marked due
 (enough new traces, or a breaker that opened), off the ingest path.
 
 Up to ``SAMPLE`` traces are sampled — the most recent, then successes, then failures — and

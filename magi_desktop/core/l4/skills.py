@@ -1,4 +1,4 @@
-"""Per-tool experience, updated synchronously with every tool execution (DESIGN §8).
+"""Per-tool experience, updated synchronously with every tool execution (architecture §8).
 
 For each (tool, category): runs, successes, failures, mean duration, consecutive failures;
 the last ``TRACES_KEPT`` traces; and a circuit breaker an agent runtime asks before it uses

@@ -1,4 +1,4 @@
-"""LLM providers behind one interface (DESIGN §13): rules (default), OpenAI-compatible HTTP, scripted (tests)."""
+"""LLM providers behind one interface (architecture §13): rules (default), OpenAI-compatible HTTP, scripted (tests)."""
 
 from .base import TIERS, LLMError, LLMOutputInvalid, LLMProvider, ProviderUnavailable, Task, UnexpectedLLMCall
 from .openai import OpenAICompatibleLLM, OpenAISettings

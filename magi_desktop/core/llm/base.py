@@ -1,4 +1,4 @@
-"""The LLM provider interface (DESIGN §13).
+"""The LLM provider interface (architecture §13).
 
 Work is asked of a model as a :class:`Task`: a name, a tier (fast /
 reasoning / summarizer / compact), instructions and the JSON schema its answer

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "magi-desktop"
 MAX_RETRY_AFTER_SECONDS = 30.0
-# The provider-level breaker (DESIGN §13/§14): failed requests in a row before calls are refused, the
+# The provider-level breaker (architecture §13/§14): failed requests in a row before calls are refused, the
 # first cool-down and its cap (it doubles after each failed probe).
 BREAKER_AFTER = 5
 BREAKER_COOLDOWN = 30.0

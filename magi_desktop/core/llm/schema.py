@@ -1,7 +1,7 @@
 """A small JSON-schema subset for checking LLM answers.
 
 Every answer from a model is parsed against the schema of its task before
-anything is written (DESIGN §13). Only what the task schemas use is supported:
+anything is written (architecture §13). Only what the task schemas use is supported:
 ``type`` (object, array, string, number, integer, boolean, null, or a list of
 them), ``properties``, ``required``, ``additionalProperties: false``,
 ``items``, ``enum``, ``minLength``, ``maxLength``, ``maxItems``, ``minimum``

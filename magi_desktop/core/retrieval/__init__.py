@@ -1,4 +1,4 @@
-"""Retrieval (DESIGN §5): query modes, recall paths, fusion, rerank, evidence packs."""
+"""Retrieval (architecture §5): query modes, recall paths, fusion, rerank, evidence packs."""
 
 from .engine import Retriever
 from .modes import MODES, classify_mode

@@ -3,7 +3,7 @@
 A question about a single-valued attribute (where the user lives, works, studies; their
 relationship status) that does not ask about the past ("used to", "before", 以前) wants the
 value that holds as of ``now``. L2 knows which statement that is: the projection evolved the
-older edge into history when the newer one came (DESIGN §6). The L1 findings, though, are
+older edge into history when the newer one came (architecture §6). The L1 findings, though, are
 ranked by their words, and "I work at Acme" shares "work" with "where do I work?" while
 "I got a new job at Stripe" shares nothing. So, after ranking:
 

@@ -427,7 +427,7 @@ class Retriever:
     def _pack(self, text: str, mode: str, findings: list[Finding], temporal: TemporalIntent,
               anchor: _Candidate | None, trace: dict) -> EvidencePack:
         hints = ["Answer only from these findings and cite their event ids."]
-        insufficient = not any(f.answers for f in findings)    # DESIGN §16: no finding answers
+        insufficient = not any(f.answers for f in findings)    # architecture §16: no finding answers
         if insufficient:
             hints.append("Do not guess: no stored evidence supports an answer; say you do not know.")
             if findings:

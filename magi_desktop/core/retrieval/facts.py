@@ -1,4 +1,4 @@
-"""Fact recall (DESIGN §9): the facts agents saved or extraction committed, found by their words.
+"""Fact recall (architecture §9): the facts agents saved or extraction committed, found by their words.
 
 A fact is recalled with its evidence in plain sight: "stated" facts are the user's own words
 (the quote is shown), "accepted" ones the agent's conclusion the user accepted, "unknown" ones

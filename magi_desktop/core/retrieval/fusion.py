@@ -1,4 +1,4 @@
-"""Fusion and reranking: pure functions over ranked id lists (DESIGN §5)."""
+"""Fusion and reranking: pure functions over ranked id lists (architecture §5)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .modes import RRF_K
 from .terms import stems
 
 RERANK_TOP = 20
-# Rerank adjustments (DESIGN §5), added to the RRF score normalised to 0..1.
+# Rerank adjustments (architecture §5), added to the RRF score normalised to 0..1.
 USER_BONUS = 0.35
 ASSISTANT_PENALTY = -0.10
 QUOTE_BONUS = {"user": 0.45, "assistant": 0.15}
@@ -73,7 +73,7 @@ def normalise(scores: Sequence[float]) -> list[float]:
 
 def rerank_adjustment(features: RerankFeatures, quoted: Sequence[str], now: float,
                       recency_weight: float = RECENCY_BONUS) -> float:
-    """The DESIGN §5 bonus or penalty for one candidate."""
+    """The architecture §5 bonus or penalty for one candidate."""
     adjust = 0.0
     if features.author == "user":
         adjust += USER_BONUS

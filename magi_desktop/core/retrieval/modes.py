@@ -1,4 +1,4 @@
-"""Query modes (DESIGN §5): which evidence a question may trust, and how much each recall path counts.
+"""Query modes (architecture §5): which evidence a question may trust, and how much each recall path counts.
 
 The caller (an agent) may pass a mode; otherwise :func:`classify_mode` picks
 one with narrow English and Chinese rules. A mode fixes the retrieval scopes

@@ -1,9 +1,9 @@
-"""The L1 recall paths (DESIGN §5). Each returns event rowids, best first.
+"""The L1 recall paths (architecture §5). Each returns event rowids, best first.
 
 First wave, independent of each other: BM25, temporal BM25, vector, keyword.
 Second wave, seeded by the first wave's best hits: entity expansion, graph
 spreading (fed by L2), and the neighbouring turns of a hit conversation.
-Every path filters by scope and hides events *recorded* after ``now`` (DESIGN §16: a plan
+Every path filters by scope and hides events *recorded* after ``now`` (architecture §16: a plan
 is visible before it happens); the time window (on the time an event is about) and anchor
 are applied when candidates are fetched.
 """

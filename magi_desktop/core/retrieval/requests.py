@@ -1,6 +1,6 @@
 """Request intent (issue 17, item 5): "what did I ask you to do about seats?" finds the user's own requests.
 
-Directives are the user's own words about what they want done (DESIGN §4: ``user_directive``,
+Directives are the user's own words about what they want done (architecture §4: ``user_directive``,
 conversation-only). A fact question never sees them — "where do I sit on planes?" is not
 answered by "always book me a window seat" — but a question *about* what the user asked for,
 wants done or told the agent is answered by them:

@@ -1,4 +1,4 @@
-"""Scheduled events in recall (issue 17, DESIGN §16): the future has plans in it.
+"""Scheduled events in recall (issue 17, architecture §16): the future has plans in it.
 
 A plan (a payload that declared a ``schedule``) is visible from when it was collected, before it happens
 (the paths hide what was *recorded* after ``now``). So a question may look ahead: "tomorrow", "next week",

@@ -1,4 +1,4 @@
-"""L4 recall (DESIGN §5, §8): the experience with tools, for "how did we handle this last time".
+"""L4 recall (architecture §5, §8): the experience with tools, for "how did we handle this last time".
 
 BM25 over the skills' tool, category and strategy, and a keyword match, fused by RRF. No
 vector path: the table is small (one row per tool and category) and a tool's name must

@@ -1,4 +1,4 @@
-"""L2 recall (DESIGN §5): a grounding plan, then graph edges, assertions + snapshots and episodes.
+"""L2 recall (architecture §5): a grounding plan, then graph edges, assertions + snapshots and episodes.
 
 The plan reads who the question is about (named people, else the user), which
 kind of fact (a predicate family from a small English + Chinese lexicon), and

@@ -1,4 +1,4 @@
-"""Sufficiency as a decision (DESIGN §16): does a finding *answer* the question, or is it only related?
+"""Sufficiency as a decision (architecture §16): does a finding *answer* the question, or is it only related?
 
 A finding answers when four things hold, each checked here without an LLM:
 

@@ -1,4 +1,4 @@
-"""L3 recall (DESIGN §5, §7): summaries and insights for broad questions — "what was I busy
+"""L3 recall (architecture §5, §7): summaries and insights for broad questions — "what was I busy
 with last week", "how did my focus change this month".
 
 Rankings fused by RRF: BM25 over the summaries' full-text index (names included), their

@@ -1,4 +1,4 @@
-"""Temporal intent of a question, evaluated as of ``now`` (DESIGN §5).
+"""Temporal intent of a question, evaluated as of ``now`` (architecture §5).
 
 Relative times ("yesterday", "last week", "last Wednesday", "in March",
 "3 days ago", "上周三") become a window [start, end); a boundary ("before last

@@ -1,4 +1,4 @@
-"""Questions with nothing to search for but a time (DESIGN §16): list what happened, don't search.
+"""Questions with nothing to search for but a time (architecture §16): list what happened, don't search.
 
 "What did I do today?", "what happened recently?", "上周", "我今天做了什么" name only a window: no word
 of theirs is in the events, so the search paths find nothing (or noise). They are answered by listing the

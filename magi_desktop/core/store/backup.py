@@ -1,4 +1,4 @@
-"""Automatic backups of the database, checking it for damage, and restoring it (DESIGN §14).
+"""Automatic backups of the database, checking it for damage, and restoring it (architecture §14).
 
 A backup is a consistent copy made with SQLite's online backup API from a read transaction (in
 WAL mode writers carry on meanwhile), switched to a single self-contained file (rollback journal),

@@ -1,4 +1,4 @@
-"""What makes a deletion an erasure inside the database files (issue 16, DESIGN §14 "forget is real").
+"""What makes a deletion an erasure inside the database files (issue 16, architecture §14 "forget is real").
 
 * ``secure_delete`` is on for every connection (:mod:`.connection`): deleted cells, the space an updated
   row leaves and freed pages are overwritten with zeros as they are written.

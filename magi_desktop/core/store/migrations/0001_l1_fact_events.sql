@@ -1,4 +1,4 @@
--- L1 fact events (DESIGN §3.2) with their full-text index, the embedding
+-- L1 fact events (architecture §3.2) with their full-text index, the embedding
 -- queue, the chat session index and per-source ingest counters.
 
 -- Enumerated columns carry no CHECK constraints: the core writes them from its

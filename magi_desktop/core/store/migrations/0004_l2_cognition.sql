@@ -1,4 +1,4 @@
--- L2 structured cognition (DESIGN §6): the projection queue, resolved entities,
+-- L2 structured cognition (architecture §6): the projection queue, resolved entities,
 -- low-confidence mentions, knowledge-graph edges, trait assertions, snapshots and
 -- episodes. Every derived row is tied to the L1 events behind it through
 -- l2_evidence; when the last of them is deleted, the row goes too.

@@ -1,4 +1,4 @@
--- What the user said about the memory's beliefs (DESIGN §11), kept in the memory itself:
+-- What the user said about the memory's beliefs (architecture §11), kept in the memory itself:
 -- every confirm / correct / delete, with what the rows were before (for undo).
 CREATE TABLE user_reviews (
     review_id     INTEGER PRIMARY KEY,

@@ -1,4 +1,4 @@
--- L3 (DESIGN §7): time-window summaries (hour/day/week/month), thematic summaries and rule-made
+-- L3 (architecture §7): time-window summaries (hour/day/week/month), thematic summaries and rule-made
 -- insights, each linked to the L1 events behind it. window_key makes regeneration idempotent:
 -- "day:2026-11-24", "insight:state_change:assertion:12".
 CREATE TABLE l3_summaries (

@@ -1,4 +1,4 @@
--- L4 procedural experience (DESIGN §8): per (tool, category) statistics, the last traces, a circuit
+-- L4 procedural experience (architecture §8): per (tool, category) statistics, the last traces, a circuit
 -- breaker, and the strategy distilled from the traces.
 CREATE TABLE procedural_skills (
     skill_id               INTEGER PRIMARY KEY,

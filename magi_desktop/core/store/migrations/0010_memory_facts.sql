@@ -1,4 +1,4 @@
--- Facts an agent saved with remember() (DESIGN §9). Evidence type: stated (the user said it, quote
+-- Facts an agent saved with remember() (architecture §9). Evidence type: stated (the user said it, quote
 -- checked) > accepted (the user accepted the agent's conclusion) > unknown (no proof kept). Rows
 -- that predate the evidence type are unknown, never upgraded after the fact.
 CREATE TABLE memory_facts (

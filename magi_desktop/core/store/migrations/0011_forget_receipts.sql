@@ -1,4 +1,4 @@
--- What forget() removed (DESIGN §14: forget is real): the criteria, the events and the count per table.
+-- What forget() removed (architecture §14: forget is real): the criteria, the events and the count per table.
 -- The receipt names no forgotten content, only ids and counts.
 CREATE TABLE forget_receipts (
     receipt_id     INTEGER PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Background fact extraction from whole conversations (DESIGN §9; the quote-gate seed, part 5).
+-- Background fact extraction from whole conversations (architecture §9; the quote-gate seed, part 5).
 --
 -- A session has generations: ending a session (Memory.end_session) starts the next one, and an
 -- extraction's pointers must stay inside one generation. Every chat message gets a row here when

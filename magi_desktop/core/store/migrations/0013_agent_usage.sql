@@ -1,4 +1,4 @@
--- Which agents use the memory (DESIGN §11, Settings -> Agents): calls per MCP client and tool, how many the
+-- Which agents use the memory (architecture §11, Settings -> Agents): calls per MCP client and tool, how many the
 -- memory refused, and when. It holds no content: the client's name, the tool, counts, times and the last
 -- refusal's reason code or bad field (never the text that was refused).
 CREATE TABLE agent_usage (

@@ -1,4 +1,4 @@
--- Two times per event (issue 17, DESIGN §16): ``timestamp`` stays the time an event is *about*
+-- Two times per event (issue 17, architecture §16): ``timestamp`` stays the time an event is *about*
 -- (its occurred_at: a visit, a message, a meeting's start); ``recorded_at`` is when the memory could
 -- first have known it, and it is what ``now`` hides. An event about the past counts as recorded at its
 -- occurred_at (replays and "as of" questions keep working); a scheduled one (a payload with a
