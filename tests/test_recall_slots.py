@@ -142,3 +142,84 @@ def test_a_name_nobody_speaks_stays_a_search_word(memory):
     pack = memory.query("What does Anna think of Lumen?", now=APRIL + 3600)
     assert "lumen" in pack.trace["terms"] and "anna" not in pack.trace["terms"]
     assert pack.findings[0].text == "Anna: I love the band Lumen"
+
+
+# ------------------------------------------------------------ list questions
+
+def test_list_question_shapes():
+    from magi_desktop.core.retrieval.aggregate import asks_for_many
+
+    for question in ("What activities does Melanie partake in?", "What books has Tim read?",
+                     "Which cities has Jon visited?", "What are Joanna's hobbies?",
+                     "What LGBTQ+ events has she been to?",
+                     "How many times has Nate walked his turtles?", "What do Jon and Gina both like?",
+                     "Where has Maria made friends?", "What has Melanie painted?", "What people has Maria met?",
+                     "What musical artists/bands has Melanie seen?", "What kind of books does Caroline have?"):
+        assert asks_for_many(question), question
+    for question in ("What did Caroline research?", "What is Caroline's relationship status?",
+                     "What motivates Joanna to keep writing?", "Where did Anna move from?", "Who is Tim?",
+                     "What does Melanie do to destress?", "When did Nate get Tilly?", "What is my sister's name?",
+                     "Which song motivates Caroline?", "", "?", "what"):
+        assert not asks_for_many(question), question
+
+
+def _chatty_session_and_scattered_mentions(memory):
+    """Session "a" talks about books for twelve turns; five later sessions each name one book Anna read."""
+    day = 86400.0
+    memory.ingest_many(
+        [chat(f"Anna: books are great, I love books and reading books number {i}", session="a", at=APRIL + i * 30)
+         for i in range(12)]
+        + [chat(f"Anna: I read the book {title} last week", session=f"s{n}", at=APRIL + (n + 1) * day)
+           for n, title in enumerate(("Dune", "Emma", "Ulysses", "Beloved", "Rebecca"))])
+    memory.process_pending()
+
+
+def test_a_list_question_spreads_its_places_over_sessions(memory):
+    _chatty_session_and_scattered_mentions(memory)
+    pack = memory.query("What books has Anna read?", now=APRIL + 30 * 86400, limit=10)
+    sessions = {f.session_id for f in pack.findings if f.layer == "L1"}
+    assert {f"s{n}" for n in range(5)} <= sessions
+
+
+def test_a_single_answer_question_keeps_its_best_turns(memory):
+    _chatty_session_and_scattered_mentions(memory)
+    pack = memory.query("What did Anna say about reading books?", now=APRIL + 30 * 86400, limit=10)
+    assert sum(f.session_id == "a" for f in pack.findings if f.layer == "L1") >= 5
+
+
+# ------------------------------------------------------------ a name in address is no mention
+
+def test_a_name_in_address_is_not_a_mention():
+    from magi_desktop.core.retrieval.address import addressed_only
+
+    for text in ("caroline: yep, melanie! being ourselves is great", "hey melanie, hope all is good",
+                 "thanks, melanie.", "wow, melanie, that looks great", "melanie, do you paint?", "oh melanie!"):
+        assert addressed_only(text, "melanie"), text
+    for text in ("melanie went camping", "i saw melanie.", "thanks, melanie! melanie told me she paints",
+                 "i painted with melanie yesterday", "no mention here", ""):
+        assert not addressed_only(text, "melanie"), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(["melanie", "jon", "anna maria", "o'neil"]))
+def test_address_is_only_judged_where_the_name_occurs(text, name):
+    from magi_desktop.core.retrieval.address import addressed_only
+
+    text = text.casefold()
+    if addressed_only(text, name):
+        assert name in text
+
+
+def test_a_reply_addressing_a_person_does_not_outrank_their_own_words(memory):
+    # Mel's own turn answers; Caro's replies only address her ("Wow, Mel!") yet shared the named-person
+    # bonus and, being newer and alike, led the pack.
+    turns = [chat("Mel: camping with the kids is the best part of my summer", session="a", at=APRIL),
+             chat("Mel: see you soon", session="a", at=APRIL + 30),
+             chat("Mel: bye for now", session="a", at=APRIL + 60)]
+    turns += [chat(f"Caro: Wow, Mel! That summer sounds great, {word}", session=f"b{i}", at=APRIL + (i + 1) * 600)
+              for i, word in enumerate(("really", "truly", "honestly", "totally", "so fun"))]
+    memory.ingest_many(turns)
+    memory.process_pending()
+    pack = memory.query("What does Mel do in the summer?", now=APRIL + 86400, limit=5)
+    assert pack.trace["entities"] == ["mel"]
+    assert pack.findings[0].text.startswith("Mel: camping")

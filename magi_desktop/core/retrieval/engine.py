@@ -15,7 +15,8 @@ from ..embed import Embedder
 from ..speakers import speaking_names
 from ..store import Database
 from ..store.entities import EntityLinker
-from . import current_facts, paths, requests, schedule
+from . import aggregate, current_facts, paths, requests, schedule
+from .address import addressed_only
 from .facts import FactRecall
 from .fusion import RerankFeatures, diversify, rerank, short_unmatched, weighted_rrf
 from .mentions import about_window
@@ -147,7 +148,8 @@ class Retriever:
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
                         **({"recency_weight": recency} if recency is not None else {}))
         sessions = {rowid: c.session_id for rowid, c in by_rowid.items()}
-        ranked = diversify(ranked, sessions, SESSION_SPREAD.get(chosen, 0.0))
+        spread = aggregate.LIST_SPREAD if aggregate.asks_for_many(text) else 0.0   # "What books has Tim read?"
+        ranked = diversify(ranked, sessions, max(SESSION_SPREAD.get(chosen, 0.0), spread))
         ranked = reserve_slots(ranked, rankings, fused, sessions,   # each path's best, the best sessions, each person
                                {rowid: c.speaker for rowid, c in by_rowid.items()}, whose)
         ranked = schedule.soonest_first(ranked, {rowid: c.timestamp for rowid, c in by_rowid.items()}, temporal)
@@ -347,8 +349,8 @@ class Retriever:
             return False
         if c.speaker and " ".join(c.speaker.casefold().split()) in names:
             return True
-        lowered = c.content.casefold()
-        return any(name in lowered for name in names)
+        lowered = c.content.casefold()   # "Wow, Melanie!" speaks to her: it is not about her
+        return any(name in lowered and not addressed_only(lowered, name) for name in names)
 
     @staticmethod
     def _is_artefact(c: _Candidate, question: str, question_stems: set[str], session_id: str | None) -> bool:
