@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar, cast
+from typing import Generic, Literal, NamedTuple, TypeVar, cast
 
 from . import Database
 from .connection import Connection
@@ -32,6 +32,15 @@ LEASE_SECONDS = 600.0             # a claim outlives any batch, LLM retries incl
 PROVIDER_BACKOFF_SECONDS = 60.0   # the LLM endpoint is down: wait this long before knocking again, no attempt charged
 
 K = TypeVar("K")   # a job's key: the column's value (an event rowid), or a tuple for a composite key
+
+
+class Job(NamedTuple):
+    """One job's retry columns."""
+
+    state: str
+    attempts: int
+    next_attempt_at: float
+    last_error: str | None
 
 
 def backoff_delay(attempts: int) -> float:
@@ -60,6 +69,12 @@ class JobQueue(Generic[K]):
                             f"AND next_attempt_at <= ? ORDER BY {self._columns} LIMIT ?", (now, limit))
         return [self._key_of(row) for row in rows]
 
+    def job(self, conn: Connection, key: K) -> Job | None:
+        """One job's state, attempts, next attempt (or lease end) and last error; None when it is not queued."""
+        row = conn.execute(f"SELECT state, attempts, next_attempt_at, last_error FROM {self.table} WHERE {self._one}",
+                           self._values(key)).fetchone()
+        return None if row is None else Job(*row)
+
     def due_count(self, conn: Connection, now: float) -> int:
         """How many pending jobs are due at ``now``."""
         return conn.execute(f"SELECT count(*) FROM {self.table} WHERE state = 'pending' AND next_attempt_at <= ?",
@@ -73,6 +88,17 @@ class JobQueue(Generic[K]):
         """Seconds the oldest pending job has waited since it was queued (``enqueued_at``); None when none is."""
         row = conn.execute(f"SELECT min(enqueued_at) FROM {self.table} WHERE state = 'pending'").fetchone()
         return None if row[0] is None else max(0.0, now - row[0])
+
+    # ------------------------------------------------------------------ queueing
+
+    def requeue(self, conn: Connection, select: str, params: Sequence[object], now: float) -> int:
+        """Inside the caller's transaction: queue afresh the keys ``select`` returns (their text changed, the index
+        was rebuilt) — a new job, or an existing one of any state pending again with no attempts, due at once.
+        For a queue whose rows need only their key and ``enqueued_at`` (the embedding queue); returns how many."""
+        # ``WHERE true`` tells SQLite's parser that ON CONFLICT belongs to the INSERT, not to a join in the SELECT.
+        return conn.execute(f"INSERT INTO {self.table} ({self._columns}, enqueued_at) SELECT *, ? FROM ({select}) "
+                            f"WHERE true ON CONFLICT ({self._columns}) DO UPDATE SET state = 'pending', attempts = 0, "
+                            "next_attempt_at = 0, last_error = NULL", (now, *params)).rowcount
 
     # ------------------------------------------------------------------ claiming
 
@@ -138,11 +164,10 @@ class JobQueue(Generic[K]):
         ``MAX_ATTEMPTS``. Returns how many went to the dead letter. A job no longer queued is skipped (its
         event was forgotten meanwhile) — except in a sparse queue, where no row means no attempt yet."""
         dead = 0
-        one = " AND ".join(f"{column} = ?" for column in self.key)
         with db.transaction() as conn:
             for key in keys:
                 values = self._values(key)
-                row = conn.execute(f"SELECT attempts FROM {self.table} WHERE {one}", values).fetchone()
+                row = conn.execute(f"SELECT attempts FROM {self.table} WHERE {self._one}", values).fetchone()
                 if row is None and not self.sparse:
                     continue
                 attempts = (row[0] if row else 0) + 1
@@ -182,6 +207,11 @@ class JobQueue(Generic[K]):
     def _columns(self) -> str:
         return ", ".join(self.key)
 
+    @property
+    def _one(self) -> str:
+        """A WHERE clause matching one key."""
+        return " AND ".join(f"{column} = ?" for column in self.key)
+
     def _values(self, key: K) -> tuple[int | str, ...]:
         values = cast(tuple[int | str, ...], key if isinstance(key, tuple) else (key,))
         if len(values) != len(self.key):
@@ -197,8 +227,7 @@ class JobQueue(Generic[K]):
             return "0", []
         if len(self.key) == 1:
             return f"{self.key[0]} IN ({', '.join('?' * len(keys))})", [self._values(k)[0] for k in keys]
-        one = "(" + " AND ".join(f"{column} = ?" for column in self.key) + ")"
-        return " OR ".join([one] * len(keys)), [v for k in keys for v in self._values(k)]
+        return " OR ".join([f"({self._one})"] * len(keys)), [v for k in keys for v in self._values(k)]
 
     def _write(self, conn: Connection, values: tuple[int | str, ...], attempts: int, next_attempt_at: float,
                state: str, error: str, *, keep_attempts: bool = False) -> None:
@@ -211,9 +240,8 @@ class JobQueue(Generic[K]):
                          f"SET {kept}next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error",
                          (*values, attempts, next_attempt_at, state, error[:self.error_chars]))
             return
-        one = " AND ".join(f"{column} = ?" for column in self.key)
         conn.execute(f"UPDATE {self.table} SET attempts = ?, state = ?, next_attempt_at = ?, last_error = ? "
-                     f"WHERE {one}", (attempts, state, next_attempt_at, error[:self.error_chars], *values))
+                     f"WHERE {self._one}", (attempts, state, next_attempt_at, error[:self.error_chars], *values))
 
 
 # The queues of the schema (migrations 0001, 0004, 0012). The L3 ``periodic_jobs`` table is not one: it keeps a

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .connection import Connection, write_transaction
+from .queue import EMBEDDING_JOBS
 
 if TYPE_CHECKING:
     from ..embed.chunking import Chunk
@@ -129,17 +130,12 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_update")
         conn.execute(f"DROP TABLE IF EXISTS {SUMMARY_VEC_TABLE}")
         _create_table(conn, dimension)
-        cursor = conn.execute(
-            "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
-            "ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = 0, "
-            "last_error = NULL",
-            (now,),
-        )
+        requeued = EMBEDDING_JOBS.requeue(conn, "SELECT id FROM fact_events", (), now)
         conn.execute(
             "UPDATE vector_index SET model = ?, dimension = ?, created_at = ?, rebuilt_from = ? WHERE name = ?",
             (model, dimension, now, recorded[0], INDEX_NAME),
         )
-        return IndexChange(stale_model=recorded[0], requeued=cursor.rowcount)
+        return IndexChange(stale_model=recorded[0], requeued=requeued)
 
 
 def replace_event_chunks(
