@@ -32,6 +32,7 @@ from .import_reviews import ExportedL2, ReviewLoader
 from .import_state import StateLoader
 from .render import TemplateRegistry
 from .store.connection import Connection
+from .store.queue import EMBEDDING_JOBS, L2_PROJECTION_JOBS
 
 # What the importing memory writes itself when it opens, so its presence does not make it "not empty".
 _OWN_ROWS = ("memory_meta",)
@@ -106,10 +107,11 @@ def import_jsonl(conn: Connection, handle: IO[bytes], *, templates: TemplateRegi
 
 def _queued(conn: Connection) -> dict[str, int]:
     one = {
-        "embedding": "SELECT count(*) FROM embedding_jobs",
-        "l2_projection": "SELECT count(*) FROM l2_projection_jobs WHERE state = 'pending'",
         "fact_extraction": "SELECT count(DISTINCT session_id || ':' || generation) FROM chat_extraction "
                            "WHERE extraction_id IS NULL",
         "review_replays": "SELECT count(*) FROM review_replays WHERE state = 'pending'",
     }
-    return {name: n for name, sql in one.items() if (n := conn.execute(sql).fetchone()[0])}
+    queued = {"embedding": sum(EMBEDDING_JOBS.counts(conn).values()),
+              "l2_projection": L2_PROJECTION_JOBS.counts(conn).get("pending", 0),
+              **{name: conn.execute(sql).fetchone()[0] for name, sql in one.items()}}
+    return {name: n for name, n in queued.items() if n}

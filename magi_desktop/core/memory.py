@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from . import extraction, l2, l3, l4, retries
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
-from .embed import Embedder, resolve_embedder
-from .embed.queue import EmbedReport, embed_pending, pending_count
+from .embed import Embedder, indexing, resolve_embedder
+from .embed.indexing import EmbedReport, pending_count
 from .errors import MemoryUnavailable
 from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
 from .l0 import WorkingMemory
@@ -43,7 +43,8 @@ from .store import Database, SchemaTooNew
 from .store.connection import Connection, DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret, stored_secret
-from .store.vectors import current_model, embed_edges, embed_entities, embed_summaries, ensure_vector_index
+from .store.queue import EMBEDDING_JOBS, EXTRACTION_RETRIES
+from .store.vectors import current_model, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
@@ -378,19 +379,14 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         cognition = l2.L2Report()
         with self._process_lock:
             if self.vectors_ready and "embedding" in queues:
-                report = embed_pending(self.db, self.embedder, limit=limit)
-                while embed_summaries(self.db, self.embedder):      # L3 texts, for the summaries' vector path
-                    pass
+                report = indexing.embed(self.db, self.embedder, ("events", "summaries"), limit=limit)
             if "l2" in queues:
                 embed = self.embedder.embed if self.vectors_ready else None
                 cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now, embed=embed)
                 if cognition.projected.superseded:
                     l3_insights.reconciled(self.db, time.time() if now is None else now)
                 if self.vectors_ready:   # L2's own vectors are part of the L2 work
-                    while embed_edges(self.db, self.embedder):      # edge texts, for the edge-semantic path
-                        pass
-                    while embed_entities(self.db, self.embedder):   # names, for entity resolution's pool
-                        pass
+                    report.add(indexing.embed(self.db, self.embedder, ("edges", "entities")))
             if "l4" in queues:
                 distilled = l4.distill.run(self.db, self.llm, time.time() if now is None else now,
                                            limit=limit or l4.distill.BATCH)
@@ -515,7 +511,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
 
         embedding = conn.execute("SELECT model, dimension, rebuilt_from FROM vector_index").fetchone()
         l2_states = l2_jobs.counts(conn)
-        jobs = grouped("SELECT state, count(*) FROM embedding_jobs GROUP BY state")
+        jobs = EMBEDDING_JOBS.counts(conn)
         path = self.path
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
         return {
@@ -564,7 +560,7 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
                                        "GROUP BY 1 ORDER BY 2 DESC"),
                 "extractions": conn.execute("SELECT count(*) FROM fact_extractions").fetchone()[0],
                 "conversations_due": extraction.pending_count(conn, time.time()),
-                "failed": grouped("SELECT state, count(*) FROM extraction_retries GROUP BY 1"),
+                "failed": EXTRACTION_RETRIES.counts(conn),
             },
             "collectors": self.collector_statuses(),
             "storage": self.storage_status(),

@@ -29,6 +29,7 @@ from .redact import CURRENT, RuleSet
 from .store import summaries
 from .store.connection import Connection, IntegrityError, write_transaction
 from .store.entities import name_key
+from .store.queue import EMBEDDING_JOBS
 from .store.vectors import ENTITY_VEC_TABLE
 
 META_KEY = "redaction_rules"
@@ -289,9 +290,7 @@ class _Pass:
         rowid = edit.key[0]
         if table.name == "fact_events" and new.get("content") != edit.old["content"]:
             conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (rowid,))
-            conn.execute("INSERT INTO embedding_jobs (event_rowid, enqueued_at) VALUES (?, ?) ON CONFLICT "
-                         "(event_rowid) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = 0, "
-                         "last_error = NULL", (rowid, self.now))
+            EMBEDDING_JOBS.requeue(conn, "SELECT ?", (rowid,), self.now)
             # The next turn of the session indexes this one as its context: index it again.
             conn.execute("UPDATE fact_events SET content = content WHERE id = (SELECT n.id FROM fact_events n, "
                          "fact_events e WHERE e.id = ? AND e.session_id IS NOT NULL AND n.session_id = e.session_id "

@@ -1,12 +1,8 @@
-"""The retry policy the background queues share (embedding, L2 projection)."""
+"""The retry policy of the background queues, under the name callers have imported it by; it lives in
+:mod:`.store.queue` with the queue primitive."""
 
 from __future__ import annotations
 
-MAX_ATTEMPTS = 5              # then the job goes to the dead letter
-BACKOFF_SECONDS = 30.0
-MAX_BACKOFF_SECONDS = 3600.0
+from .store.queue import BACKOFF_SECONDS, MAX_ATTEMPTS, MAX_BACKOFF_SECONDS, backoff_delay
 
-
-def backoff_delay(attempts: int) -> float:
-    """Seconds to wait after the ``attempts``-th failure: doubling from 30 s, at most an hour."""
-    return min(MAX_BACKOFF_SECONDS, BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
+__all__ = ["BACKOFF_SECONDS", "MAX_ATTEMPTS", "MAX_BACKOFF_SECONDS", "backoff_delay"]

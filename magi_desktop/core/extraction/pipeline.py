@@ -31,9 +31,10 @@ from ..errors import MemoryUnavailable
 from ..l0 import IDLE_SECONDS
 from ..llm import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..remember import normalise
-from ..retry import MAX_ATTEMPTS, backoff_delay
 from ..store import Database
 from ..store.connection import Connection
+from ..store.queue import EXTRACTION_RETRIES as RETRIES
+from ..store.queue import LEASE_SECONDS, PROVIDER_BACKOFF_SECONDS
 from .task import (
     CONTEXT_MESSAGES,
     EPISODE_MAX_CHARS,
@@ -46,9 +47,7 @@ from .validate import Message, final_set
 
 log = logging.getLogger(__name__)
 
-LEASE_SECONDS = 600.0
 BATCH = 10                   # session generations per run
-PROVIDER_BACKOFF_SECONDS = 60.0   # the LLM endpoint is down: wait, no attempt is charged (as L2's queue)
 
 
 @dataclass
@@ -101,8 +100,7 @@ def pending_count(conn: Connection, now: float) -> int:
 
 def revive_dead(db: Database) -> int:
     """Dead-lettered session generations get their attempts back."""
-    with db.transaction() as conn:
-        return conn.execute("DELETE FROM extraction_retries WHERE state = 'dead'").rowcount
+    return RETRIES.revive(db)
 
 
 def run(db: Database, llm: LLMProvider, now: float | None = None, limit: int = BATCH) -> ExtractionReport:
@@ -160,7 +158,7 @@ def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, no
             return _charge(db, session_id, generation, claim, exc, now, report)
         _release(db, claim)
         error = f"{type(exc).__name__}: {exc}"
-        _postpone(db, session_id, generation, error, now)
+        RETRIES.postpone(db, [(session_id, generation)], error, now)    # a first failure starts at 0 attempts
         report.provider_unavailable = error
         report.errors.append(f"{session_id}: {error}")
         log.warning("fact extraction paused: the LLM provider failed (%s); retrying in %.0f s", error,
@@ -180,19 +178,9 @@ def _charge(db: Database, session_id: str, generation: int, claim: str, exc: Exc
     _release(db, claim)
     report.failed += 1
     report.errors.append(f"{session_id}: {type(exc).__name__}: {exc}")
-    if _failed(db, session_id, generation, f"{type(exc).__name__}: {exc}", now):
-        report.dead += 1
+    report.dead += RETRIES.fail(db, [(session_id, generation)], f"{type(exc).__name__}: {exc}", now)
     log.warning("fact extraction of session %s failed: %s", session_id, exc)
     return None
-
-
-def _postpone(db: Database, session_id: str, generation: int, error: str, now: float) -> None:
-    """Wait for the provider without charging an attempt (a first failure starts at 0 attempts)."""
-    with db.transaction() as conn:
-        conn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, next_attempt_at, state, "
-                     "last_error) VALUES (?, ?, 0, ?, 'pending', ?) ON CONFLICT (session_id, generation) DO UPDATE "
-                     "SET next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error",
-                     (session_id, generation, now + PROVIDER_BACKOFF_SECONDS, error[:500]))
 
 
 def _claim(db: Database, session_id: str, generation: int, claim: str, now: float) -> set[int]:
@@ -210,21 +198,6 @@ def _claim(db: Database, session_id: str, generation: int, claim: str, now: floa
 def _release(db: Database, claim: str) -> None:
     with db.transaction() as conn:
         conn.execute("UPDATE chat_extraction SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", (claim,))
-
-
-def _failed(db: Database, session_id: str, generation: int, error: str, now: float) -> bool:
-    """Count a failed attempt; True when the generation goes to the dead letter."""
-    with db.transaction() as conn:
-        row = conn.execute("SELECT attempts FROM extraction_retries WHERE session_id = ? AND generation = ?",
-                           (session_id, generation)).fetchone()
-        attempts = (row[0] if row else 0) + 1
-        state = "dead" if attempts >= MAX_ATTEMPTS else "pending"
-        conn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, next_attempt_at, state, "
-                     "last_error) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, generation) DO UPDATE SET "
-                     "attempts = excluded.attempts, next_attempt_at = excluded.next_attempt_at, "
-                     "state = excluded.state, last_error = excluded.last_error",
-                     (session_id, generation, attempts, now + backoff_delay(attempts), state, error[:500]))
-    return state == "dead"
 
 
 def _messages(conn: Connection, session_id: str, generation: int) -> list[Message]:
@@ -316,7 +289,7 @@ def _commit(conn: Connection, llm: LLMProvider, session_id: str, generation: int
                  (json.dumps(report, ensure_ascii=False), extraction_id))
     conn.execute("UPDATE chat_extraction SET extraction_id = ?, claim_id = NULL, claimed_until = NULL "
                  "WHERE claim_id = ?", (extraction_id, claim))
-    conn.execute("DELETE FROM extraction_retries WHERE session_id = ? AND generation = ?", (session_id, generation))
+    RETRIES.finish(conn, [(session_id, generation)], now)
     return extraction_id, len(report["committed"])
 
 

@@ -9,7 +9,6 @@ every event to be embedded again.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .connection import Connection, write_transaction
+from .queue import EMBEDDING_JOBS
 
 if TYPE_CHECKING:
     from ..embed.chunking import Chunk
@@ -130,17 +130,12 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_update")
         conn.execute(f"DROP TABLE IF EXISTS {SUMMARY_VEC_TABLE}")
         _create_table(conn, dimension)
-        cursor = conn.execute(
-            "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events WHERE true "
-            "ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = 0, "
-            "last_error = NULL",
-            (now,),
-        )
+        requeued = EMBEDDING_JOBS.requeue(conn, "SELECT id FROM fact_events", (), now)
         conn.execute(
             "UPDATE vector_index SET model = ?, dimension = ?, created_at = ?, rebuilt_from = ? WHERE name = ?",
             (model, dimension, now, recorded[0], INDEX_NAME),
         )
-        return IndexChange(stale_model=recorded[0], requeued=cursor.rowcount)
+        return IndexChange(stale_model=recorded[0], requeued=requeued)
 
 
 def replace_event_chunks(
@@ -180,63 +175,66 @@ def knn(conn: Connection, query: np.ndarray, k: int = 20,
     return [tuple(row) for row in conn.execute(sql + " ORDER BY distance", params)]
 
 
-def edge_sentence(edge_text: str) -> str:
-    """ "Caroline LIVES_IN Boston" -> "Caroline lives in Boston": what the edge says, in words."""
-    return re.sub(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b", lambda m: m.group(0).lower().replace("_", " "),
-                  edge_text)
+def events_to_embed(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str, float, str | None]]:
+    """The events behind embedding jobs, by rowid: (rowid, content, scope, recorded time, speaker). The vectors
+    carry the recorded time, which the vector path filters on (architecture §16)."""
+    if not rowids:
+        return []
+    return conn.execute(
+        "SELECT id, content, l1_retrieval_scope, recorded_at, json_extract(metadata_json, '$.timeline.speaker') "
+        f"FROM fact_events WHERE id IN ({', '.join('?' * len(rowids))}) ORDER BY id", list(rowids)).fetchall()
 
 
-def embed_edges(db, embedder, limit: int = 256) -> int:
-    """Embed edges not embedded yet (the model runs outside any transaction); returns how many."""
-    rows = db.reader().execute("SELECT rowid, edge_text FROM kg_edges WHERE embedded = 0 LIMIT ?", (limit,)).fetchall()
-    if not rows:
-        return 0
-    vectors = embedder.embed([edge_sentence(text) for _, text in rows])
-    with db.transaction() as conn:
-        for (rowid, _), vector in zip(rows, vectors, strict=True):
-            if conn.execute("SELECT 1 FROM kg_edges WHERE rowid = ?", (rowid,)).fetchone() is None:
-                continue  # forgotten meanwhile
-            conn.execute(f"DELETE FROM {EDGE_VEC_TABLE} WHERE rowid = ?", (rowid,))
-            conn.execute(f"INSERT INTO {EDGE_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
-                         (rowid, np.asarray(vector, dtype=np.float32).tobytes()))
-            conn.execute("UPDATE kg_edges SET embedded = 1 WHERE rowid = ?", (rowid,))
-    return len(rows)
+# The rows that have no vector yet, in id order from ``after`` (so a call walks each table once, and a row whose
+# embedding failed is not asked for again until the next call); and the writes of their vectors.
+
+def summaries_without_vectors(conn: Connection, after: int, limit: int) -> list[tuple[int, str, str]]:
+    """L3 summaries new or regenerated since they were embedded: (summary_id, title, content)."""
+    return conn.execute(
+        f"SELECT summary_id, title, content FROM l3_summaries WHERE summary_id > ? AND summary_id NOT IN "
+        f"(SELECT rowid FROM {SUMMARY_VEC_TABLE}) ORDER BY summary_id LIMIT ?", (after, limit)).fetchall()
 
 
-SUMMARY_EMBED_CHARS = 600     # the head of a summary says what it is about; long inputs cost memory, not meaning
+def edges_without_vectors(conn: Connection, after: int, limit: int) -> list[tuple[int, str]]:
+    """Graph edges not embedded yet: (rowid, edge_text)."""
+    return conn.execute("SELECT rowid, edge_text FROM kg_edges WHERE embedded = 0 AND rowid > ? ORDER BY rowid "
+                        "LIMIT ?", (after, limit)).fetchall()
 
 
-def embed_summaries(db, embedder, limit: int = 16) -> int:
-    """Embed L3 summaries that have no vector yet (new or regenerated); returns how many."""
-    rows = db.reader().execute(
-        f"SELECT summary_id, title, content FROM l3_summaries WHERE summary_id NOT IN "
-        f"(SELECT rowid FROM {SUMMARY_VEC_TABLE}) ORDER BY summary_id LIMIT ?", (limit,)).fetchall()
-    if not rows:
-        return 0
-    vectors = embedder.embed([f"{title}. {content}"[:SUMMARY_EMBED_CHARS] for _, title, content in rows])
-    with db.transaction() as conn:
-        for (summary_id, _, _), vector in zip(rows, vectors, strict=True):
-            if conn.execute("SELECT 1 FROM l3_summaries WHERE summary_id = ?", (summary_id,)).fetchone() is None:
-                continue
-            conn.execute(f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = ?", (summary_id,))
-            conn.execute(f"INSERT INTO {SUMMARY_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
-                         (summary_id, np.asarray(vector, dtype=np.float32).tobytes()))
-    return len(rows)
-
-
-def embed_entities(db, embedder, limit: int = 256) -> int:
-    """Embed the names of active entities that have no vector yet; returns how many."""
-    rows = db.reader().execute(
+def entities_without_vectors(conn: Connection, after: int, limit: int) -> list[tuple[int, str]]:
+    """Active entities (not the '@' speaker keys) whose name has no vector yet: (entity_id, name)."""
+    return conn.execute(
         f"SELECT e.entity_id, e.name FROM entity_catalog e WHERE e.status = 'active' AND e.name_key NOT LIKE '@%' "
-        f"AND NOT EXISTS (SELECT 1 FROM {ENTITY_VEC_TABLE} v WHERE v.rowid = e.entity_id) LIMIT ?", (limit,)).fetchall()
-    if not rows:
-        return 0
-    vectors = embedder.embed([name for _, name in rows])
-    with db.transaction() as conn:
-        for (entity_id, _), vector in zip(rows, vectors, strict=True):
-            if conn.execute("SELECT 1 FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone() is None:
-                continue
-            conn.execute(f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = ?", (entity_id,))
-            conn.execute(f"INSERT INTO {ENTITY_VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
-                         (entity_id, np.asarray(vector, dtype=np.float32).tobytes()))
-    return len(rows)
+        f"AND e.entity_id > ? AND NOT EXISTS (SELECT 1 FROM {ENTITY_VEC_TABLE} v WHERE v.rowid = e.entity_id) "
+        "ORDER BY e.entity_id LIMIT ?", (after, limit)).fetchall()
+
+
+def _put_vector(conn: Connection, table: str, rowid: int, vector: np.ndarray) -> None:
+    conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    conn.execute(f"INSERT INTO {table} (rowid, embedding) VALUES (?, ?)",
+                 (rowid, np.asarray(vector, dtype=np.float32).tobytes()))
+
+
+def put_summary_vector(conn: Connection, summary_id: int, vector: np.ndarray) -> bool:
+    """Store a summary's vector; False when the summary was deleted meanwhile."""
+    if conn.execute("SELECT 1 FROM l3_summaries WHERE summary_id = ?", (summary_id,)).fetchone() is None:
+        return False
+    _put_vector(conn, SUMMARY_VEC_TABLE, summary_id, vector)
+    return True
+
+
+def put_edge_vector(conn: Connection, rowid: int, vector: np.ndarray) -> bool:
+    """Store an edge's vector and mark it embedded; False when the edge was forgotten meanwhile."""
+    if conn.execute("SELECT 1 FROM kg_edges WHERE rowid = ?", (rowid,)).fetchone() is None:
+        return False
+    _put_vector(conn, EDGE_VEC_TABLE, rowid, vector)
+    conn.execute("UPDATE kg_edges SET embedded = 1 WHERE rowid = ?", (rowid,))
+    return True
+
+
+def put_entity_vector(conn: Connection, entity_id: int, vector: np.ndarray) -> bool:
+    """Store an entity name's vector; False when the entity was dropped meanwhile."""
+    if conn.execute("SELECT 1 FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone() is None:
+        return False
+    _put_vector(conn, ENTITY_VEC_TABLE, entity_id, vector)
+    return True
