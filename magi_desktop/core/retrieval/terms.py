@@ -1,9 +1,11 @@
-"""Content terms of questions and events: stopwords out, crude stemming for overlap checks."""
+"""Content terms of questions and events: stopwords out, Snowball stemming for overlap checks."""
 
 from __future__ import annotations
 
 import functools
 import re
+
+import Stemmer      # PyStemmer: the Snowball stemmers in C
 
 from ..text import query_terms
 
@@ -27,7 +29,6 @@ _ZH_STOPWORDS = frozenset(
     "与 或 也 都 就 还 又 这 那 这个 那个 一个 一 个 之前 之后 以前 以后 前 后 时候 知道 请 帮 告诉 说 想 要 会 能 "
     "可以 昨天 今天 前天 明天 上周 本周 这周 上个月 这个月 去年 今年 最近 以前 之前 之后".split()
 )
-_SUFFIXES = ("ing", "ies", "ied", "es", "ed", "ly", "s")
 # Irregular past forms that questions and statements swap ("did I buy" / "I bought").
 _IRREGULAR = {
     "bought": "buy", "went": "go", "gone": "go", "got": "get", "gotten": "get", "ate": "eat", "eaten": "eat",
@@ -43,21 +44,17 @@ _IRREGULAR = {
 }
 
 
+_SNOWBALL = Stemmer.Stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude English stem for overlap checks: fryers/fryer, noted/note, stopped/stop, bought/buy."""
+    """The English (Snowball) stem for overlap checks: fryers/fryer, noted/note, stopped/stop — and planes/plane
+    apart from planning/plan; irregular past forms first (bought/buy). Other scripts pass unchanged."""
     word = _IRREGULAR.get(word, word)
     if not word.isascii() or len(word) <= 3:
         return word
-    base = word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-            break
-    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
-        base = base[:-1]  # stopp -> stop, runn -> run
-    if len(base) > 3 and base.endswith("e"):
-        base = base[:-1]  # note and noted both become "not"
-    return base
+    return _SNOWBALL.stemWord(word)
 
 
 def content_terms(text: str) -> list[str]:
