@@ -85,8 +85,11 @@ def drain(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = la
                 progress(embedded + projected, memory.pending_work())
             continue
         left = memory.queue_state()
-        if left.done or not left.held_total:
-            break                         # drained, or what is due cannot be taken by anyone now
+        if not left.held_total:
+            if left.done or waiting_since is None:
+                break                     # drained, or what is due cannot be taken by anyone now
+            waiting_since = None          # the held work just ended (done, or its lease ran out): look again
+            continue
         started = time.monotonic()
         waiting_since = started if waiting_since is None else waiting_since
         if started - waiting_since >= patience:
