@@ -15,7 +15,7 @@ SKIPPED_DIRS = {".git", ".venv", "venv", "build", "dist", "node_modules", "__pyc
 CITING_SUFFIXES = (".py", ".md", ".sql", ".sh", ".toml", ".iss", ".spec", ".cfg", ".ini")
 
 _NUMBERED_HEADING = re.compile(r"^#{2,4}\s+(\d+(?:\.\d+)*)\.?\s", re.MULTILINE)
-# Where a citation starts: "architecture §5", "docs/architecture.md §14", and the old "architecture §9".
+# Where a citation starts: "architecture §5", "docs/architecture.md §14", and the old "DESIGN §9".
 _CITATION = re.compile(r"\b(architecture(?:\.md)?|DESIGN(?:\.md)?)\s+§")
 _SECTION = re.compile(r"§\s*(\d+(?:\.\d+)*)")
 _FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -149,8 +149,8 @@ def test_citations_are_read_with_their_lists():
 
 def test_a_missing_section_and_the_outside_design_are_flagged():
     known = {"5", "9", "14"}
-    assert bad_citations("# architecture §5\n# architecture §17\n# architecture §5\n", known) == [
-        "line 2: architecture §17", "line 3: architecture §5"]
+    assert bad_citations("# architecture §5\n# architecture §17\n# DESIGN §5\n", known) == [
+        "line 2: architecture §17", "line 3: DESIGN §5"]
 
 
 def test_links_outside_the_root_missing_files_and_headings_are_flagged(tmp_path):

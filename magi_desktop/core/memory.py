@@ -1,4 +1,4 @@
-"""``Memory``: the one facade the rest of the world uses (DESIGN §12)."""
+"""``Memory``: the one facade the rest of the world uses (architecture §12)."""
 
 from __future__ import annotations
 
@@ -366,7 +366,7 @@ class Memory:
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
               session_id: str | None = None, tz: tzinfo | None = None,
               summary_type: str | None = None) -> EvidencePack:
-        """Answer a question with an evidence pack (DESIGN §5).
+        """Answer a question with an evidence pack (architecture §5).
 
         ``mode`` is one of the nine query modes (chosen by rules when None);
         ``now`` (UNIX seconds) answers as of that moment — later events are
@@ -384,7 +384,7 @@ class Memory:
         # recalled-memory marker to whoever reads it (outbound.py).
         return safe(pack)
 
-    # ------------------------------------------------------------ L4 (DESIGN §8)
+    # ------------------------------------------------------------ L4 (architecture §8)
 
     def tool_decision(self, tool: str, category: str | None = None, now: float | None = None) -> l4.Decision:
         """Ask before using a tool: refused while its circuit breaker is open (3 failures in a row; it
@@ -610,7 +610,7 @@ def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
 
 
 def _record_tool_runs(conn, events: list[MemoryEvent]) -> None:
-    """L4 learns from every new tool execution, in the transaction that stores it (DESIGN §8)."""
+    """L4 learns from every new tool execution, in the transaction that stores it (architecture §8)."""
     for event in events:
         run = tool_run_of(event)
         if run is None:
