@@ -12,8 +12,12 @@ import sys
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:      # the CLI imports the core lazily: `magi --help` starts fast
+    from .core import MemoryStats
 
 LINE_BREAKS = re.compile(r"\s*(?:\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029])\s*")
 
@@ -150,7 +154,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
     from .core import Memory
     from .core.export import ImportFailed
-    from .core.memory import PERIODIC_JOBS
+    from .core.services.periodic import PERIODIC_JOBS
 
     if args.file != "-" and not Path(args.file).is_file():
         print(f"magi import: no such file: {args.file}", file=sys.stderr)
@@ -411,18 +415,26 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def _drain_queues(memory) -> None:
-    """Embed what is queued (and run the other background queues), with progress on stderr."""
+    """Run the background queues until every one is drained (workers.jobs.drain: embeddings, L2, L4 and fact
+    extraction, waiting for a batch another process holds), with progress on stderr."""
+    from .workers import drain
+
     total = memory.pending_work()
-    done = 0
-    while True:
-        report = memory.process_pending(limit=256)
-        handled = report["embedded"] + report["failed"]
-        if handled == 0 and not report["l2"]["events"]:
-            break
-        done += handled
-        print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
-    if done:
+    shown = False
+
+    def progress(done: int, due: int) -> None:
+        nonlocal shown, total
+        total = max(total, done + due)
+        shown = True
+        print(f"\rprocessing {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    report = drain(memory, 256, progress=progress)
+    if shown:
         print(file=sys.stderr)
+    if report.left is not None and not report.left.done:
+        held = {queue: n for queue, n in report.left.held.items() if n}
+        due = {queue: n for queue, n in report.left.due.items() if n}
+        print(f"still queued: {due or held} (the background work goes on with it)", file=sys.stderr)
 
 
 # ------------------------------------------------------------------- query
@@ -493,7 +505,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ status
 
 
-def _print_status(stats: dict) -> None:
+def _print_status(stats: MemoryStats) -> None:
     events = stats["events"]
     emb = stats["embedding"]
     print(f"database      {stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB, schema v{stats['schema_version']})")
@@ -554,7 +566,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     with Memory.open(_data_dir(args)) as memory:
         stats = memory.stats()
     if args.json:
-        _print_json(stats)
+        _print_json(stats.to_dict())
     else:
         _print_status(stats)
     return 0

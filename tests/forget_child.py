@@ -4,7 +4,8 @@ chunks to be killed between), printing "done" at the end; "slow": 50 ms between 
 import sys
 import time
 
-from magi_desktop.core import Memory, memory_forget
+from magi_desktop.core import Memory
+from magi_desktop.core.services import forgetting as memory_forget
 
 
 def main(path: str, source: str, slow: bool = False) -> None:

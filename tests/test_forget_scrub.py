@@ -180,7 +180,7 @@ def test_magi_forget_prints_the_scrub_and_the_exports_that_still_hold_it(tmp_pat
 def test_between_chunks_nothing_cites_a_forgotten_event(memory, monkeypatch):
     """A forget in many small chunks: after each, every derived row and every answer cites only events that
     still exist (the breather between chunks is where other writers and readers come in)."""
-    from magi_desktop.core import memory_forget
+    from magi_desktop.core.services import forgetting as memory_forget
 
     for i in range(60):
         memory.ingest(chat(f"Day {i}: I bought a teapot number {i} in Hangzhou.", at=T0 + i * 3600,

@@ -5,11 +5,13 @@ from .errors import DatabaseCorrupt, DiskFull, MemoryBusy
 from .l2.beliefs import Belief
 from .l2.review import ReviewError
 from .memory import Memory, MemoryUnavailable
-from .memory_backup import list_backups, restore_backup
 from .outbound import safe_text
 from .remember import RememberRejected
+from .reports import DueReport, MemoryStats, PendingReport, QueueState
 from .retrieval import EvidencePack, Finding
+from .services.backup import list_backups, restore_backup
 
-__all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "EvidencePack", "Finding", "IngestResult", "Memory", "MemoryBusy",
+__all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "DueReport", "EvidencePack", "Finding", "IngestResult", "Memory",
+           "MemoryBusy", "MemoryStats", "PendingReport", "QueueState",
            "MemoryEvent", "MemoryUnavailable", "PayloadError", "RememberRejected", "ReviewError", "list_backups",
            "restore_backup", "safe_text"]

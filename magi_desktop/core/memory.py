@@ -2,55 +2,59 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
-from . import extraction, l2, l3, l4, retries
-from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, validate_payload
-from .embed import Embedder, indexing, resolve_embedder
-from .embed.indexing import EmbedReport, pending_count
+from . import extraction, l2, l4, retries
+from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type
+from .embed import Embedder, resolve_embedder
 from .errors import MemoryUnavailable
-from .ingest import L0_ONLY, RUNTIME_TRACE, normalize, tool_run_of
+from .import_report import ImportReport
+from .ingest import L0_ONLY, RUNTIME_TRACE, tool_run_of
 from .l0 import WorkingMemory
+from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
-from .l3 import insights as l3_insights
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
-from .memory_agents import AgentsMixin
-from .memory_backup import BackupMixin
-from .memory_export import ExportMixin
-from .memory_facts import FactsMixin
-from .memory_forget import ForgetMixin
-from .memory_redact import RedactMixin, note_rules
-from .memory_review import ReviewMixin
 from .mentioned_times import index_mentioned_times
 from .outbound import safe
 from .paths import database_path
 from .redact import CURRENT, RuleSet, redact_text
 from .render import TemplateRegistry
+from .reports import QUEUES, DueReport, MemoryStats, PendingReport, QueueState
 from .reredact import stored_version
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
+from .services.agents import AgentDesk
+from .services.backup import Storage
+from .services.collectors import CollectorState
+from .services.facts import FactBook
+from .services.forgetting import Forgetting
+from .services.indexing import SearchIndex
+from .services.normalizer import Normalizer
+from .services.periodic import PeriodicJobs
+from .services.processing import Processing
+from .services.redaction import Redactor, note_rules
+from .services.review import BeliefReview
+from .services.statistics import Statistics
+from .services.transfer import Transfer
 from .speakers import settle as settle_speakers
-from .store import Database, SchemaTooNew
+from .store import Database, SchemaTooNew, backup
 from .store.connection import Connection, DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
 from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret, stored_secret
-from .store.queue import EMBEDDING_JOBS, EXTRACTION_RETRIES
 from .store.vectors import current_model, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
 
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
-PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
 _UNKNOWN_SOURCE = "(invalid source)"
 # A huge ingest_many is stored in transactions of this many payloads (~0.2-0.4 s each), with a short pause
 # between them, so another writer (an MCP log_turn, a collector, the app) never waits long (issue 16).
@@ -60,34 +64,62 @@ OPEN_PATIENCE_SECONDS = 5.0    # opening waits no longer for the lock to finish 
 OPEN_FORGET_SECONDS = 2.0      # and works on an interrupted forget no longer than this (the rest: in the background)
 
 
-class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, BackupMixin, RedactMixin):
+class Memory:
     """Layered long-term memory over one SQLite database.
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
     on one writer connection; reads use a connection per thread.
+
+    The facade does ingest, working memory and queries itself and holds a service per domain (see
+    :mod:`.services`): ``fact_book``, ``belief_review``, ``search_index``, ``statistics``, ``storage``,
+    ``collector_state``, ``agents``, ``transfer``, ``forgetting``, ``redactor``, ``processing`` and
+    ``periodic``; the documented methods of each delegate to it.
     """
 
     def __init__(self, db: Database, embedder: Embedder, *, llm: LLMProvider, user_id: str,
                  templates: TemplateRegistry, key_secret: bytes, vectors_ready: bool = True,
                  redaction: RuleSet = CURRENT):
         self.db = db
-        self.redaction = redaction
         self.embedder = embedder
         #: False when the model that made the stored vectors is missing: the
         #: index is kept intact and embedding waits for the model to return.
         self.vectors_ready = vectors_ready
-        self._key_secret = key_secret
         self.llm = llm
         self.user_id = user_id
         self.templates = templates
         self._listeners: list[Callable[[], None]] = []
         self._l0 = WorkingMemory()
         self._process_lock = threading.Lock()
-        self._forget_lock = threading.RLock()      # one resume / scrub of forget jobs at a time
-        self._forgets_running: set[int] = set()    # receipt ids of the forget jobs this process is deleting
         self._entities = EntityLinker()
+        self._normalize = Normalizer(templates, user_id=user_id, key_secret=key_secret, rules=redaction)
         self._retriever = Retriever(db, embedder, self._entities, vectors_ready=lambda: self.vectors_ready,
                                     graph=L2Graph())
+
+        def ready() -> bool:
+            return self.vectors_ready
+
+        lock, linker = self._process_lock, self._entities
+        self.fact_book = FactBook(db, llm)
+        self.belief_review = BeliefReview(db, linker, self._normalize, self._notify)
+        self.search_index = SearchIndex(db, self._notify)
+        self.storage = Storage(db)
+        self.collector_state = CollectorState(db)
+        self.agents = AgentDesk(db, self.fact_book)
+        self.transfer = Transfer(db, lock=lock, linker=linker, normalize=self._normalize,
+                                 belief_review=self.belief_review, notify=self._notify)
+        self.forgetting = Forgetting(db, lock=lock, linker=linker, l0=self._l0)
+        self.redactor = Redactor(db, lock=lock, linker=linker, normalize=self._normalize, notify=self._notify)
+        self.statistics = Statistics(db, embedder, llm, vectors_ready=ready, l0=self._l0,
+                                     collector_state=self.collector_state, storage=self.storage,
+                                     redactor=self.redactor)
+        self.processing = Processing(db, embedder, llm, lock=lock, linker=linker, vectors_ready=ready)
+        self.periodic = PeriodicJobs(db, llm, lock=lock, linker=linker, l0=self._l0, storage=self.storage,
+                                     forgetting=self.forgetting, notify=self._notify)
+
+    @property
+    def redaction(self) -> RuleSet:
+        """The rules ingest redacts with (``Memory.open(redaction=...)``; an older set in tests)."""
+        return self._normalize.rules
 
     # ----------------------------------------------------------- lifecycle
 
@@ -215,18 +247,6 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         event, target = self._normalize(payload, now)
         return self._write([(event, target)], now, guard=lambda conn: retries.repeated(conn, event, retry_within))[0]
 
-    def _normalize(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
-        payload = validate_payload(raw)
-        try:
-            return normalize(payload, self.templates, user_id=self.user_id, key_secret=self._key_secret, now=now,
-                             rules=self.redaction)
-        except Exception as exc:  # noqa: BLE001 - one odd payload must not sink its batch
-            # A payload that passed validation but broke normalisation is a bug
-            # here, not the sender's fault: log it with its traceback, reject it.
-            log.exception("could not normalise a valid payload from %s", payload.source_type)
-            raise PayloadError("payload", f"could not be processed ({type(exc).__name__}); "
-                                          "this is a bug in Magi Desktop, please report it") from exc
-
     def _write(self, items: list[tuple], now: float,
                guard: Callable[[Connection], IngestResult | None] | None = None) -> list[IngestResult]:
         """Store normalised events; ``items`` holds (event, target) or (raw payload, PayloadError). ``guard``
@@ -341,97 +361,6 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
             except Exception:  # noqa: BLE001 - a listener must not break ingest
                 log.exception("memory listener failed")
 
-    # ---------------------------------------------------------- background
-
-    def pending_work(self) -> int:
-        """How many queued jobs are due now (and can run), over every queue."""
-        return sum(self.pending_by_queue().values())
-
-    def retry_dead_jobs(self) -> int:
-        """Give dead-lettered L2 jobs and fact extractions another five attempts (e.g. after fixing the
-        LLM endpoint); returns how many were revived."""
-        return l2_jobs.revive_dead(self.db) + extraction.revive_dead(self.db)
-
-    def pending_by_queue(self) -> dict[str, int]:
-        """Due jobs per queue: {"embedding": n, "l2": m, "l4": k, "facts": conversations to extract}."""
-        return {"embedding": pending_count(self.db) if self.vectors_ready else 0,
-                "l2": l2_jobs.pending_count(self.db),
-                "l4": self.db.reader().execute("SELECT count(*) FROM procedural_skills WHERE distill_due = 1"
-                                               ).fetchone()[0],
-                "facts": extraction.pending_count(self.db.reader(), time.time())}
-
-    def process_pending(self, limit: int | None = None, now: float | None = None,
-                        queues: tuple[str, ...] = ("embedding", "l2", "l4", "facts")) -> dict[str, Any]:
-        """Drain the background queues now: embeddings, then L2 projection and snapshots, then the
-        L4 strategies due for distillation, then the conversations due for fact extraction.
-
-        ``limit`` caps the events each queue handles in this call; ``now`` is the
-        clock the L2 queue runs on (tests and replays); ``queues`` picks which to
-        drain. Failed jobs are retried later with backoff and end in the dead
-        letter; see :meth:`stats`.
-        """
-        unknown = set(queues) - {"embedding", "l2", "l4", "facts"}
-        if unknown:
-            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding, l2, l4 and facts")
-        extracted = extraction.ExtractionReport()
-        distilled = 0
-        report = EmbedReport()
-        cognition = l2.L2Report()
-        with self._process_lock:
-            if self.vectors_ready and "embedding" in queues:
-                report = indexing.embed(self.db, self.embedder, ("events", "summaries"), limit=limit)
-            if "l2" in queues:
-                embed = self.embedder.embed if self.vectors_ready else None
-                cognition = l2.process(self.db, self.llm, self._entities, limit=limit, now=now, embed=embed)
-                if cognition.projected.superseded:
-                    l3_insights.reconciled(self.db, time.time() if now is None else now)
-                if self.vectors_ready:   # L2's own vectors are part of the L2 work
-                    report.add(indexing.embed(self.db, self.embedder, ("edges", "entities")))
-            if "l4" in queues:
-                distilled = l4.distill.run(self.db, self.llm, time.time() if now is None else now,
-                                           limit=limit or l4.distill.BATCH)
-        if "facts" in queues:
-            # Outside the lock: claims keep extractors apart, and model calls must not hold up forget().
-            extracted = extraction.run(self.db, self.llm, now, limit=min(limit or extraction.BATCH, extraction.BATCH))
-        return {"embedded": report.embedded, "failed": report.failed, "dead": report.dead,
-                "errors": report.errors[:10], "l2": cognition.to_dict(), "l4": {"distilled": distilled},
-                "facts": extracted.to_dict()}
-
-    def run_due(self, now: float | None = None, jobs: Iterable[str] | None = None) -> dict[str, Any]:
-        """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
-        episodes, entity merges, orphans) and the end of idle sessions (``maintenance``), the L3 windows
-        closed by ``now`` (``l3:hour``, ``l3:day``, ``l3:week``, ``l3:month``) and the rule-made insights
-        (``l3:insights``), and the daily backup (``backup``, by the real clock). ``jobs`` picks some (the app's
-        scheduler runs each on its own schedule); None runs them all, which is how a test or a benchmark
-        replays a month with successive ``now``."""
-        chosen = set(PERIODIC_JOBS if jobs is None else jobs)
-        unknown = chosen - set(PERIODIC_JOBS)
-        if unknown:
-            raise ValueError(f"unknown periodic job(s) {', '.join(sorted(unknown))}; jobs are "
-                             f"{', '.join(PERIODIC_JOBS)}")
-        report: dict[str, Any] = {}
-        if "backup" in chosen:
-            report["backup"] = self.backup_if_due()
-        if "maintenance" in chosen:
-            report["forget"] = self.resume_forget()     # outside the process lock: chunks take it each
-        with self._process_lock:
-            try:
-                if "maintenance" in chosen:
-                    # A job still marked running past its lease was left by a crash: due again.
-                    recovered = l2_jobs.recover_running(self.db)     # leases are in real time
-                    report["l2_maintenance"] = l2.maintain(self.db, now) | {"jobs_recovered": recovered}
-                    report["l0_sessions_ended"] = self._l0.expire(time.time() if now is None else now)
-                granularities = tuple(g for g in l3.GRANULARITIES if f"l3:{g}" in chosen)
-                if granularities or "l3:insights" in chosen:
-                    report["l3"] = l3.run(self.db, self.llm, now, granularities=granularities,
-                                          insights="l3:insights" in chosen)
-                    if any(isinstance(v, int) and v for v in report["l3"].values()) or any(
-                            report["l3"].get("insights", {}).values()):
-                        self._notify()          # new summaries to embed
-                return report
-            finally:
-                self._entities.reset()   # maintenance may have merged or dropped entities it cached
-
     # ---------------------------------------------------------------- read
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
@@ -455,18 +384,6 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
         # recalled-memory marker to whoever reads it (outbound.py).
         return safe(pack)
 
-    def plugin_cursor(self, name: str) -> Any:
-        """Where a collector's next run starts (None before its first stored run)."""
-        row = self.db.reader().execute("SELECT cursor_json FROM plugin_state WHERE name = ?", (name,)).fetchone()
-        return json.loads(row[0]) if row and row[0] is not None else None
-
-    def save_plugin_cursor(self, name: str, cursor: Any) -> None:
-        """Keep a collector's cursor (JSON-serialisable)."""
-        with self.db.transaction() as conn:
-            conn.execute("INSERT INTO plugin_state (name, cursor_json, updated_at) VALUES (?, ?, ?) "
-                         "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
-                         "updated_at = excluded.updated_at", (name, json.dumps(cursor), time.time()))
-
     # ------------------------------------------------------------ L4 (architecture §8)
 
     def tool_decision(self, tool: str, category: str | None = None, now: float | None = None) -> l4.Decision:
@@ -483,91 +400,201 @@ class Memory(ReviewMixin, FactsMixin, ForgetMixin, ExportMixin, AgentsMixin, Bac
                 "breaker_opened_at", "optimized_prompt", "distilled_at")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
-    def save_collector_status(self, name: str, status: dict[str, Any]) -> None:
-        """Keep what the supervisor knows of a collector (runs, failures, counters) for ``stats``."""
-        with self.db.transaction() as conn:
-            conn.execute("INSERT INTO plugin_state (name, status_json, updated_at) VALUES (?, ?, ?) "
-                         "ON CONFLICT (name) DO UPDATE SET status_json = excluded.status_json, "
-                         "updated_at = excluded.updated_at", (name, json.dumps(status), time.time()))
-
-    def collector_statuses(self) -> dict[str, dict[str, Any]]:
-        """The last saved status of every collector that has run, by name."""
-        rows = self.db.reader().execute(
-            "SELECT name, status_json FROM plugin_state WHERE status_json IS NOT NULL ORDER BY name")
-        return {name: json.loads(text) for name, text in rows}
-
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""
         return event_row(self.db.reader(), event_id)
 
-    def stats(self) -> dict[str, Any]:
-        conn = self.db.reader()
+    # -------------------------------------------------- fact_book (FactBook)
 
-        def grouped(sql: str) -> dict[str, int]:
-            return {key: count for key, count in conn.execute(sql) if count}
+    def remember(self, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]],
+                 category: str | None = None, replaces: int | None = None, project: str | None = None,
+                 session_id: str | None = None) -> int:
+        return self.fact_book.remember(quote, content, turn_messages, category, replaces, project, session_id)
 
-        def counted(column: str) -> dict[str, int]:
-            return grouped(f"SELECT {column}, sum(events) FROM l1_event_counts GROUP BY 1 ORDER BY 2 DESC")
+    def merge_facts(self, fact_ids: Sequence[int], content: str) -> int:
+        return self.fact_book.merge_facts(fact_ids, content)
 
-        embedding = conn.execute("SELECT model, dimension, rebuilt_from FROM vector_index").fetchone()
-        l2_states = l2_jobs.counts(conn)
-        jobs = EMBEDDING_JOBS.counts(conn)
-        path = self.path
-        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-        return {
-            "database": str(path),
-            "size_bytes": size,
-            "schema_version": conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0],
-            "events": {
-                "total": conn.execute("SELECT coalesce(sum(events), 0) FROM l1_event_counts").fetchone()[0],
-                "by_evidence_class": counted("evidence_class"),
-                "by_scope": counted("l1_retrieval_scope"),
-                "by_source": counted("source"),
-            },
-            "runtime_traces": conn.execute("SELECT count(*) FROM runtime_traces").fetchone()[0],
-            "chat_sessions": conn.execute("SELECT count(*) FROM chat_sessions").fetchone()[0],
-            "embedding": {
-                "model": embedding[0] if embedding else None,
-                "dimension": embedding[1] if embedding else None,
-                "rebuilt_from": embedding[2] if embedding else None,
-                "embedder": self.embedder.name,
-                "vectors_ready": self.vectors_ready,
-                "model_loaded": bool(getattr(self.embedder, "loaded", False)),
-                "chunks": conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0],
-                "pending": jobs.get("pending", 0),
-                "dead": jobs.get("dead", 0),
-            },
-            "sources": {
-                row[0]: {"accepted": row[1], "duplicates": row[2], "rejected": row[3], "last_rejection": row[4]}
-                for row in conn.execute(
-                    "SELECT source, accepted, duplicates, rejected, last_rejection FROM source_counters "
-                    "ORDER BY source")
-            },
-            "l2": {
-                "llm": self.llm.name,
-                "jobs": {state: l2_states.get(state, 0) for state in ("pending", "running", "done", "dead")},
-                "oldest_pending_seconds": l2_jobs.oldest_pending_age(conn, time.time()),
-                "entities": conn.execute("SELECT count(*) FROM entity_catalog WHERE status = 'active'").fetchone()[0],
-                "edges": conn.execute("SELECT count(*) FROM kg_edges WHERE status = 'active'").fetchone()[0],
-                "assertions": conn.execute("SELECT count(*) FROM tom_trait_assertions WHERE status IN "
-                                           "('tentative', 'corroborated', 'stable')").fetchone()[0],
-                "episodes": conn.execute("SELECT count(*) FROM l2_episodes WHERE status = 'promoted'").fetchone()[0],
-                # The user's reviews an import carried over: pending until L2 is rebuilt up to them.
-                "imported_reviews": grouped("SELECT state, count(*) FROM review_replays GROUP BY 1"),
-            },
-            "facts": {
-                "by_evidence": grouped("SELECT evidence_type, count(*) FROM memory_facts WHERE status = 'active' "
-                                       "GROUP BY 1 ORDER BY 2 DESC"),
-                "extractions": conn.execute("SELECT count(*) FROM fact_extractions").fetchone()[0],
-                "conversations_due": extraction.pending_count(conn, time.time()),
-                "failed": EXTRACTION_RETRIES.counts(conn),
-            },
-            "collectors": self.collector_statuses(),
-            "storage": self.storage_status(),
-            "redaction": self.redaction_status(),
-            "llm": self.llm.health() if hasattr(self.llm, "health") else {"name": self.llm.name},
-            "working_memory_sessions": len(self._l0),
-        }
+    def facts(self, status: str | None = "active", *, fact_id: int | None = None) -> list[dict[str, Any]]:
+        return self.fact_book.facts(status, fact_id=fact_id)
+
+    def fact(self, fact_id: int) -> dict[str, Any] | None:
+        return self.fact_book.fact(fact_id)
+
+    def delete_fact(self, fact_id: int) -> bool:
+        return self.fact_book.delete_fact(fact_id)
+
+    def extract_facts(self, now: float | None = None, limit: int | None = None) -> dict[str, Any]:
+        return self.fact_book.extract_facts(now, limit)
+
+    def extractions(self, limit: int = 50) -> list[dict[str, Any]]:
+        return self.fact_book.extractions(limit)
+
+    # -------------------------------------------------- belief_review (BeliefReview)
+
+    def beliefs(self, category: str = "assertions", *, state: str | None = None, entity: str | None = None,
+                source: str | None = None, limit: int = 1000) -> list[l2_beliefs.Belief]:
+        return self.belief_review.beliefs(category, state=state, entity=entity, source=source, limit=limit)
+
+    def belief(self, key: str) -> l2_beliefs.Belief | None:
+        return self.belief_review.belief(key)
+
+    def evidence_trail(self, key: str) -> dict[str, Any] | None:
+        return self.belief_review.evidence_trail(key)
+
+    def confirm(self, key: str) -> int:
+        return self.belief_review.confirm(key)
+
+    def deny(self, key: str) -> int:
+        return self.belief_review.deny(key)
+
+    def correct(self, key: str, value: str) -> int:
+        return self.belief_review.correct(key, value)
+
+    def undo(self, review_id: int) -> dict[str, Any]:
+        return self.belief_review.undo(review_id)
+
+    def reviews(self, limit: int = 100) -> list[dict[str, Any]]:
+        return self.belief_review.reviews(limit)
+
+    def entities(self, search: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        return self.belief_review.entities(search, limit)
+
+    def merge_entities(self, keep: int, drop: int) -> int:
+        return self.belief_review.merge_entities(keep, drop)
+
+    def add_alias(self, entity_id: int, alias: str) -> None:
+        return self.belief_review.add_alias(entity_id, alias)
+
+    # -------------------------------------------------- search_index (SearchIndex)
+
+    def reindex(self) -> int:
+        return self.search_index.reindex()
+
+    # -------------------------------------------------- statistics (Statistics)
+
+    def stats(self) -> MemoryStats:
+        return self.statistics.stats()
+
+    def activity_by_day(self, days: int = 14, now: float | None = None) -> dict[str, dict[str, int]]:
+        return self.statistics.activity_by_day(days, now)
+
+    # -------------------------------------------------- storage (Storage)
+
+    def backups(self) -> list[dict[str, Any]]:
+        return self.storage.backups()
+
+    def backup_now(self, reason: str = "manual") -> dict[str, Any]:
+        return self.storage.backup_now(reason)
+
+    def backup_if_due(self, interval: float = backup.INTERVAL_SECONDS) -> dict[str, Any]:
+        return self.storage.backup_if_due(interval)
+
+    def storage_status(self) -> dict[str, Any]:
+        return self.storage.storage_status()
+
+    # -------------------------------------------------- collector_state (CollectorState)
+
+    def plugin_cursor(self, name: str) -> Any:
+        return self.collector_state.plugin_cursor(name)
+
+    def save_plugin_cursor(self, name: str, cursor: Any) -> None:
+        return self.collector_state.save_plugin_cursor(name, cursor)
+
+    def save_collector_status(self, name: str, status: dict[str, Any]) -> None:
+        return self.collector_state.save_collector_status(name, status)
+
+    def collector_statuses(self) -> dict[str, dict[str, Any]]:
+        return self.collector_state.collector_statuses()
+
+    # -------------------------------------------------- agents (AgentDesk)
+
+    def record_agent_call(self, client: str | None, tool: str, *, rejected: str | None = None,
+                          now: float | None = None) -> None:
+        return self.agents.record_agent_call(client, tool, rejected=rejected, now=now)
+
+    def agent_usage(self) -> list[dict[str, Any]]:
+        return self.agents.agent_usage()
+
+    def user_snapshot(self, now: float | None = None) -> dict[str, Any]:
+        return self.agents.user_snapshot(now)
+
+    def recent_summaries(self, limit: int = 5, summary_type: str | None = None) -> list[dict[str, Any]]:
+        return self.agents.recent_summaries(limit, summary_type)
+
+    # -------------------------------------------------- transfer (Transfer)
+
+    def export_jsonl(self, out: str | os.PathLike | IO[str]) -> dict[str, int]:
+        return self.transfer.export_jsonl(out)
+
+    def export_markdown(self, directory: str | os.PathLike) -> list[Path]:
+        return self.transfer.export_markdown(directory)
+
+    def import_jsonl(self, source: str | os.PathLike | IO[bytes]) -> ImportReport:
+        return self.transfer.import_jsonl(source)
+
+    # -------------------------------------------------- forgetting (Forgetting)
+
+    def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
+               entity: str | None = None, source: str | None = None, start: float | None = None,
+               end: float | None = None) -> dict[str, Any]:
+        return self.forgetting.forget(event_ids, source_item_ids, entity, source, start, end)
+
+    def forget_receipts(self, limit: int = 50, *, entity: str | None = None,
+                        source_item_id: str | None = None) -> list[dict[str, Any]]:
+        return self.forgetting.forget_receipts(limit, entity=entity, source_item_id=source_item_id)
+
+    def forget_pending(self) -> bool:
+        return self.forgetting.forget_pending()
+
+    def resume_forget(self, budget: float | None = None) -> dict[str, Any]:
+        return self.forgetting.resume_forget(budget)
+
+    # -------------------------------------------------- redactor (Redactor)
+
+    def redaction_status(self) -> dict[str, Any]:
+        return self.redactor.redaction_status()
+
+    def redact_stored(self, dry_run: bool = False) -> dict[str, Any]:
+        return self.redactor.redact_stored(dry_run)
+
+    def redaction_receipts(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self.redactor.redaction_receipts(limit)
+
+    # -------------------------------------------------- processing (Processing)
+
+    def process_pending(self, limit: int | None = None, now: float | None = None,
+                        queues: tuple[str, ...] = QUEUES) -> PendingReport:
+        return self.processing.process_pending(limit, now, queues)
+
+    def pending_by_queue(self) -> dict[str, int]:
+        return self.processing.pending_by_queue()
+
+    def pending_work(self) -> int:
+        return self.processing.pending_work()
+
+    def queue_state(self) -> QueueState:
+        return self.processing.queue_state()
+
+    def retry_dead_jobs(self) -> int:
+        return self.processing.retry_dead_jobs()
+
+    # -------------------------------------------------- periodic (PeriodicJobs)
+
+    def run_due(self, now: float | None = None, jobs: Iterable[str] | None = None) -> DueReport:
+        return self.periodic.run_due(now, jobs)
+
+
+def _document_delegates() -> None:
+    """A flat method that delegates shows its service's docstring (``help(mem.remember)``), kept in one place."""
+    for service in (FactBook, BeliefReview, SearchIndex, Statistics, Storage, CollectorState, AgentDesk, Transfer,
+                    Forgetting, Redactor, Processing, PeriodicJobs):
+        for name, function in vars(service).items():
+            flat = vars(Memory).get(name)
+            if callable(flat) and not name.startswith("_") and flat.__doc__ is None:
+                flat.__doc__ = function.__doc__
+
+
+_document_delegates()
 
 
 def resolve_llm(llm: str | LLMProvider) -> LLMProvider:

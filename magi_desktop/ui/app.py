@@ -118,10 +118,10 @@ class DesktopApp:
     def status_line(self) -> str:
         """The tray menu's first line: collectors, queued work and how long the oldest job has waited."""
         stats = self.memory.stats()
-        pending = stats["embedding"]["pending"] + stats["l2"]["jobs"]["pending"]
+        pending = stats.queued
         lag = stats["l2"]["oldest_pending_seconds"]
         waiting = f", oldest {lag / 60:.0f} min" if lag and lag >= 60 else f", oldest {lag:.0f} s" if lag else ""
-        full = "Disk full — read-only · " if not stats["storage"]["writable"] else ""
+        full = "Disk full — read-only · " if not stats.writable else ""
         return f"{full}Collectors: {self.collectors_status()} · {pending} queued{waiting}"
 
     # --------------------------------------------------------------- actions

@@ -79,8 +79,8 @@ class BackgroundWorker:
                     self.last_error = f"{type(exc).__name__}: {exc}"
             try:
                 handled, report = process_batch(self.memory, self.batch)
-                self.processed += report["embedded"]
-                self.projected += report["l2"]["events"]
+                self.processed += report.embedded
+                self.projected += report.projected
             except Exception as exc:  # noqa: BLE001 - keep the worker alive; the error is reported
                 if isinstance(exc, MemoryUnavailable):     # a full disk: said once per poll, no traceback
                     log.warning("background processing paused: %s", exc)

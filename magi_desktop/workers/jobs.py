@@ -1,47 +1,108 @@
 """The core's background work as plain functions: any thread pool (a plain thread, Qt's
 QThreadPool through ``ui.tasks``) can run them. Each batch commits or rolls back whole, so
-stopping between batches loses nothing."""
+stopping between batches loses nothing.
+
+:func:`drain` is THE drain: the app's scheduler, ``magi ingest`` / ``import`` / ``collect`` and a reindex
+all stop on the same decision, made from every queue (``Memory.queue_state``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ..core import Memory
+from ..core import Memory, PendingReport, QueueState
+
+# How long a drain waits, at most, for work another process holds under a live lease (its batch is done, or
+# its lease runs out and the work is due again here). A batch takes seconds (an LLM's retries included well
+# under a minute); the lease itself is much longer (LEASE_SECONDS, for a process that died).
+HELD_PATIENCE_SECONDS = 120.0
+HELD_POLL_SECONDS = 0.25
 
 
-def process_batch(memory: Memory, batch: int = 64) -> tuple[int, dict[str, Any]]:
+@dataclass(frozen=True, eq=False)
+class DrainReport(Mapping[str, Any]):
+    """What a drain did, and what it left (``left``: nothing unless it was cancelled or gave up waiting)."""
+
+    batches: int = 0
+    embedded: int = 0
+    projected: int = 0
+    failed: int = 0
+    waited_seconds: float = 0.0      # spent waiting for work another process held
+    left: QueueState | None = None
+
+    @property
+    def done(self) -> bool:
+        """Every queue was drained: nothing due and nothing held elsewhere."""
+        return self.left is not None and self.left.done
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"batches": self.batches, "embedded": self.embedded, "projected": self.projected, "failed": self.failed}
+
+    # A read-only dict view of to_dict() while callers move off the dict this returned (see core/reports.py).
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+
+def process_batch(memory: Memory, batch: int = 64) -> tuple[int, PendingReport]:
     """One batch of every queue (embedding, L2, L4, fact extraction); returns (jobs handled, the report).
     First, an unfinished forget (a crashed job, a scrub a reader held up) is finished."""
     if memory.forget_pending():
         memory.resume_forget()
     report = memory.process_pending(limit=batch)
-    cognition = report["l2"]
-    handled = (report["embedded"] + report["failed"] + cognition["events"] + cognition["failed"]
-               + report["l4"]["distilled"] + report["facts"]["runs"] + report["facts"]["failed"])
-    return handled, report
+    return report.handled, report
 
 
 def drain(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = lambda: False,
-          progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-    """Process batches until nothing is due or ``cancelled()``; progress is (handled so far, still due)."""
-    totals = {"batches": 0, "embedded": 0, "projected": 0, "failed": 0}
+          progress: Callable[[int, int], None] | None = None,
+          patience: float = HELD_PATIENCE_SECONDS, poll: float = HELD_POLL_SECONDS) -> DrainReport:
+    """Process batches until every queue is drained or ``cancelled()``; progress is (handled so far, still due).
+
+    A batch that handles nothing ends the drain only when nothing is due and no other process holds work
+    under a live lease: held work is waited for (``poll`` seconds between looks, ``patience`` at most in a
+    row), then what it left is done here. Work that is due but that no batch can take (a queue waiting on
+    something else) ends the drain too, reported in ``left``."""
+    batches = embedded = projected = failed = 0
+    waited = 0.0
+    waiting_since: float | None = None
+    left: QueueState | None = None
     while not cancelled():
         handled, report = process_batch(memory, batch)
-        if handled == 0:
+        if handled:
+            waiting_since = left = None
+            batches += 1
+            embedded += report.embedded
+            projected += report.projected
+            failed += report.failed
+            if progress is not None:
+                progress(embedded + projected, memory.pending_work())
+            continue
+        left = memory.queue_state()
+        if not left.held_total:
+            if left.done or waiting_since is None:
+                break                     # drained, or what is due cannot be taken by anyone now
+            waiting_since = None          # the held work just ended (done, or its lease ran out): look again
+            continue
+        started = time.monotonic()
+        waiting_since = started if waiting_since is None else waiting_since
+        if started - waiting_since >= patience:
             break
-        totals["batches"] += 1
-        totals["embedded"] += report["embedded"]
-        totals["projected"] += report["l2"]["events"]
-        totals["failed"] += report["failed"] + report["l2"]["failed"]
-        if progress is not None:
-            progress(totals["embedded"] + totals["projected"], memory.pending_work())
-    return totals
+        time.sleep(poll)
+        waited += time.monotonic() - started
+    return DrainReport(batches=batches, embedded=embedded, projected=projected, failed=failed,
+                       waited_seconds=round(waited, 3), left=left)
 
 
 def maintain(memory: Memory, jobs: tuple[str, ...] | None = None) -> dict[str, Any]:
     """The periodic jobs (``Memory.run_due``): all of them, or those named."""
-    return memory.run_due(jobs=jobs)
+    return memory.run_due(jobs=jobs).to_dict()
 
 
 def reindex(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = lambda: False,
@@ -55,4 +116,4 @@ def reindex(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = 
             progress(queued - memory.pending_by_queue()["embedding"], queued)
 
     totals = drain(memory, batch, cancelled=cancelled, progress=report)
-    return totals | {"queued": queued, "left": memory.pending_by_queue()["embedding"]}
+    return totals.to_dict() | {"queued": queued, "left": memory.pending_by_queue()["embedding"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
-import Stemmer      # PyStemmer: the Snowball stemmers in C
+import Stemmer  # PyStemmer: the Snowball stemmers in C
 
 from ..text import query_terms
 

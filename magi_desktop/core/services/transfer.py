@@ -1,31 +1,42 @@
-"""The export part of ``Memory`` (issue 8): everything out as JSON Lines and back in, and a Markdown
-copy of the facts and beliefs a person can read.
-
-A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock
-and entity linker, and is not used on its own.
-"""
+"""Export and import (issue 8): everything out as JSON Lines and back in, and a Markdown copy of the facts
+and beliefs a person can read."""
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from .export import ImportFailed, export_jsonl, open_private
-from .export_markdown import beliefs_file, evidence_counts, fact_files, index_file, read_facts, write_files
-from .forget_job import record_export
-from .import_report import ImportReport
-from .importer import import_jsonl
+from ..export import ImportFailed, export_jsonl, open_private
+from ..export_markdown import beliefs_file, evidence_counts, fact_files, index_file, read_facts, write_files
+from ..forget_job import record_export
+from ..import_report import ImportReport
+from ..importer import import_jsonl
+from ..store import Database
+from ..store.entities import EntityLinker
+from .normalizer import Normalizer
+from .review import BeliefReview
 
-__all__ = ["ExportMixin", "ImportFailed"]
+__all__ = ["ImportFailed", "Transfer"]
 
 
-class ExportMixin:
+class Transfer:
+    def __init__(self, db: Database, *, lock: threading.Lock, linker: EntityLinker, normalize: Normalizer,
+                 belief_review: BeliefReview, notify: Callable[[], None]) -> None:
+        self.db = db
+        self.lock = lock                    # the process lock: no background batch runs during an import
+        self.linker = linker
+        self.normalize = normalize          # its dedupe secret becomes the exported memory's
+        self.belief_review = belief_review  # the beliefs the Markdown copy lists
+        self.notify = notify                # the imported events wait for the background work
+
     def export_jsonl(self, out: str | os.PathLike | IO[str]) -> dict[str, int]:
         """Write everything the memory holds, with provenance, as JSON Lines (a header line, then one row per
         line) to a path (written whole or not at all, readable by the user only) or an open text stream.
         Returns the rows written per table. :meth:`import_jsonl` loads it into a new memory."""
-        from .. import __version__
+        from ... import __version__
 
         if not isinstance(out, (str, os.PathLike)):
             return export_jsonl(self.db.reader(), out, app_version=__version__)
@@ -46,7 +57,7 @@ class ExportMixin:
         files. Returns the files written."""
         conn = self.db.reader()
         files = fact_files(read_facts(conn))
-        beliefs = {category: self.beliefs(category, state="current", limit=1_000_000)
+        beliefs = {category: self.belief_review.beliefs(category, state="current", limit=1_000_000)
                    for category in ("assertions", "relationships", "facts")}
         files["beliefs.md"] = beliefs_file(beliefs, evidence_counts(conn))
         files["index.md"] = index_file(files)
@@ -65,23 +76,25 @@ class ExportMixin:
         transaction: :class:`ImportFailed` (naming the line and field) leaves the memory untouched; an
         export from a newer schema is refused. The events go through the write path again (every derived
         value made anew), facts are re-checked by the quote gate, reviews wait for the rebuilt beliefs; L2,
-        L3 and L4 are not loaded but rebuilt — call :meth:`process_pending` and :meth:`run_due` (as after
+        L3 and L4 are not loaded but rebuilt — call ``Memory.process_pending`` and ``Memory.run_due`` (as after
         ingest). The report says what was taken and every value changed or row dropped."""
         handle = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source  # noqa: SIM115
         try:
-            with self._process_lock:
+            with self.lock:
                 try:
                     with self.db.transaction() as conn:
-                        report = import_jsonl(conn, handle, templates=self.templates, link=self._entities.link,
-                                              key_secret=self._key_secret, user_id=self.user_id)
+                        report = import_jsonl(conn, handle, templates=self.normalize.templates, link=self.linker.link,
+                                              key_secret=self.normalize.key_secret,
+                                              user_id=self.normalize.user_id)
                 finally:
-                    self._entities.reset()      # ids it cached may be rolled back, or now name other rows
+                    self.linker.reset()      # ids it cached may be rolled back, or now name other rows
                 row = self.db.reader().execute(
                     "SELECT value FROM memory_meta WHERE key = 'idempotency_secret'").fetchone()
                 if row:
-                    self._key_secret = bytes.fromhex(row[0])   # the exported memory's, so its dedupe keys match
+                    # The exported memory's secret, so its dedupe keys match.
+                    self.normalize.key_secret = bytes.fromhex(row[0])
         finally:
             if handle is not source:
                 handle.close()
-        self._notify()
+        self.notify()
         return report

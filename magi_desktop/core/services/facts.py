@@ -1,9 +1,6 @@
-"""The facts part of ``Memory`` (architecture §9): ``remember()`` behind the quote gate, facts and their evidence.
-``forget()`` lives in :mod:`.memory_forget`.
-
-A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock
-and entity linker, and is not used on its own.
-"""
+"""The facts agents saved (architecture §9): ``remember()`` behind the quote gate, facts and their evidence,
+merges, deletions, and the extraction of facts from ended conversations. ``forget()`` is in
+:mod:`.forgetting`."""
 
 from __future__ import annotations
 
@@ -12,18 +9,24 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import extraction
-from .remember import merge as merge_facts
-from .remember import remember as remember_fact
-from .remember import stored_message
-from .store.l1 import event_row
+from .. import extraction
+from ..llm import LLMProvider
+from ..remember import merge as merge_facts
+from ..remember import remember as remember_fact
+from ..remember import stored_message
+from ..store import Database
+from ..store.l1 import event_row
 
 FACT_KEYS = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
              "proposal_message_id", "accepting_message_id", "session_id", "generation", "extraction_id", "status",
              "superseded_by", "created_at")
 
 
-class FactsMixin:
+class FactBook:
+    def __init__(self, db: Database, llm: LLMProvider) -> None:
+        self.db = db
+        self.llm = llm
+
     def remember(self, quote: str, content: str, turn_messages: Sequence[Mapping[str, Any]],
                  category: str | None = None, replaces: int | None = None, project: str | None = None,
                  session_id: str | None = None) -> int:

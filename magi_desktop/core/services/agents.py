@@ -1,9 +1,8 @@
-"""The agents' part of ``Memory`` (architecture §2, §11): what an agent reads besides ``query`` — the user's
+"""The agents' side of the memory (architecture §2, §11): what an agent reads besides ``query`` — the user's
 current snapshot and the recent L3 summaries — and the record of which agents use the memory (calls
 per client and tool, refusals), which Settings → Agents shows.
 
-A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database and is not
-used on its own. The usage record holds no content — the client's name, the tool, counts, times and
+The usage record holds no content — the client's name, the tool, counts, times and
 the last refusal's reason code or bad field — so forgetting never has to look at it.
 """
 
@@ -12,7 +11,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .l2 import snapshots
+from ..l2 import snapshots
+from ..store import Database
+from .facts import FactBook
 
 MAX_CLIENT_CHARS = 100
 MAX_REJECTION_CHARS = 200
@@ -25,7 +26,11 @@ SUMMARY_KEYS = ("summary_id", "summary_type", "summary_category", "granularity",
                 "title", "content", "event_count")
 
 
-class AgentsMixin:
+class AgentDesk:
+    def __init__(self, db: Database, fact_book: FactBook) -> None:
+        self.db = db
+        self.fact_book = fact_book     # the facts agents saved are part of the user's snapshot
+
     def record_agent_call(self, client: str | None, tool: str, *, rejected: str | None = None,
                           now: float | None = None) -> None:
         """Count one call of ``tool`` by the agent ``client`` (an MCP client's name); ``rejected`` is the
@@ -77,7 +82,7 @@ class AgentsMixin:
                            "AND status = 'active'", (SELF_KEY,)).fetchone()
         built = snapshots.build(conn, row[0], now) if row else None
         facts = [{key: fact[key] for key in ("fact_id", "content", "category", "evidence_type", "created_at")}
-                 for fact in self.facts() if fact["scope"] == "user"]
+                 for fact in self.fact_book.facts() if fact["scope"] == "user"]
         return {"traits": built["traits"] if built else {}, "states": built["states"] if built else {},
                 "relations": built["relations"] if built else [], "facts": facts, "as_of": now}
 

@@ -1,34 +1,44 @@
-"""Memory's re-redaction: apply the current secret-redaction rules to what is stored (issue 16).
-
-A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock,
-dedupe secret, entity linker and backups.
-"""
+"""Re-redaction: apply the current secret-redaction rules to what is stored (issue 16)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import reredact
-from .redact import CURRENT, RuleSet
-from .scrub import scrub
-from .store.connection import Connection, write_transaction
+from .. import reredact
+from ..redact import RuleSet
+from ..scrub import scrub
+from ..store import Database
+from ..store.connection import Connection, write_transaction
+from ..store.entities import EntityLinker
+from .normalizer import Normalizer
 
 SCRUB_TRIES = 10
 SCRUB_PAUSE_SECONDS = 0.5
 
 
-class RedactMixin:
-    #: The rules ingest redacts with (``Memory.open(redaction=...)``; an older set in tests).
-    redaction: RuleSet = CURRENT
+class Redactor:
+    def __init__(self, db: Database, *, lock: threading.Lock, linker: EntityLinker, normalize: Normalizer,
+                 notify: Callable[[], None]) -> None:
+        self.db = db
+        self.lock = lock                # the process lock: no background batch meanwhile
+        self.linker = linker            # names it cached may be the old ones
+        self.normalize = normalize      # the rules ingest redacts with, and the dedupe secret of the events
+        self.notify = notify            # changed events wait to be embedded again
+
+    @property
+    def rules(self) -> RuleSet:
+        """The rules ingest redacts with (``Memory.open(redaction=...)``; an older set in tests)."""
+        return self.normalize.rules
 
     def redaction_status(self) -> dict[str, Any]:
         """The rules version in force, the one the stored data was redacted with, whether they are the same
         (``current``), the command to run when not (``hint``) and the last run's receipt."""
-        return reredact.status(self.db.reader(), self.redaction)
+        return reredact.status(self.db.reader(), self.rules)
 
     def redact_stored(self, dry_run: bool = False) -> dict[str, Any]:
         """Apply the current rules to everything stored that holds text — events (content, metadata, item
@@ -42,11 +52,11 @@ class RedactMixin:
             with self.db.writer() as conn, reredact.secure_writes(conn):
                 yield conn
 
-        with self._process_lock:
-            report = reredact.run(writer, self.db.reader(), rules=self.redaction, key_secret=self._key_secret,
+        with self.lock:
+            report = reredact.run(writer, self.db.reader(), rules=self.rules, key_secret=self.normalize.key_secret,
                                   dry_run=dry_run)
             if not dry_run:
-                self._entities.reset()          # names it cached may be the old ones
+                self.linker.reset()          # names it cached may be the old ones
                 if report.changed:
                     with self.db.writer() as conn:
                         reredact.scrub(conn)
@@ -65,7 +75,7 @@ class RedactMixin:
             with self.db.transaction() as conn:
                 conn.execute("UPDATE redaction_receipts SET backups_replaced = ? WHERE receipt_id = ?",
                              (report.backups_replaced, report.receipt_id))
-            self._notify()                      # changed events wait to be embedded again
+            self.notify()                      # changed events wait to be embedded again
         return report.to_dict()
 
     def redaction_receipts(self, limit: int = 20) -> list[dict[str, Any]]:

@@ -1,20 +1,20 @@
-"""The forget part of ``Memory`` (architecture §14, issue 16): ``forget()`` as a resumable job, its receipts, and
-finishing what a crash or an open reader left.
-
-A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, process lock, entity
-linker and working memory, and is not used on its own.
-"""
+"""Forgetting (architecture §14, issue 16): ``forget()`` as a resumable job, its receipts, and finishing what a
+crash or an open reader left."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import forget_job
-from .errors import MemoryUnavailable
-from .scrub import ScrubReport, scrub
+from .. import forget_job
+from ..errors import MemoryUnavailable
+from ..l0 import WorkingMemory
+from ..scrub import ScrubReport, scrub
+from ..store import Database
+from ..store.entities import EntityLinker
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,15 @@ MAX_CHUNK = 5000
 BREATHER_SECONDS = 0.1
 
 
-class ForgetMixin:
+class Forgetting:
+    def __init__(self, db: Database, *, lock: threading.Lock, linker: EntityLinker, l0: WorkingMemory) -> None:
+        self.db = db
+        self.lock = lock                # the process lock: a chunk never runs inside a background batch
+        self.linker = linker            # its cache is dropped after a chunk (entities may be gone)
+        self.l0 = l0                    # the working memory of the forgotten sessions ends
+        self._forget_lock = threading.RLock()      # one resume / scrub of forget jobs at a time
+        self._forgets_running: set[int] = set()    # receipt ids of the forget jobs this process is deleting
+
     def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
                entity: str | None = None, source: str | None = None, start: float | None = None,
                end: float | None = None) -> dict[str, Any]:
@@ -130,16 +138,16 @@ class ForgetMixin:
             started = time.monotonic()
             if deadline is not None and started >= deadline:
                 return False
-            with self._process_lock:
+            with self.lock:
                 try:
                     with self.db.transaction() as conn:
                         removed = forget_job.delete_chunk(conn, receipt_id, size)
                 finally:
-                    self._entities.reset()      # entities it cached may be gone
+                    self.linker.reset()      # entities it cached may be gone
             if removed is None:
                 return True
             for session_id in removed.sessions:
-                self._l0.end(session_id)        # its dialogue threads may hold the forgotten words
+                self.l0.end(session_id)        # its dialogue threads may hold the forgotten words
             took = time.monotonic() - started
             size = min(MAX_CHUNK, max(20, min(size * 2, int(size * CHUNK_SECONDS / max(took, 1e-3)))))
             time.sleep(min(BREATHER_SECONDS, took))

@@ -1,9 +1,5 @@
-"""The review part of ``Memory`` (architecture §11): what the memory believes, the evidence behind it,
-and the user's confirm / correct / delete / undo, entities and aliases, activity by day.
-
-A mixin of :class:`~magi_desktop.core.memory.Memory`: it uses the memory's database, entity
-linker and normaliser, and is not used on its own.
-"""
+"""The user's review (architecture §11): what the memory believes, the evidence behind it, and the user's
+confirm / correct / delete / undo, entities, aliases and merges."""
 
 from __future__ import annotations
 
@@ -11,19 +7,26 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .l2 import beliefs as l2_beliefs
-from .l2 import episodes as l2_episodes
-from .l2 import jobs as l2_jobs
-from .l2 import review as l2_review
-from .store.l1 import count_ingest, insert_events
+from ..l2 import beliefs as l2_beliefs
+from ..l2 import episodes as l2_episodes
+from ..l2 import jobs as l2_jobs
+from ..l2 import review as l2_review
+from ..store import Database
+from ..store.connection import Connection
+from ..store.entities import EntityLinker
+from ..store.l1 import count_ingest, insert_events
+from .normalizer import Normalizer
 
 VIEWER_SESSION = "magi-viewer"   # the session of what the user says through the memory viewer
 
 
-# Events re-indexed per transaction by reindex() (~0.3 s each; issue 16: no long write holds others up).
-REINDEX_CHUNK = 1000
+class BeliefReview:
+    def __init__(self, db: Database, linker: EntityLinker, normalize: Normalizer, notify: Callable[[], None]) -> None:
+        self.db = db
+        self.linker = linker
+        self.normalize = normalize
+        self.notify = notify     # a correction is a new event: the background work embeds it
 
-class ReviewMixin:
     def beliefs(self, category: str = "assertions", *, state: str | None = None, entity: str | None = None,
                 source: str | None = None, limit: int = 1000) -> list[l2_beliefs.Belief]:
         """What the memory believes: ``category`` assertions | facts | relationships; ``state`` current |
@@ -54,7 +57,7 @@ class ReviewMixin:
         if belief is None:
             raise l2_review.ReviewError(f"no belief {key!r}")
         now = time.time()
-        event, _ = self._normalize({
+        event, _ = self.normalize({
             "source_type": "chat", "session_id": VIEWER_SESSION, "occurred_at": now,
             "chat": {"role": "user", "provenance": "human_input",
                      "text": l2_review.correction_text(belief, " ".join(str(value).split()))},
@@ -62,19 +65,19 @@ class ReviewMixin:
         try:
             with self.db.transaction() as conn:
                 stored = insert_events(conn, [event])[0]
-                self._entities.link(conn, [(stored.rowid, event)])
+                self.linker.link(conn, [(stored.rowid, event)])
                 count_ingest(conn, event.source, accepted=1, duplicates=0, now=now)
                 review_id = l2_review.correct(conn, key, value, stored.rowid, now)
                 l2_jobs.mark_done(conn, [stored.rowid], now)   # its belief is written; nothing to project
         except BaseException:
-            self._entities.reset()
+            self.linker.reset()
             raise
-        self._notify()
+        self.notify()
         return review_id
 
     def undo(self, review_id: int) -> dict[str, Any]:
         """Take back a confirm, delete or correct (a correction's own event goes too)."""
-        def run(conn, now):
+        def run(conn: Connection, now: float) -> dict[str, Any]:
             done = l2_review.review(conn, review_id)
             rowid = (done or {}).get("detail", {}).get("event_rowid")
             if done and done["action"] == "correct" and done["undone_at"] is None and rowid is not None:
@@ -82,32 +85,6 @@ class ReviewMixin:
                 l2_episodes.upkeep(conn)
             return l2_review.undo(conn, review_id, now)
         return self._review(run)
-
-    def reindex(self) -> int:
-        """Rebuild the full-text index now and queue every event to be embedded again (the background
-        work re-embeds them). Returns how many events were queued. One short transaction per
-        ``REINDEX_CHUNK`` events (each range of rowids re-indexed whole, so searches stay complete
-        meanwhile), and other writers get their turn between them."""
-        low, high = self.db.reader().execute("SELECT min(id), max(id) FROM fact_events").fetchone()
-        queued = 0
-        with self.db.transaction() as conn:         # index rows of no event (outside the events' range)
-            conn.execute("DELETE FROM fact_events_fts WHERE rowid < ? OR rowid > ?", (low or 0, high or 0))
-        for first in range(low or 0, (high or -1) + 1, REINDEX_CHUNK):
-            last = first + REINDEX_CHUNK - 1
-            started = time.monotonic()
-            with self.db.transaction() as conn:
-                conn.execute("DELETE FROM fact_events_fts WHERE rowid BETWEEN ? AND ?", (first, last))
-                conn.execute("INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
-                             "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), "
-                             "c.context FROM fact_events e JOIN fact_events_context c ON c.id = e.id "
-                             "WHERE e.id BETWEEN ? AND ?", (first, last))
-                queued += conn.execute(
-                    "INSERT INTO embedding_jobs (event_rowid, enqueued_at) SELECT id, ? FROM fact_events "
-                    "WHERE id BETWEEN ? AND ? ON CONFLICT (event_rowid) DO UPDATE SET state = 'pending', "
-                    "attempts = 0, next_attempt_at = 0, last_error = NULL", (time.time(), first, last)).rowcount
-            time.sleep(min(0.1, time.monotonic() - started))      # another writer's turn
-        self._notify()
-        return queued
 
     def reviews(self, limit: int = 100) -> list[dict[str, Any]]:
         """The user's latest reviews, newest first."""
@@ -121,18 +98,13 @@ class ReviewMixin:
     def merge_entities(self, keep: int, drop: int) -> int:
         """The user says two entities are one: ``drop`` becomes an alias of ``keep`` (not undoable)."""
         review_id = self._review(lambda conn, now: l2_review.merge_entities(conn, keep, drop, now))
-        self._entities.reset()
+        self.linker.reset()
         return review_id
 
     def add_alias(self, entity_id: int, alias: str) -> None:
         self._review(lambda conn, now: l2_review.add_alias(conn, entity_id, alias, now))
-        self._entities.reset()
+        self.linker.reset()
 
-    def activity_by_day(self, days: int = 14, now: float | None = None) -> dict[str, dict[str, int]]:
-        """Stored events per source per local day, the last ``days`` days up to ``now``."""
-        now = time.time() if now is None else now
-        return l2_beliefs.activity_by_day(self.db.reader(), now - days * 86400, now)
-
-    def _review(self, action: Callable[[Any, float], Any]) -> Any:
+    def _review(self, action: Callable[[Connection, float], Any]) -> Any:
         with self.db.transaction() as conn:
             return action(conn, time.time())

@@ -1,4 +1,4 @@
-"""Memory's storage-health methods: automatic backups, restore, and whether it can write (architecture §14)."""
+"""The memory's storage health: automatic backups, restore, and whether it can write (architecture §14)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import MemoryUnavailable
-from .paths import database_path
-from .store import backup
+from ..errors import MemoryUnavailable
+from ..paths import database_path
+from ..store import Database, backup
 
 log = logging.getLogger(__name__)
 
 
-class BackupMixin:
-    """Needs ``self.db`` (a :class:`~magi_desktop.core.store.Database`)."""
-
-    _backup_error: str | None = None
+class Storage:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._backup_error: str | None = None      # the last automatic backup's failure, for storage_status
 
     def backups(self) -> list[dict[str, Any]]:
         """The automatic backups of this memory, newest first: path, created_at, reason, size_bytes, label."""

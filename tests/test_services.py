@@ -1,0 +1,150 @@
+"""Each service of Memory built alone (issue 18): a Database on a temporary path and the real collaborators,
+no Memory."""
+
+import threading
+import time
+
+import pytest
+from payloads import chat
+
+from magi_desktop.core import extraction, l2
+from magi_desktop.core.embed import resolve_embedder
+from magi_desktop.core.l0 import WorkingMemory
+from magi_desktop.core.llm import RulesLLM
+from magi_desktop.core.remember import RememberRejected
+from magi_desktop.core.render import TemplateRegistry
+from magi_desktop.core.services.agents import AgentDesk
+from magi_desktop.core.services.backup import Storage
+from magi_desktop.core.services.collectors import CollectorState
+from magi_desktop.core.services.facts import FactBook
+from magi_desktop.core.services.forgetting import Forgetting
+from magi_desktop.core.services.indexing import SearchIndex
+from magi_desktop.core.services.normalizer import Normalizer
+from magi_desktop.core.services.periodic import PeriodicJobs
+from magi_desktop.core.services.processing import Processing
+from magi_desktop.core.services.redaction import Redactor
+from magi_desktop.core.services.review import BeliefReview
+from magi_desktop.core.services.statistics import Statistics
+from magi_desktop.core.services.transfer import Transfer
+from magi_desktop.core.store import Database
+from magi_desktop.core.store.entities import EntityLinker
+from magi_desktop.core.store.l1 import insert_events
+from magi_desktop.core.store.vectors import ensure_vector_index
+
+TURN = [{"id": "m1", "role": "user", "text": "Note: my sister's name is Anna.", "provenance": "human_input"}]
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = Database(tmp_path / "memory.db")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def normalizer():
+    return Normalizer(TemplateRegistry(), user_id="local", key_secret=b"k" * 32)
+
+
+def llm():
+    return RulesLLM({**l2.RULE_HANDLERS, **extraction.RULE_HANDLERS})
+
+
+def store(db, normalizer, linker, *payloads):
+    events = [normalizer(p, time.time())[0] for p in payloads]
+    with db.transaction() as conn:
+        stored = insert_events(conn, events)
+        linker.link(conn, [(s.rowid, e) for s, e in zip(stored, events, strict=True)])
+    return stored
+
+
+def test_fact_book(db):
+    facts = FactBook(db, llm())
+    fact_id = facts.remember("my sister's name is Anna", "The user's sister is Anna.", TURN, category="relation")
+    assert [f["fact_id"] for f in facts.facts()] == [fact_id]
+    assert facts.fact(fact_id)["source_message"] is None      # m1 was never stored as an event
+    with pytest.raises(RememberRejected):
+        facts.remember("my brother", "The user has a brother.", TURN)
+    assert facts.delete_fact(fact_id) and facts.facts() == []
+
+
+def test_collector_state(db):
+    state = CollectorState(db)
+    assert state.plugin_cursor("git") is None
+    state.save_plugin_cursor("git", {"head": "abc"})
+    state.save_collector_status("git", {"runs": 2})
+    assert state.plugin_cursor("git") == {"head": "abc"} and state.collector_statuses() == {"git": {"runs": 2}}
+
+
+def test_storage(db):
+    storage = Storage(db)
+    assert storage.backups() == [] and storage.storage_status()["writable"]
+    made = storage.backup_now()
+    assert [b["path"] for b in storage.backups()] == [made["path"]]
+    assert storage.backup_if_due() == {"made": None}                  # the newest is not a day old
+
+
+def test_agent_desk(db):
+    facts = FactBook(db, llm())
+    desk = AgentDesk(db, facts)
+    desk.record_agent_call("claude", "memory_query")
+    desk.record_agent_call("claude", "remember", rejected="quote_not_found")
+    usage = desk.agent_usage()
+    assert [(u["client"], u["queries"], u["rejections"]) for u in usage] == [("claude", 1, 1)]
+    facts.remember("my sister's name is Anna", "The user's sister is Anna.", TURN)
+    assert [f["content"] for f in desk.user_snapshot()["facts"]] == ["The user's sister is Anna."]
+
+
+def test_belief_review_and_search_index(db, normalizer):
+    linker, notified = EntityLinker(), []
+    review = BeliefReview(db, linker, normalizer, lambda: notified.append("review"))
+    store(db, normalizer, linker, chat("I live in Oslo"))
+    l2.process(db, llm(), linker)
+    assert review.entities(search="Oslo")
+    with pytest.raises(l2.review.ReviewError):
+        review.correct("no-such-belief", "Hangzhou")
+    index = SearchIndex(db, lambda: notified.append("index"))
+    assert index.reindex() == 1 and notified == ["index"]
+
+
+def test_processing_and_periodic_jobs(db, normalizer):
+    embedder, linker, lock, l0 = resolve_embedder("hashing"), EntityLinker(), threading.Lock(), WorkingMemory()
+    with db.writer() as conn:
+        ensure_vector_index(conn, embedder.name, embedder.dimension)
+    processing = Processing(db, embedder, llm(), linker=linker, lock=lock, vectors_ready=lambda: True)
+    store(db, normalizer, linker, chat("I have a cat called Miso"))
+    assert processing.queue_state().due == {"embedding": 1, "l2": 1, "l4": 0, "facts": 0}
+    report = processing.process_pending()
+    assert (report.embedded, report.projected, report.handled) == (1, 1, 2)
+    assert processing.queue_state().done and processing.process_pending().handled == 0
+    storage, forgetting = Storage(db), Forgetting(db, lock=lock, linker=linker, l0=l0)
+    periodic = PeriodicJobs(db, llm(), lock=lock, linker=linker, l0=l0, storage=storage, forgetting=forgetting,
+                            notify=lambda: None)
+    due = periodic.run_due(jobs=("maintenance",))
+    assert set(due) == {"forget", "l2_maintenance", "l0_sessions_ended"} and due.l3 is None
+
+
+def test_forgetting(db, normalizer):
+    linker, l0 = EntityLinker(), WorkingMemory()
+    store(db, normalizer, linker, chat("I have a cat called Miso", item="e1"), chat("I live in Oslo", item="e2"))
+    forgetting = Forgetting(db, lock=threading.Lock(), linker=linker, l0=l0)
+    receipt = forgetting.forget(source_item_ids=["e1"])
+    assert receipt["removed"]["fact_events"] == 1 and not forgetting.forget_pending()
+    assert [r["receipt_id"] for r in forgetting.forget_receipts(source_item_id="e1")] == [receipt["receipt_id"]]
+
+
+def test_redactor_transfer_and_statistics(db, normalizer, tmp_path):
+    linker, lock, l0 = EntityLinker(), threading.Lock(), WorkingMemory()
+    redactor = Redactor(db, lock=lock, linker=linker, normalize=normalizer, notify=lambda: None)
+    assert redactor.redact_stored(dry_run=True)["changed"] == {}
+    store(db, normalizer, linker, chat("I have a cat called Miso"))
+    review = BeliefReview(db, linker, normalizer, lambda: None)
+    transfer = Transfer(db, lock=lock, linker=linker, normalize=normalizer, belief_review=review,
+                        notify=lambda: None)
+    assert transfer.export_jsonl(tmp_path / "out.jsonl")["fact_events"] == 1
+    embedder = resolve_embedder("hashing")
+    statistics = Statistics(db, embedder, llm(), vectors_ready=lambda: True, l0=l0,
+                            collector_state=CollectorState(db), storage=Storage(db), redactor=redactor)
+    stats = statistics.stats()
+    assert stats.event_count == 1 and stats["events"]["by_source"] == {"chat": 1} and stats.writable
+    assert stats.to_dict()["redaction"] == redactor.redaction_status()
