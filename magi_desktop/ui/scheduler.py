@@ -99,7 +99,9 @@ class AppScheduler(QObject):
             self._again.add(kind)
             return
         if kind == "process":
-            task = self.runner.submit(drain, self.memory, self.batch)
+            # No waiting for work another process holds: the scheduler comes back soon anyway, and a
+            # sleeping drain would keep one of the pool's threads from the periodic jobs.
+            task = self.runner.submit(drain, self.memory, self.batch, patience=0.0)
         else:
             task = self.runner.submit(maintain, self.memory, (kind,))
         task.signals.done.connect(lambda result, k=kind: self._done(k, result))
