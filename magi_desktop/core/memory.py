@@ -15,7 +15,7 @@ from typing import IO, Any, Literal
 from . import extraction, l2, l4, retries
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type
 from .embed import Embedder, resolve_embedder
-from .errors import MemoryUnavailable
+from .errors import InvalidInput, MemoryUnavailable
 from .import_report import ImportReport
 from .ingest import L0_ONLY, RUNTIME_TRACE, tool_run_of
 from .l0 import WorkingMemory
@@ -213,7 +213,7 @@ class Memory:
         ``IngestResult(error=...)`` in the place of each invalid one.
         """
         if on_error not in ("raise", "report"):
-            raise ValueError("on_error must be 'raise' or 'report'")
+            raise InvalidInput("on_error must be 'raise' or 'report'")
         payloads = list(payloads)
         if not payloads:
             return []
@@ -342,7 +342,7 @@ class Memory:
     def set_goal(self, session_id: str, goal: str) -> None:
         """The agent states what the session is for (otherwise the first request is taken as the goal)."""
         if not goal or not goal.strip():
-            raise ValueError("the goal is empty")
+            raise InvalidInput("the goal is empty")
         self._l0.set_goal(session_id, goal)
 
     def end_session(self, session_id: str | None) -> None:
@@ -375,7 +375,7 @@ class Memory:
         friends (default: this machine's local time).
         """
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("the question is empty")
+            raise InvalidInput("the question is empty")
         pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz,
                                      summary_type=summary_type)
         if session_id is not None:
@@ -605,8 +605,8 @@ def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
         return RulesLLM({**l2.RULE_HANDLERS, **extraction.RULE_HANDLERS})
     if llm == "openai":
         return OpenAICompatibleLLM(OpenAISettings.from_env())
-    raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
-                     "or pass a provider instance")
+    raise InvalidInput(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
+                       "or pass a provider instance")
 
 
 def _record_tool_runs(conn, events: list[MemoryEvent]) -> None:

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import MagiError
+
 TIERS = ("fast", "reasoning", "summarizer", "compact")
 
 
-class LLMError(RuntimeError):
+class LLMError(MagiError, RuntimeError):
     """A call failed. ``retryable`` says whether trying again later may help."""
 
     def __init__(self, message: str, *, retryable: bool = True):
