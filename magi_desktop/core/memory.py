@@ -633,7 +633,7 @@ def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:
 def _prepare_vector_index(conn, embedder: Embedder) -> bool:
     """Match the vector index to the embedder; False if vectors must wait for a missing model."""
     recorded = current_model(conn)
-    stand_in = getattr(embedder, "stands_in_for", None)
+    stand_in = embedder.stands_in_for
     if stand_in and recorded and recorded[0] == stand_in:
         log.warning("the vectors were made by %s, which is not installed: vector search and embedding "
                     "are paused until it is back (run `magi doctor`)", stand_in)

@@ -219,6 +219,7 @@ class MiniLMEmbedder:
     # Cosine below which a hit shares no meaning with the question (unrelated
     # sentences score ~0.0–0.2 with this model): retrieval's "insufficient evidence" line.
     similarity_floor = 0.3
+    stands_in_for: str | None = None     # the real model: it stands in for nothing
 
     def __init__(self, directory: Path | None = None, *, batch_size: int = 32,
                  idle_seconds: float | None = DEFAULT_IDLE_SECONDS):

@@ -56,8 +56,17 @@ class Task:
 
 @runtime_checkable
 class LLMProvider(Protocol):
+    #: "rules" for the offline rules; work asks a model only when it is another provider.
     name: str
 
     def run(self, task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
         """The task's answer for ``inputs``, already checked against ``task.schema``."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """For status displays (``stats()["llm"]``): at least ``name``; an endpoint adds its requests and breaker."""
+        ...
+
+    def model_for(self, tier: str) -> str:
+        """The model that answers ``tier``'s tasks, recorded with what it wrote (an L3 summary's ``model``)."""
         ...

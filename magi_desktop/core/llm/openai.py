@@ -212,6 +212,9 @@ class OpenAICompatibleLLM:
         return {"name": self.name, "base_url": self.settings.base_url, "requests": self.calls,
                 "breaker": self.breaker.to_dict()}
 
+    def model_for(self, tier: str) -> str:
+        return self.settings.model_for(tier)
+
     def run(self, task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
         body = {
             "model": self.settings.model_for(task.tier),

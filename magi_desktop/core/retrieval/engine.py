@@ -370,7 +370,7 @@ class Retriever:
         """Drop candidates nothing ties to the question, so an unsupported question gets no findings; with the
         question's similarity to each (sufficiency uses it)."""
         question_stems = {stem(t) for t in ctx.terms}
-        floor = getattr(self.embedder, "similarity_floor", 0.3)
+        floor = self.embedder.similarity_floor
         similarity = self._similarities(candidates, ctx)
         kept = [c for c in candidates
                 if question_stems & stems(c.content + " " + (c.speaker or "")) or similarity.get(c.rowid, 0.0) >= floor]
