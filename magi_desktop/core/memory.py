@@ -21,6 +21,7 @@ from .ingest import L0_ONLY, RUNTIME_TRACE, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
+from .l2.constants import SELF_KEY
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .mentioned_times import index_mentioned_times
 from .outbound import safe
@@ -331,7 +332,7 @@ class Memory:
             conn = self.db.reader()
             counts: Counter = Counter()
             for text in texts:
-                counts.update({entity_id for entity_id, _, key in self._entities.find(conn, text) if key != "@user"})
+                counts.update({entity_id for entity_id, _, key in self._entities.find(conn, text) if key != SELF_KEY})
             names = dict(conn.execute(
                 f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({', '.join('?' * len(counts))})",
                 list(counts)).fetchall()) if counts else {}

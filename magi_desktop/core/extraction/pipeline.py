@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MemoryUnavailable
-from ..l0 import IDLE_SECONDS
 from ..llm import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..remember import normalise
+from ..session_constants import SESSION_IDLE_SECONDS as IDLE_SECONDS
 from ..store import Database
 from ..store.connection import Connection
 from ..store.queue import EXTRACTION_RETRIES as RETRIES
