@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .collectors.settings import is_text, setting_name, write_private
+from .core.errors import InvalidInput
 from .core.llm.openai import TIERS, OpenAICompatibleLLM, OpenAISettings
 from .core.paths import APP_NAME
 
@@ -33,7 +34,9 @@ X-GNOME-Autostart-enabled=true
 """
 
 
-class AppSettingsError(ValueError):
+class AppSettingsError(InvalidInput):
+    """settings.json is not what it must be: ``where`` names the setting."""
+
     def __init__(self, path: Path, where: str, message: str):
         super().__init__(f"{path}: {where}: {message}")
         self.where = where
@@ -96,7 +99,7 @@ def load_app_settings(data_folder: Path) -> AppSettings:
     settings = AppSettings(llm.get("base_url", ""), llm.get("model", ""), dict(tiers), raw.get("autostart", False))
     try:
         settings.llm_settings()
-    except ValueError as exc:
+    except InvalidInput as exc:
         raise AppSettingsError(path, "llm", str(exc)) from None
     return settings
 

@@ -204,7 +204,7 @@ def _cmd_restore(args: argparse.Namespace) -> int:
 
 
 def _cmd_forget(args: argparse.Namespace) -> int:
-    from .core import Memory
+    from .core import InvalidInput, Memory
     from .core.contracts import PayloadError, parse_timestamp
 
     try:
@@ -217,7 +217,7 @@ def _cmd_forget(args: argparse.Namespace) -> int:
         try:
             receipt = memory.forget(event_ids=args.event or None, source_item_ids=args.item or None,
                                     entity=args.entity, source=args.source, start=start, end=end)
-        except ValueError as exc:
+        except InvalidInput as exc:
             print(f"magi forget: {exc}", file=sys.stderr)
             return 2
     if args.json:
@@ -684,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "plugins": _cmd_plugins, "collect": _cmd_collect, "forget": _cmd_forget, "redact": _cmd_redact,
                 "export": _cmd_export,
                 "import": _cmd_import, "restore": _cmd_restore, "mcp": _cmd_mcp, "app": _cmd_app, None: _cmd_app}
-    from .core import MemoryUnavailable
+    from .core import InvalidInput, MemoryUnavailable
     from .core.store.connection import OperationalError, is_busy
 
     try:
@@ -692,6 +692,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return handlers[args.command](args)
     except MemoryUnavailable as exc:
         print(f"magi: {exc}\n(run `magi doctor` for a full check)", file=sys.stderr)
+        return 2
+    except InvalidInput as exc:         # the user's argument (a plain ValueError is a bug: it keeps its traceback)
+        print(f"magi {args.command or 'app'}: {exc}", file=sys.stderr)
         return 2
     except OperationalError as exc:
         if not is_busy(exc):

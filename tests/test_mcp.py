@@ -257,3 +257,38 @@ def test_a_forged_page_title_stays_recalled_through_a_real_client(tmp_path):
     with Memory.open(data, embedder="hashing") as memory:
         assert memory.get_event(pasted["event_id"])["content"] == "You found: Plan dinner?"
         assert memory.stats()["events"]["total"] == 2
+
+
+def test_a_bug_is_an_internal_error_and_only_invalid_input_is_an_invalid_argument(tmp_path):
+    """Issue 18, item 6: a plain ValueError raised inside the memory (a bug) reaches the client as the SDK's
+    crash report — no refusal code, none of its text — with the traceback in the server's log, while an
+    InvalidInput (an empty question) is still the caller's `invalid_argument`."""
+    from mcp_bug_server import BUG
+
+    data = tmp_path / "data"
+    params = StdioServerParameters(command=sys.executable, args=[str(ROOT / "tests" / "mcp_bug_server.py"), str(data)],
+                                   cwd=str(ROOT), env={"XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"]})
+    with open(tmp_path / "server.log", "w+") as errlog:
+        async def main():
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, client_info=Implementation(name=CLIENT, version="1.0"),
+                                         read_timeout_seconds=60) as session:
+                    await session.initialize()
+                    crashed = await call(session, "working_context", session_id="chat-1")
+                    empty = await call(session, "memory_query", question="   ")
+                    return crashed, empty
+
+        crashed, empty = asyncio.run(main())
+        errlog.seek(0)
+        logged = errlog.read()
+    assert crashed.is_error and text(crashed) == "Error executing tool working_context"
+    assert not crashed.structured_content and BUG not in text(crashed)
+    assert "Traceback" in logged and f"ValueError: {BUG}" in logged, logged
+    assert empty.is_error and empty.structured_content["error"] == "invalid_argument"
+    assert "the question is empty" in text(empty)
+    with Memory.open(data, embedder="hashing") as memory:
+        usage = {u["client"]: u for u in memory.agent_usage()}[CLIENT]
+    # both counted as not accepted; the crash first, so the last refusal is the empty question
+    assert usage["by_tool"] == {"working_context": {"calls": 1, "rejections": 1},
+                                "memory_query": {"calls": 1, "rejections": 1}}
+    assert usage["last_rejection"] == "memory_query: invalid_argument"

@@ -6,8 +6,10 @@ the background work drains is claimed or checked, so the app and this server can
 Tools: ``memory_query`` (an evidence pack), ``remember`` (quote-gated), ``log_turn`` (chat ingestion),
 ``log_tool_run`` (L4; answers with the circuit breaker), ``working_context`` (L0). Resources: the user's
 current snapshot and the recent summaries. A refused call — a bad argument, an invalid payload, a quote
-that fails the gate — is a tool execution error (``isError``) whose text says what to do, so the model
-can correct itself; every call is counted per client for Settings → Agents.
+that fails the gate: an ``InvalidInput`` — is a tool execution error (``isError``) whose text says what to
+do, so the model can correct itself; anything else that escapes a call is a bug, which the SDK reports as
+``Error executing tool …`` with the traceback in the server's log. Every call is counted per client for
+Settings → Agents.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 from .. import __version__
-from ..core import Memory, MemoryBusy, PayloadError, RememberRejected
+from ..core import InvalidInput, Memory, MemoryBusy, MemoryUnavailable, PayloadError, RememberRejected
 from ..core.contracts import CHAT_PROVENANCES, parse_timestamp
 from ..core.outbound import safe, safe_text
 from ..core.remember import CATEGORIES
@@ -43,6 +45,8 @@ MAX_LIMIT = 50
 # A client that lost log_turn's answer calls again: the same message of the same session, with nothing
 # between, this soon after is that retry, not the user saying it twice.
 RETRY_SECONDS = 120.0
+# What a call that failed on a bug is counted as (Settings → Agents): not the caller's fault, but not a success.
+INTERNAL_ERROR = "internal_error"
 
 QueryMode = Literal[MODES]                       # type: ignore[valid-type]
 Provenance = Literal[CHAT_PROVENANCES]           # type: ignore[valid-type]
@@ -138,7 +142,7 @@ class MemoryTools:
         except RememberRejected as exc:
             result = _refusal(Refused(exc.reason, str(exc).split(": ", 1)[-1], rejected=True))
             rejected = exc.reason
-        except ValueError as exc:
+        except InvalidInput as exc:     # a plain ValueError is a bug, not the caller's argument: it propagates
             result, rejected = _refusal(Refused("invalid_argument", str(exc))), "invalid_argument"
         except (MemoryBusy, OperationalError) as exc:
             if not isinstance(exc, MemoryBusy) and not is_busy(exc):
@@ -146,11 +150,20 @@ class MemoryTools:
             log.warning("%s failed: %s", tool, exc)       # the write lock stayed taken past the patience
             result = _refusal(Refused("busy", "the memory is busy (another program holds its write lock); "
                                               "nothing was stored, call again"))
+        except MemoryUnavailable as exc:                # the environment (a full disk…), not the call: said as is
+            log.warning("%s failed: %s", tool, exc)
+            result, rejected = _refusal(Refused("memory_unavailable", str(exc))), "memory_unavailable"
+        except Exception:
+            self._count(client, tool, INTERNAL_ERROR)       # a bug: counted, then reported by the SDK as a crash
+            raise
+        self._count(client, tool, rejected)
+        return result
+
+    def _count(self, client: str | None, tool: str, rejected: str | None) -> None:
         try:
             self.memory.record_agent_call(client, tool, rejected=rejected)
         except Exception:  # noqa: BLE001 - counting must never fail the call itself
             log.exception("could not count a call of %s", tool)
-        return result
 
     # ------------------------------------------------------------------ tools
 
@@ -395,14 +408,14 @@ def _log_lock_wait(waited: float, acquired: bool) -> None:
 def serve(data_dir=None, *, background: bool = True) -> int:
     """Run the server over stdio until the client closes it, on the memory in ``data_dir``; with
     ``background`` it also does the background work (embedding, L2, summaries) as the app would."""
-    from ..app_settings import AppSettingsError, llm_for
+    from ..app_settings import llm_for
     from ..core.paths import database_path
     from ..workers import BackgroundWorker
 
     folder = database_path(data_dir).parent
     try:
         llm = llm_for(folder)
-    except (AppSettingsError, ValueError) as exc:
+    except InvalidInput as exc:                 # settings.json (AppSettingsError) or MAGI_LLM_* is wrong
         log.error("using the offline rules: %s", exc)
         llm = "rules"
     memory = Memory.open(data_dir, llm=llm, lock_wait=_log_lock_wait, lock_patience=LOCK_PATIENCE_SECONDS)

@@ -16,6 +16,7 @@ from typing import Any
 from ..core.outbound import neutralise, safe
 from ..core.recalled import recalled_block
 from ..core.retrieval import EvidencePack, Finding
+from ..core.session_constants import SESSION_IDLE_SECONDS
 
 TEXT_CHARS = 600            # a finding's text in the answer (the full event is one memory.get_event away)
 SUPPORTING_SHOWN = 5
@@ -84,7 +85,8 @@ def pack_text(pack: EvidencePack) -> str:
 
 def working_text(session_id: str, workbench: dict[str, Any] | None) -> str:
     if workbench is None:
-        return (f"No working memory for session {session_id!r} in this server: it ended (idle 30 min) or no turn "
+        return (f"No working memory for session {session_id!r} in this server: it ended (idle "
+                f"{SESSION_IDLE_SECONDS // 60:.0f} min) or no turn "
                 "of it was logged here. Log the session's turns with log_turn first.")
     lines = [f"Session {_clip(session_id, 200)}: {_clip(workbench['running_summary'], 1500)}"]
     if workbench["focus_entities"]:

@@ -23,11 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import InvalidInput
+
 FILE_NAME = "collectors.json"
 EXCLUSION_KINDS = ("domains", "apps", "repositories", "paths")
 
 
-class SettingsError(ValueError):
+class SettingsError(InvalidInput):
+    """collectors.json is not what it must be: ``where`` names the setting."""
+
     def __init__(self, path: Path, where: str, message: str):
         super().__init__(f"{path}: {where}: {message}")
         self.where = where

@@ -1,7 +1,7 @@
 """The memory core: pure Python over SQLite. Never imports Qt."""
 
 from .contracts import IngestResult, MemoryEvent, PayloadError
-from .errors import DatabaseCorrupt, DiskFull, MemoryBusy
+from .errors import DatabaseCorrupt, DiskFull, InvalidInput, MagiError, MemoryBusy
 from .l2.beliefs import Belief
 from .l2.review import ReviewError
 from .memory import Memory, MemoryUnavailable
@@ -12,6 +12,7 @@ from .retrieval import EvidencePack, Finding
 from .services.backup import list_backups, restore_backup
 
 __all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "DueReport", "EvidencePack", "Finding", "IngestResult", "Memory",
+           "InvalidInput", "MagiError",
            "MemoryBusy", "MemoryStats", "PendingReport", "QueueState",
            "MemoryEvent", "MemoryUnavailable", "PayloadError", "RememberRejected", "ReviewError", "list_backups",
            "restore_backup", "safe_text"]

@@ -17,6 +17,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
+from .errors import InvalidInput
 from .recalled import RECALL_CLOSE, RECALL_OPEN, has_recalled, recalled_block, strip_recalled  # noqa: F401 - re-exported
 from .redact import redact_text
 
@@ -63,7 +64,7 @@ def is_valid_source_type(value: Any) -> bool:
     return isinstance(value, str) and bool(_SOURCE_TYPE.match(value))
 
 
-class PayloadError(ValueError):
+class PayloadError(InvalidInput):
     """A payload is malformed. ``field`` names the bad field (dotted path)."""
 
     def __init__(self, field: str, reason: str, index: int | None = None):

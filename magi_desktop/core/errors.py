@@ -1,7 +1,14 @@
-"""The errors the memory raises when its storage, not the caller, is the problem (architecture §14).
+"""The memory's exception families (architecture §14), below both the store and ``Memory`` so any layer
+can raise them and every caller (the CLI, the app, the MCP server) can tell them apart:
 
-They live here, below both the store and ``Memory``, so the store can raise them and every caller
-(the CLI, the app, the MCP server) can catch one family: :class:`MemoryUnavailable`.
+- :class:`MagiError`, the root: something the memory raises on purpose. Anything else escaping a call
+  (a plain ``ValueError``, a ``KeyError``…) is a bug and is reported as one, with a traceback.
+- :class:`InvalidInput` (also a ``ValueError``): the caller's input is wrong; the message says what to
+  change. ``PayloadError``, ``RememberRejected``, ``ReviewError``, ``ImportFailed`` … are kinds of it.
+- :class:`MemoryUnavailable` (also a ``RuntimeError``): the environment is wrong — the database cannot be
+  opened or written — and under it ``DiskFull``, ``DatabaseCorrupt``, ``MemoryBusy``, ``SchemaTooNew``.
+  The LLM endpoint's ``LLMError`` and the embedding model's ``ModelNotInstalled`` are environment errors
+  under the root too (``core/llm/base.py``, ``core/embed/minilm.py``).
 """
 
 from __future__ import annotations
@@ -9,7 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 
 
-class MemoryUnavailable(RuntimeError):
+class MagiError(Exception):
+    """The root of every error the memory raises on purpose."""
+
+
+class InvalidInput(MagiError, ValueError):
+    """Bad input from a caller (an argument, a payload, a file to import): nothing was done; the message says
+    what to change. A ``ValueError`` too, so callers that caught ``ValueError`` still do."""
+
+
+class MemoryUnavailable(MagiError, RuntimeError):
     """The database cannot be opened or written (permissions, corruption, a full disk, a newer schema…)."""
 
 

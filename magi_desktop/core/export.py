@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import IO, Any
 
+from .errors import InvalidInput
 from .export_schema import NOT_EXPORTED, TableSpec, exported_tables, quote_name, schema_version
 from .store.connection import Connection
 
 FORMAT = "magi-desktop-export"
 FORMAT_VERSION = 1
 
-class ImportFailed(ValueError):
+class ImportFailed(InvalidInput):
     """The import wrote nothing; ``line`` and ``field`` say where the file is wrong (when it is the file)."""
 
     def __init__(self, reason: str, line: int | None = None, field: str | None = None):

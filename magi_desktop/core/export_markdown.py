@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import InvalidInput
 from .export import iso
 from .l2.beliefs import Belief
 from .store.connection import Connection
@@ -37,7 +38,7 @@ SLUG_CHARS = 40
 _DEVICE_NAMES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
 
 
-class MarkdownTargetError(ValueError):
+class MarkdownTargetError(InvalidInput):
     """The output folder holds files this export did not write."""
 
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .errors import InvalidInput
 from .l2 import endings, episodes, snapshots
 from .l2.maintenance import drop_orphans
 from .store.connection import Connection
@@ -60,7 +61,7 @@ def find_targets(conn: Connection, *, event_ids=None, source_item_ids=None, enti
                      f"e.id IN (SELECT event_rowid FROM entity_mentions WHERE name_key = ? OR entity_id IN ({marks})))")
         args += [*entities, name_key(entity), *entities]
     if not where:
-        raise ValueError("say what to forget: event ids, item ids, an entity, a source or a time range")
+        raise InvalidInput("say what to forget: event ids, item ids, an entity, a source or a time range")
     events = [r[0] for r in conn.execute(f"SELECT e.id FROM fact_events e WHERE {' AND '.join(where)} ORDER BY e.id",
                                          args)]
     traces: list[int] = []

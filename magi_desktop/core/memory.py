@@ -15,12 +15,13 @@ from typing import IO, Any, Literal
 from . import extraction, l2, l4, retries
 from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type
 from .embed import Embedder, resolve_embedder
-from .errors import MemoryUnavailable
+from .errors import InvalidInput, MemoryUnavailable
 from .import_report import ImportReport
 from .ingest import L0_ONLY, RUNTIME_TRACE, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
+from .l2.constants import SELF_KEY
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .mentioned_times import index_mentioned_times
 from .outbound import safe
@@ -213,7 +214,7 @@ class Memory:
         ``IngestResult(error=...)`` in the place of each invalid one.
         """
         if on_error not in ("raise", "report"):
-            raise ValueError("on_error must be 'raise' or 'report'")
+            raise InvalidInput("on_error must be 'raise' or 'report'")
         payloads = list(payloads)
         if not payloads:
             return []
@@ -331,7 +332,7 @@ class Memory:
             conn = self.db.reader()
             counts: Counter = Counter()
             for text in texts:
-                counts.update({entity_id for entity_id, _, key in self._entities.find(conn, text) if key != "@user"})
+                counts.update({entity_id for entity_id, _, key in self._entities.find(conn, text) if key != SELF_KEY})
             names = dict(conn.execute(
                 f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({', '.join('?' * len(counts))})",
                 list(counts)).fetchall()) if counts else {}
@@ -342,7 +343,7 @@ class Memory:
     def set_goal(self, session_id: str, goal: str) -> None:
         """The agent states what the session is for (otherwise the first request is taken as the goal)."""
         if not goal or not goal.strip():
-            raise ValueError("the goal is empty")
+            raise InvalidInput("the goal is empty")
         self._l0.set_goal(session_id, goal)
 
     def end_session(self, session_id: str | None) -> None:
@@ -375,7 +376,7 @@ class Memory:
         friends (default: this machine's local time).
         """
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("the question is empty")
+            raise InvalidInput("the question is empty")
         pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz,
                                      summary_type=summary_type)
         if session_id is not None:
@@ -605,8 +606,8 @@ def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
         return RulesLLM({**l2.RULE_HANDLERS, **extraction.RULE_HANDLERS})
     if llm == "openai":
         return OpenAICompatibleLLM(OpenAISettings.from_env())
-    raise ValueError(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
-                     "or pass a provider instance")
+    raise InvalidInput(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
+                       "or pass a provider instance")
 
 
 def _record_tool_runs(conn, events: list[MemoryEvent]) -> None:
@@ -633,7 +634,7 @@ def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:
 def _prepare_vector_index(conn, embedder: Embedder) -> bool:
     """Match the vector index to the embedder; False if vectors must wait for a missing model."""
     recorded = current_model(conn)
-    stand_in = getattr(embedder, "stands_in_for", None)
+    stand_in = embedder.stands_in_for
     if stand_in and recorded and recorded[0] == stand_in:
         log.warning("the vectors were made by %s, which is not installed: vector search and embedding "
                     "are paused until it is back (run `magi doctor`)", stand_in)

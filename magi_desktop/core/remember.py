@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .errors import InvalidInput
 from .recalled import strip_recalled
 from .redact import redact_with
 from .store.connection import Connection
@@ -37,7 +38,7 @@ MIN_QUOTE_CHARS = 8
 MIN_CJK_QUOTE_CHARS = 4
 
 
-class RememberRejected(ValueError):
+class RememberRejected(InvalidInput):
     """The fact was not saved; ``reason`` is a code an agent can act on, the message says how."""
 
     def __init__(self, reason: str, message: str):
@@ -199,7 +200,7 @@ def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | 
         f"AND fact_id IN ({', '.join('?' * len(fact_ids))})",
         list(fact_ids)).fetchall()
     if len(rows) != len(set(fact_ids)) or len(rows) < 2:
-        raise ValueError("merge needs two or more active facts")
+        raise InvalidInput("merge needs two or more active facts")
     weakest = weakest_evidence(r[1] for r in rows)
     source = next(r for r in rows if r[1] == weakest)
     merged = conn.execute(

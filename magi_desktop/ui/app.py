@@ -261,12 +261,13 @@ def _supervisor(memory: Memory):
 
 def _llm(data_dir: Path | None):
     """The LLM the settings name (settings.json, else MAGI_LLM_BASE_URL), else the offline rules."""
-    from ..app_settings import AppSettingsError, llm_for
+    from ..app_settings import llm_for
+    from ..core import InvalidInput
     from ..core.paths import database_path
 
     try:
         return llm_for(database_path(data_dir).parent)
-    except (AppSettingsError, ValueError) as exc:
+    except InvalidInput as exc:                 # settings.json (AppSettingsError) or MAGI_LLM_* is wrong
         log.error("using the offline rules: %s", exc)
         return "rules"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from ..errors import InvalidInput
 from .base import Embedder, l2_normalise
 from .hashing import HashingEmbedder
 from .minilm import MiniLMEmbedder, ModelNotInstalled
@@ -29,7 +30,7 @@ def resolve_embedder(spec: str | Embedder) -> Embedder:
         except ModelNotInstalled as exc:
             log.warning("%s; falling back to the hashing embedder (no semantic search)", exc)
             return HashingEmbedder(stands_in_for=MiniLMEmbedder.name)
-    raise ValueError(f"unknown embedder {spec!r}: use 'default', 'minilm' or 'hashing'")
+    raise InvalidInput(f"unknown embedder {spec!r}: use 'default', 'minilm' or 'hashing'")
 
 
 def idle_seconds() -> float:

@@ -16,6 +16,17 @@ class Embedder(Protocol):
     dimension: int
     #: How many tokens/units one input may have before it must be chunked.
     max_units: int
+    #: Cosine below which a text shares no meaning with a question: retrieval drops a candidate that shares
+    #: no word with the question either (architecture §5, filters). Each model's own: its scores differ.
+    similarity_floor: float
+    #: The model this one was chosen in place of because that model is missing, else None: an index that
+    #: model built is then kept and embedding waits, instead of rebuilding it with these vectors (§13).
+    stands_in_for: str | None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the large resources (model weights) are in memory now (``stats()``, for the status)."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return an array of shape (len(texts), dimension), rows L2-normalised."""

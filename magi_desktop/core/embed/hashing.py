@@ -36,6 +36,10 @@ class HashingEmbedder:
         #: built by that model is then kept, not rebuilt with hashed vectors.
         self.stands_in_for = stands_in_for
 
+    @property
+    def loaded(self) -> bool:
+        return False        # no model: nothing large to hold
+
     def _features(self, text: str) -> list[str]:
         features = []
         for word in _TOKEN.findall(text.lower()):

@@ -118,7 +118,7 @@ class _EventJob:
 
 
 def _event_batch(db: Database, embedder: Embedder, now: float) -> _Batch:
-    max_units = getattr(embedder, "max_units", 180)
+    max_units = embedder.max_units
 
     def texts(job: _EventJob) -> list[str]:
         job.chunks = chunk_text(job.content, max_units=max_units, overlap=min(30, max_units // 4))

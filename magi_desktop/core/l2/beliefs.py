@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..errors import InvalidInput
 from ..store.connection import Connection
 from .graph import LIVE
 
@@ -89,9 +90,9 @@ def list_beliefs(conn: Connection, category: str = "assertions", *, state: str |
     """Beliefs of one category, newest first, filtered by state, by an entity's name (or alias,
     matched in subject or value) and by the source of their evidence."""
     if category not in CATEGORIES:
-        raise ValueError(f"category must be one of {', '.join(CATEGORIES)}")
+        raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
     if state is not None and state not in STATES:
-        raise ValueError(f"state must be one of {', '.join(STATES)}")
+        raise InvalidInput(f"state must be one of {', '.join(STATES)}")
     where, args = [], []
     if category == "assertions":
         sql = _ASSERTIONS

@@ -13,6 +13,7 @@ import uuid
 from ..store.connection import Connection
 from ..store.entities import name_key
 from . import predicates as P
+from .constants import LIVE
 from .resolve import Resolved
 from .traits import TRAITS
 
@@ -21,7 +22,6 @@ CONFIDENCE_CAP = 0.95          # repetition raises confidence, never to certaint
 INDEPENDENT_WEIGHT = 0.5       # how much one more independent observation closes the gap to 1
 STABLE_OBSERVATIONS = 3
 STABLE_AFTER_SECONDS = 7 * 86400
-LIVE = ("tentative", "corroborated", "stable")
 
 
 def triple_id(subject_id: int, predicate: str, object_id: int) -> str:

@@ -19,6 +19,7 @@ from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store.connection import Connection
 from ..store.entities import name_key
 from ..store.vectors import ENTITY_VEC_TABLE
+from .constants import SELF_KEY
 from .tasks import DISAMBIGUATE, ENTITY_TYPES
 
 MIN_ENTITY_CONFIDENCE = 0.5
@@ -26,7 +27,6 @@ MIN_DISAMBIGUATION_CONFIDENCE = 0.5
 CANDIDATE_POOL = 20
 MIN_POOL_KEY_CHARS = 3
 POOL_SIMILARITY = 0.6         # a name this close in meaning joins the candidate pool (never decides identity)
-SELF_KEY = "@user"
 SELF_NAME = "the user"
 
 # Loose type names models (and plugins) use, mapped onto the controlled vocabulary.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import InvalidInput
 from ..store.connection import Connection
 from ..store.entities import name_key
 from . import graph
@@ -29,7 +30,7 @@ _ASSERTION_FIELDS = ("status", "confidence", "superseded_by", "retired_at", "use
 _EDGE_FIELDS = ("status", "confidence", "superseded_by", "retired_at", "retired_reason", "user_confirmed_at")
 
 
-class ReviewError(ValueError):
+class ReviewError(InvalidInput):
     """The belief does not exist, or the action does not apply to it (already denied, undone…)."""
 
 

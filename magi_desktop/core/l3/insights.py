@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from ..session_constants import SESSION_IDLE_SECONDS
 from ..store import Database
 from ..store.connection import Connection
 from .windows import day_of, window_of
@@ -21,7 +22,7 @@ from .windows import day_of, window_of
 TREND_DAYS = 28
 TREND_MIN_EVENTS = 10
 TREND_FACTOR = 2.0
-SESSION_END_SECONDS = 30 * 60
+SESSION_END_SECONDS = SESSION_IDLE_SECONDS     # session_constants.py: a quiet conversation has ended
 REFLECTION_EVENTS = 6
 SCAN_BACK_SECONDS = 7 * 86400.0
 

@@ -62,7 +62,7 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
     job = f"l3:{granularity}"
     row = conn.execute("SELECT done_until FROM periodic_jobs WHERE job = ?", (job,)).fetchone()
     since = row[0] - LOOKBACK * SPAN_SECONDS[granularity] if row else now - BACKFILL_SECONDS[granularity]
-    wants_llm = getattr(llm, "name", "rules") != "rules"
+    wants_llm = llm.name != "rules"
     if wants_llm and granularity in ("hour", "day"):
         waiting = conn.execute("SELECT min(window_start) FROM l3_summaries WHERE summary_type = 'temporal' AND "
                                "granularity = ? AND fingerprint LIKE ?", (granularity, "%" + LLM_PENDING)).fetchone()[0]

@@ -189,7 +189,7 @@ def with_llm(llm: LLMProvider, draft: Draft, label: str, events: list[WindowEven
              previous_text: str | None) -> Draft:
     """The summarizer tier rewrites the extractive draft's prose from the sampled events; the links,
     counts and data stay the extractive ones. A failing model leaves the extractive draft."""
-    if getattr(llm, "name", "rules") == "rules":
+    if llm.name == "rules":
         return draft
     sampled = set(draft.links)
     inputs = {
@@ -205,6 +205,5 @@ def with_llm(llm: LLMProvider, draft: Draft, label: str, events: list[WindowEven
     except LLMError:
         return draft
     data = dict(draft.data, llm_topics=answer.get("topics", []))
-    model = getattr(getattr(llm, "settings", None), "model_for", lambda _t: getattr(llm, "name", "llm"))("summarizer")
     return Draft(title=draft.title, content=answer["summary"].strip(), data=data, links=draft.links,
-                 children=draft.children, model=str(model))
+                 children=draft.children, model=llm.model_for("summarizer"))

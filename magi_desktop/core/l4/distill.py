@@ -96,11 +96,11 @@ def run(db: Database, llm: LLMProvider, now: float, limit: int = BATCH) -> int:
                  "breaker_state": state}
         traces = _sample(conn, skill_id)
         strategy, by = _rules(tool, category, stats, traces), "rules"
-        if getattr(llm, "name", "rules") != "rules":
+        if llm.name != "rules":
             try:
                 answer = llm.run(DISTILL, {"tool": tool, "category": category, "stats": stats, "traces": traces})
                 strategy = dict(answer, summary=f"{strategy['summary']} {answer['summary']}".strip())
-                by = getattr(llm, "name", "llm")
+                by = llm.name
             except LLMError:
                 pass            # the endpoint failed: the rules' strategy for now, the model next time it is due
         with db.transaction() as wconn:

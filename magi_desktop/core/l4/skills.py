@@ -21,12 +21,8 @@ from typing import Any
 
 from ..contracts import ToolRun
 from ..store.connection import Connection
+from .constants import DISTILL_AFTER, FAILURES_TO_OPEN, OPEN_SECONDS, SUCCESSES_TO_CLOSE, TRACES_KEPT
 
-FAILURES_TO_OPEN = 3
-OPEN_SECONDS = 600.0
-SUCCESSES_TO_CLOSE = 2
-TRACES_KEPT = 50
-DISTILL_AFTER = 5
 TRACE_TEXT_CHARS = 2000
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import MagiError
+
 TIERS = ("fast", "reasoning", "summarizer", "compact")
 
 
-class LLMError(RuntimeError):
+class LLMError(MagiError, RuntimeError):
     """A call failed. ``retryable`` says whether trying again later may help."""
 
     def __init__(self, message: str, *, retryable: bool = True):
@@ -54,8 +56,17 @@ class Task:
 
 @runtime_checkable
 class LLMProvider(Protocol):
+    #: "rules" for the offline rules; work asks a model only when it is another provider.
     name: str
 
     def run(self, task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
         """The task's answer for ``inputs``, already checked against ``task.schema``."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """For status displays (``stats()["llm"]``): at least ``name``; an endpoint adds its requests and breaker."""
+        ...
+
+    def model_for(self, tier: str) -> str:
+        """The model that answers ``tier``'s tasks, recorded with what it wrote (an L3 summary's ``model``)."""
         ...

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
+from ..errors import InvalidInput
 from ..redact import MARK, redact_text
 from .base import TIERS, LLMError, LLMOutputInvalid, ProviderUnavailable, Task
 from .schema import SchemaError, validate
@@ -95,12 +96,12 @@ class OpenAISettings:
 
     def __post_init__(self) -> None:
         if not re.match(r"^https?://[^\s/]+", self.base_url or ""):
-            raise ValueError(f"LLM base_url must be an http(s) URL, got {self.base_url!r}")
+            raise InvalidInput(f"LLM base_url must be an http(s) URL, got {self.base_url!r}")
         if not self.model:
-            raise ValueError("an LLM model name is required")
+            raise InvalidInput("an LLM model name is required")
         unknown = set(self.tier_models) - set(TIERS)
         if unknown:
-            raise ValueError(f"unknown LLM tier(s) {', '.join(sorted(unknown))}; tiers are {', '.join(TIERS)}")
+            raise InvalidInput(f"unknown LLM tier(s) {', '.join(sorted(unknown))}; tiers are {', '.join(TIERS)}")
 
     def model_for(self, tier: str) -> str:
         return self.tier_models.get(tier) or self.model
@@ -111,7 +112,7 @@ class OpenAISettings:
         env = os.environ if env is None else env
         base_url = env.get("MAGI_LLM_BASE_URL", "")
         if not base_url:
-            raise ValueError("set MAGI_LLM_BASE_URL (and MAGI_LLM_MODEL) to use an OpenAI-compatible LLM")
+            raise InvalidInput("set MAGI_LLM_BASE_URL (and MAGI_LLM_MODEL) to use an OpenAI-compatible LLM")
         return cls(
             base_url=base_url, model=env.get("MAGI_LLM_MODEL", ""),
             tier_models={t: env[f"MAGI_LLM_MODEL_{t.upper()}"] for t in TIERS
@@ -210,6 +211,9 @@ class OpenAICompatibleLLM:
         """For status displays: the endpoint, requests made and the breaker's state."""
         return {"name": self.name, "base_url": self.settings.base_url, "requests": self.calls,
                 "breaker": self.breaker.to_dict()}
+
+    def model_for(self, tier: str) -> str:
+        return self.settings.model_for(tier)
 
     def run(self, task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
         body = {

@@ -25,3 +25,9 @@ class RulesLLM:
         if handler is None:
             raise LLMError(f"the rules provider has no handler for {task.name}", retryable=False)
         return validate(handler(inputs), task.schema)
+
+    def health(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def model_for(self, tier: str) -> str:
+        return self.name

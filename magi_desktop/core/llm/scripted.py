@@ -54,6 +54,12 @@ class ScriptedLLM:
     def finished(self) -> bool:
         return self.position == len(self.steps)
 
+    def health(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def model_for(self, tier: str) -> str:
+        return self.name
+
 
 def _brief(inputs: dict) -> str:
     text = json.dumps(inputs, ensure_ascii=False)

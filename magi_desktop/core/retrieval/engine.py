@@ -12,6 +12,7 @@ import numpy as np
 
 from ..contracts import parse_timestamp
 from ..embed import Embedder
+from ..errors import InvalidInput
 from ..speakers import speaking_names
 from ..store import Database
 from ..store.entities import EntityLinker
@@ -104,11 +105,11 @@ class Retriever:
               tz: tzinfo | None = None, summary_type: str | None = None) -> EvidencePack:
         started = time.perf_counter()
         if mode is not None and mode not in MODES:
-            raise ValueError(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
+            raise InvalidInput(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
         if summary_type is not None and summary_type not in SUMMARY_TYPES:
-            raise ValueError(f"unknown summary type {summary_type!r}; one of {', '.join(SUMMARY_TYPES)}")
+            raise InvalidInput(f"unknown summary type {summary_type!r}; one of {', '.join(SUMMARY_TYPES)}")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+            raise InvalidInput(f"limit must be a whole number from 1 to {MAX_LIMIT}")
         now = time.time() if now is None else parse_timestamp(now, "now")
         chosen, rule = (mode, "caller") if mode else classify_mode(text)
         temporal = parse_temporal(text, now, tz)
@@ -369,7 +370,7 @@ class Retriever:
         """Drop candidates nothing ties to the question, so an unsupported question gets no findings; with the
         question's similarity to each (sufficiency uses it)."""
         question_stems = {stem(t) for t in ctx.terms}
-        floor = getattr(self.embedder, "similarity_floor", 0.3)
+        floor = self.embedder.similarity_floor
         similarity = self._similarities(candidates, ctx)
         kept = [c for c in candidates
                 if question_stems & stems(c.content + " " + (c.speaker or "")) or similarity.get(c.rowid, 0.0) >= floor]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..l2.constants import LIVE, SELF_KEY
 from ..store.connection import Connection
 from ..store.vectors import EDGE_VEC_TABLE
 from .pack import Finding, iso
@@ -28,8 +29,6 @@ from .paths import QueryContext, _scope_sql, selective_entities
 from .temporal import TemporalIntent
 from .terms import stem
 
-SELF_KEY = "@user"
-LIVE = ("tentative", "corroborated", "stable")
 MAX_EDGES = 20
 MAX_FINDINGS = 8
 HISTORY_FACTOR = 0.6          # a history row ranks below a current one of the same fit

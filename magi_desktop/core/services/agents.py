@@ -12,13 +12,13 @@ import time
 from typing import Any
 
 from ..l2 import snapshots
+from ..l2.constants import SELF_KEY
 from ..store import Database
 from .facts import FactBook
 
 MAX_CLIENT_CHARS = 100
 MAX_REJECTION_CHARS = 200
 UNKNOWN_CLIENT = "unknown client"
-SELF_KEY = "@user"          # the user's entity (l2.resolve.SELF_KEY)
 # How the usage of each tool is shown: calls of memory_query are "queries", and so on.
 USAGE_GROUPS = {"memory_query": "queries", "remember": "remembers", "log_turn": "turns",
                 "log_tool_run": "tool_runs"}

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from .. import l2, l3
+from ..errors import InvalidInput
 from ..l0 import WorkingMemory
 from ..l2 import jobs as l2_jobs
 from ..llm import LLMProvider
@@ -43,7 +44,7 @@ class PeriodicJobs:
         chosen = set(PERIODIC_JOBS if jobs is None else jobs)
         unknown = chosen - set(PERIODIC_JOBS)
         if unknown:
-            raise ValueError(f"unknown periodic job(s) {', '.join(sorted(unknown))}; jobs are "
+            raise InvalidInput(f"unknown periodic job(s) {', '.join(sorted(unknown))}; jobs are "
                              f"{', '.join(PERIODIC_JOBS)}")
         backup = self.storage.backup_if_due() if "backup" in chosen else None
         # Outside the process lock: the forget's chunks take it each.

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from .. import extraction, l2, l4
 from ..embed import Embedder, indexing
 from ..embed.indexing import EmbedReport, pending_count
+from ..errors import InvalidInput
 from ..l2 import jobs as l2_jobs
 from ..l3 import insights as l3_insights
 from ..llm import LLMProvider
@@ -42,7 +43,7 @@ class Processing:
         """
         unknown = set(queues) - set(QUEUES)
         if unknown:
-            raise ValueError(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding, l2, l4 and facts")
+            raise InvalidInput(f"unknown queue(s) {', '.join(sorted(unknown))}; queues are embedding, l2, l4 and facts")
         extracted = extraction.ExtractionReport()
         distilled = 0
         report = EmbedReport()

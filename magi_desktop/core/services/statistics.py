@@ -65,7 +65,7 @@ class Statistics:
                 "rebuilt_from": embedding[2] if embedding else None,
                 "embedder": self.embedder.name,
                 "vectors_ready": self.vectors_ready(),
-                "model_loaded": bool(getattr(self.embedder, "loaded", False)),
+                "model_loaded": self.embedder.loaded,
                 "chunks": conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0],
                 "pending": jobs.get("pending", 0),
                 "dead": jobs.get("dead", 0),
@@ -98,7 +98,7 @@ class Statistics:
             collectors=self.collector_state.collector_statuses(),
             storage=self.storage.storage_status(),
             redaction=self.redactor.redaction_status(),
-            llm=self.llm.health() if hasattr(self.llm, "health") else {"name": self.llm.name},
+            llm=self.llm.health(),
             working_memory_sessions=len(self.l0),
         )
 

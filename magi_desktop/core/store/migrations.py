@@ -14,12 +14,13 @@ from importlib import resources
 
 import sqlean as sqlite3
 
+from ..errors import MemoryUnavailable
 from .connection import Connection, write_transaction
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
-class SchemaTooNew(RuntimeError):
+class SchemaTooNew(MemoryUnavailable):
     """The database was written by a newer version of Magi Desktop."""
 
 

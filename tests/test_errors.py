@@ -1,0 +1,78 @@
+"""The exception families (issue 18, item 6): one root, the caller's bad input apart from the environment,
+every error keeping the base its callers already catch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from magi_desktop.app_settings import AppSettingsError
+from magi_desktop.collectors.settings import SettingsError
+from magi_desktop.core import (
+    DatabaseCorrupt,
+    DiskFull,
+    InvalidInput,
+    MagiError,
+    Memory,
+    MemoryBusy,
+    MemoryUnavailable,
+    PayloadError,
+    RememberRejected,
+    ReviewError,
+)
+from magi_desktop.core.embed import ModelNotInstalled
+from magi_desktop.core.export import ImportFailed
+from magi_desktop.core.export_markdown import MarkdownTargetError
+from magi_desktop.core.llm import LLMError, LLMOutputInvalid, ProviderUnavailable
+from magi_desktop.core.store import SchemaTooNew
+
+INPUT_ERRORS = (PayloadError, RememberRejected, ReviewError, ImportFailed, MarkdownTargetError, SettingsError,
+                AppSettingsError)
+ENVIRONMENT_ERRORS = (MemoryUnavailable, DiskFull, DatabaseCorrupt, MemoryBusy, SchemaTooNew)
+ENDPOINT_ERRORS = (LLMError, ProviderUnavailable, LLMOutputInvalid, ModelNotInstalled)
+
+
+@pytest.mark.parametrize("error", INPUT_ERRORS)
+def test_the_callers_bad_input_is_invalid_input_and_still_a_value_error(error):
+    assert issubclass(error, InvalidInput) and issubclass(error, MagiError) and issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize("error", ENVIRONMENT_ERRORS)
+def test_the_storage_errors_are_one_family_under_the_root(error):
+    assert issubclass(error, MemoryUnavailable) and issubclass(error, MagiError)
+    assert issubclass(error, RuntimeError) and not issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize("error", ENDPOINT_ERRORS)
+def test_the_model_and_endpoint_errors_are_under_the_root_and_still_runtime_errors(error):
+    assert issubclass(error, MagiError) and issubclass(error, RuntimeError) and not issubclass(error, InvalidInput)
+
+
+def test_payload_error_keeps_its_field_and_message():
+    error = PayloadError("chat.role", "must be user, assistant or tool", index=3)
+    assert (error.field, error.reason, str(error)) == ("chat.role", "must be user, assistant or tool",
+                                                       "payloads[3].chat.role: must be user, assistant or tool")
+    assert isinstance(error.at(4), InvalidInput) and error.at(4).index == 4
+
+
+def test_the_memorys_own_argument_checks_raise_invalid_input(tmp_path):
+    with Memory.open(tmp_path / "data", embedder="hashing") as memory:
+        for bad in (lambda: memory.query("  "), lambda: memory.query("cat?", mode="guess"),
+                    lambda: memory.query("cat?", limit=0), lambda: memory.set_goal("s", " "),
+                    lambda: memory.forget(), lambda: memory.process_pending(queues=("nope",)),
+                    lambda: memory.run_due(jobs=("nope",)), lambda: memory.ingest_many([], on_error="ignore")):
+            with pytest.raises(InvalidInput):
+                bad()
+    with pytest.raises(InvalidInput, match="not available"):
+        Memory.open(tmp_path / "other", embedder="hashing", llm="gpt-9")
+    with pytest.raises(InvalidInput, match="unknown embedder"):
+        Memory.open(tmp_path / "other", embedder="word2vec")
+
+
+@pytest.mark.slow
+def test_the_cli_says_what_is_wrong_with_an_argument_without_a_traceback(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "--data-dir", str(tmp_path / "data"), "query",
+                           "   "], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip() == "magi query: the question is empty", done.stderr
