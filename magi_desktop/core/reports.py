@@ -23,7 +23,7 @@ QUEUES = ("embedding", "l2", "l4", "facts")
 ERRORS_SHOWN = 10         # errors a report lists (the rest are in the log)
 
 
-class _DictView(Mapping[str, Any]):
+class DictView(Mapping[str, Any]):
     """Read-only dict access over ``to_dict()`` (the transition from dict results)."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,7 +40,7 @@ class _DictView(Mapping[str, Any]):
 
 
 @dataclass(frozen=True, eq=False)
-class PendingReport(_DictView):
+class PendingReport(DictView):
     """One ``process_pending`` call: what each queue did."""
 
     embedding: EmbedReport = field(default_factory=EmbedReport)
@@ -75,7 +75,7 @@ class PendingReport(_DictView):
 
 
 @dataclass(frozen=True, eq=False)
-class DueReport(_DictView):
+class DueReport(DictView):
     """One ``run_due`` call: the report of each periodic job that ran (None: not asked for)."""
 
     backup: dict[str, Any] | None = None
@@ -123,7 +123,7 @@ class QueueState:
 
 
 @dataclass(frozen=True, eq=False)
-class MemoryStats(_DictView):
+class MemoryStats(DictView):
     """``stats()``: counts per layer, queue states, storage, redaction and model health."""
 
     database: str

@@ -8,11 +8,12 @@ all stop on the same decision, made from every queue (``Memory.queue_state``).""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..core import Memory, PendingReport, QueueState
+from ..core.reports import DictView
 
 # How long a drain waits, at most, for work another process holds under a live lease (its batch is done, or
 # its lease runs out and the work is due again here). A batch takes seconds (an LLM's retries included well
@@ -22,7 +23,7 @@ HELD_POLL_SECONDS = 0.25
 
 
 @dataclass(frozen=True, eq=False)
-class DrainReport(Mapping[str, Any]):
+class DrainReport(DictView):
     """What a drain did, and what it left (``left``: nothing unless it was cancelled or gave up waiting)."""
 
     batches: int = 0
@@ -40,15 +41,6 @@ class DrainReport(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         return {"batches": self.batches, "embedded": self.embedded, "projected": self.projected, "failed": self.failed}
 
-    # A read-only dict view of to_dict() while callers move off the dict this returned (see core/reports.py).
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
 
 
 def process_batch(memory: Memory, batch: int = 64) -> tuple[int, PendingReport]:
