@@ -38,9 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.locomo import DATA, SPLITS, evidence_ids, payloads, ranked_items, session_of  # noqa: E402
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.core.embed import MiniLMEmbedder  # noqa: E402
+from benchmarks.locomo import DATA, SPLITS, evidence_ids, payloads, ranked_items, session_of
+from magi_desktop.core import Memory
+from magi_desktop.core.embed import MiniLMEmbedder
 
 K = 10
 RUNS = ("speaker", "labelled")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.locomo import DATA  # noqa: E402
-from magi_desktop.core.retrieval.pack import Finding  # noqa: E402
-from magi_desktop.core.retrieval.sufficiency import Asked, judge  # noqa: E402
-from magi_desktop.core.retrieval.temporal import parse_temporal  # noqa: E402
+from benchmarks.locomo import DATA
+from magi_desktop.core.retrieval.pack import Finding
+from magi_desktop.core.retrieval.sufficiency import Asked, judge
+from magi_desktop.core.retrieval.temporal import parse_temporal
 
 HALVES = {"tune (0-2)": range(0, 3), "check (3-4)": range(3, 5)}
 

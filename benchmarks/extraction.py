@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.locomo import DATA, payloads  # noqa: E402
-from magi_desktop.core import Memory  # noqa: E402
+from benchmarks.locomo import DATA, payloads
+from magi_desktop.core import Memory
 
 CONVERSATIONS = range(0, 5)
 

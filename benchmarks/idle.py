@@ -26,10 +26,10 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workload import payloads  # noqa: E402
+from workload import payloads
 
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.core.store.connection import connect  # noqa: E402
+from magi_desktop.core import Memory
+from magi_desktop.core.store.connection import connect
 
 RSS_TARGET_MB = 150
 CPU_TARGET_PERCENT = 1.0

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import payloads  # noqa: E402
+from workload import payloads
 
-from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core import Memory
 
 _EVENT_ROW = ("SELECT event_id, evidence_class, l1_retrieval_scope, author_type, content_type, content, "
               "metadata_json FROM fact_events ORDER BY id")

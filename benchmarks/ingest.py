@@ -34,12 +34,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workload import payloads  # noqa: E402
+from workload import payloads
 
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.core.store import connection as connection_settings  # noqa: E402
-from magi_desktop.core.store.connection import connect  # noqa: E402
-from magi_desktop.core.text import fts_document  # noqa: E402
+from magi_desktop.core import Memory
+from magi_desktop.core.store import connection as connection_settings
+from magi_desktop.core.store.connection import connect
+from magi_desktop.core.text import fts_document
 
 _COLUMNS = ("event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
             "user_id", "content", "memory_domain", "ingest_target", "cognition_eligible", "retention_class",

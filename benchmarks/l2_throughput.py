@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.workers import BackgroundWorker  # noqa: E402
+from magi_desktop.core import Memory
+from magi_desktop.workers import BackgroundWorker
 
 START = 1_760_000_000.0
 

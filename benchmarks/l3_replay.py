@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workload import START, payloads  # noqa: E402
+from workload import START, payloads
 
-from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core import Memory
 
 DAY = 86400.0
 

@@ -52,12 +52,12 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from query_latency import raw_calls  # noqa: E402
-from workload import payloads  # noqa: E402
+from query_latency import raw_calls
+from workload import payloads
 
-from magi_desktop.collectors import build_supervisor  # noqa: E402
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.core.text import fts_document  # noqa: E402
+from magi_desktop.collectors import build_supervisor
+from magi_desktop.core import Memory
+from magi_desktop.core.text import fts_document
 
 # Every mode once, and the rule-chosen mode (None) for the rest.
 QUERIES: list[tuple[str, str | None]] = [

@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workload import payloads  # noqa: E402
+from workload import payloads
 
-from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core import Memory
 
 ROOT = Path(__file__).resolve().parent.parent
 _CHILD = """
@@ -91,7 +91,7 @@ def while_running(folder: Path, command: list[str], every: float) -> dict:
 
     thread = threading.Thread(target=opener)
     started = time.perf_counter()
-    output = tempfile.TemporaryFile("w+")          # a receipt lists every event id: more than a pipe holds
+    output = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed once the child is done; a receipt lists every event id: more than a pipe holds
     child = subprocess.Popen(command, stdout=output, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
     thread.start()

@@ -45,11 +45,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.core.embed import MiniLMEmbedder  # noqa: E402
-from magi_desktop.core.retrieval.terms import content_terms  # noqa: E402
-from magi_desktop.core.store.connection import connect  # noqa: E402
-from magi_desktop.core.text import fts_document, fts_or_query  # noqa: E402
+from magi_desktop.core import Memory
+from magi_desktop.core.embed import MiniLMEmbedder
+from magi_desktop.core.retrieval.terms import content_terms
+from magi_desktop.core.store.connection import connect
+from magi_desktop.core.text import fts_document, fts_or_query
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json"
 KS = (1, 5, 10, 20)

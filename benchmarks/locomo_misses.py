@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.locomo import DATA, session_of, turn_text  # noqa: E402
-from magi_desktop.core.retrieval.terms import content_terms, stem, stems  # noqa: E402
+from benchmarks.locomo import DATA, session_of, turn_text
+from magi_desktop.core.retrieval.terms import content_terms, stem, stems
 
 TOP = 10
 

@@ -26,13 +26,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from workload import payloads  # noqa: E402
+from workload import payloads
 
-from magi_desktop.core import Memory  # noqa: E402
-from magi_desktop.core.retrieval.modes import MODES  # noqa: E402
-from magi_desktop.core.retrieval.terms import content_terms  # noqa: E402
-from magi_desktop.core.store.vectors import VEC_TABLE  # noqa: E402
-from magi_desktop.core.text import fts_or_query  # noqa: E402
+from magi_desktop.core import Memory
+from magi_desktop.core.retrieval.modes import MODES
+from magi_desktop.core.retrieval.terms import content_terms
+from magi_desktop.core.store.vectors import VEC_TABLE
+from magi_desktop.core.text import fts_or_query
 
 QUESTIONS = [
     "What did I buy for the kitchen?", "Where do I live now?", "What music did I listen to last week?",

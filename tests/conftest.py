@@ -4,13 +4,13 @@ import os
 # Forced, not defaulted: the app tests assume a desktop without a system tray.
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
-import gc  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-from functools import cache  # noqa: E402
-from pathlib import Path  # noqa: E402
+import gc
+import json
+import sys
+from functools import cache
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

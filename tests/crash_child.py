@@ -5,9 +5,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from payloads import mixed_stream  # noqa: E402
+from payloads import mixed_stream
 
-from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core import Memory
 
 
 def main(path: str, total: int, batch: int) -> None:

@@ -9,8 +9,8 @@ from magi_desktop.core import Memory
 
 pytest.importorskip("pytestqt")
 
-from magi_desktop.ui.app import DesktopApp  # noqa: E402
-from magi_desktop.ui.qt import QApplication, QSystemTrayIcon  # noqa: E402
+from magi_desktop.ui.app import DesktopApp
+from magi_desktop.ui.qt import QApplication, QSystemTrayIcon
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from magi_desktop.ui.gc_main_thread import MainThreadCollector  # noqa: E402
-from magi_desktop.ui.qt import Qt, QWidget  # noqa: E402
+from magi_desktop.ui.gc_main_thread import MainThreadCollector
+from magi_desktop.ui.qt import Qt, QWidget
 
 
 def test_a_widget_in_a_cycle_is_collected_on_the_gui_thread_not_in_a_worker(qtbot):

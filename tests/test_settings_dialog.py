@@ -11,8 +11,8 @@ from magi_desktop.core.paths import chosen_data_dir, default_data_dir
 
 pytest.importorskip("pytestqt")
 
-from magi_desktop.ui.qt import Qt  # noqa: E402
-from magi_desktop.ui.settings_dialog import SettingsDialog  # noqa: E402
+from magi_desktop.ui.qt import Qt
+from magi_desktop.ui.settings_dialog import SettingsDialog
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from magi_desktop.ui.qt import QTimer  # noqa: E402
-from magi_desktop.ui.tasks import TaskRunner  # noqa: E402
+from magi_desktop.ui.qt import QTimer
+from magi_desktop.ui.tasks import TaskRunner
 
 
 def long_job(steps, progress, cancelled):

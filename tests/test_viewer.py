@@ -9,10 +9,10 @@ from magi_desktop.core import Memory
 
 pytest.importorskip("pytestqt")
 
-from magi_desktop.ui.models import BELIEF_COLUMNS, ENTITY_COLUMNS, EVENT_COLUMNS, RecordTableModel  # noqa: E402
-from magi_desktop.ui.qt import QApplication, QMessageBox, QTimer  # noqa: E402
-from magi_desktop.ui.tasks import TaskRunner  # noqa: E402
-from magi_desktop.ui.viewer import ViewerWindow  # noqa: E402
+from magi_desktop.ui.models import BELIEF_COLUMNS, ENTITY_COLUMNS, EVENT_COLUMNS, RecordTableModel
+from magi_desktop.ui.qt import QApplication, QMessageBox, QTimer
+from magi_desktop.ui.tasks import TaskRunner
+from magi_desktop.ui.viewer import ViewerWindow
 
 DAY = 86400.0
 T0 = time.time() - 40 * DAY

@@ -162,7 +162,7 @@ class MemoryTools:
     def _count(self, client: str | None, tool: str, rejected: str | None) -> None:
         try:
             self.memory.record_agent_call(client, tool, rejected=rejected)
-        except Exception:  # noqa: BLE001 - counting must never fail the call itself
+        except Exception:  # counting must never fail the call itself
             log.exception("could not count a call of %s", tool)
 
     # ------------------------------------------------------------------ tools
@@ -256,7 +256,7 @@ class MemoryTools:
         finally:
             try:
                 self.memory.record_agent_call(self.client, name)
-            except Exception:  # noqa: BLE001 - counting must never fail the read
+            except Exception:  # counting must never fail the read
                 log.exception("could not count a read of %s", name)
 
     def snapshot(self) -> str:

@@ -187,7 +187,7 @@ class Supervisor:
         self.clock = clock
         try:
             saved = memory.collector_statuses()
-        except Exception:  # noqa: BLE001 - counters are a convenience; collecting must still start
+        except Exception:  # counters are a convenience; collecting must still start
             log.exception("could not read the saved collector status")
             saved = {}
         self.status = {name: CollectorStatus.resumed(name, saved.get(name)) for name in self.collectors}
@@ -285,7 +285,7 @@ class Supervisor:
                 continue
             try:
                 paths = [str(p) for p in watch_paths(self.settings[name])]
-            except Exception:  # noqa: BLE001 - a plugin's bug only costs it the watching
+            except Exception:  # a plugin's bug only costs it the watching
                 log.exception("collector %s could not name its files to watch", name)
                 continue
             for path in paths:
@@ -483,7 +483,7 @@ class Supervisor:
             return
         try:
             results = self.memory.ingest_many([p for _, p in batch], on_error="report")
-        except Exception as exc:  # noqa: BLE001 - the database is unavailable: keep the app alive, say so
+        except Exception as exc:  # the database is unavailable: keep the app alive, say so
             if isinstance(exc, MemoryUnavailable):   # a full disk: the environment, not a bug
                 log.warning("could not store %d collected payloads: %s", len(batch), exc)
             else:
@@ -535,7 +535,7 @@ class Supervisor:
             self.status[name].counts["cursor_saved"] += 1
         try:
             self.memory.save_plugin_cursor(name, cursor)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("could not store the cursor of %s", name)
 
 
@@ -545,7 +545,7 @@ def _close(run: Any) -> None:
         return
     try:
         close()
-    except BaseException:  # noqa: BLE001 - its clean-up failing is the collector's business
+    except BaseException:  # its clean-up failing is the collector's business
         log.debug("a collector's run did not close cleanly", exc_info=True)
 
 

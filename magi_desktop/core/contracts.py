@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, NoReturn, overload
 
 from .errors import InvalidInput
 from .recalled import RECALL_CLOSE, RECALL_OPEN, has_recalled, recalled_block, strip_recalled  # noqa: F401 - re-exported
@@ -211,7 +211,7 @@ class IngestResult(NamedTuple):
 # ---------------------------------------------------------------- validation
 
 
-def _fail(field_name: str, reason: str) -> None:
+def _fail(field_name: str, reason: str) -> NoReturn:
     raise PayloadError(field_name, reason)
 
 
@@ -232,6 +232,12 @@ def _check_keys(obj: Mapping, allowed: frozenset, prefix: str) -> None:
             _fail(prefix + name, f"unknown field (allowed: {', '.join(sorted(allowed))})")
 
 
+@overload
+def _str(obj: Mapping, key: str, path: str, *, required: Literal[True], max_chars: int = ...,
+         pattern: re.Pattern | None = ..., allow_blank: bool = ...) -> str: ...
+@overload
+def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = ...,
+         pattern: re.Pattern | None = ..., allow_blank: bool = ...) -> str | None: ...
 def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = MAX_ID_CHARS,
          pattern: re.Pattern | None = None, allow_blank: bool = False) -> str | None:
     value = obj.get(key)
@@ -262,6 +268,10 @@ def _check_unicode(value: str, path: str) -> None:
             _fail(path, f"is not valid Unicode (a lone surrogate at character {exc.start})")
 
 
+@overload
+def _mapping(obj: Mapping, key: str, path: str, *, required: Literal[True]) -> Mapping: ...
+@overload
+def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | None: ...
 def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | None:
     value = obj.get(key)
     if value is None:
@@ -481,7 +491,8 @@ def _payload_kind(raw: Mapping, source_type: str) -> PayloadKind:
         _fail("action", f"tool executions use source_type 'runtime', not {_preview(source_type)}")
     if not present:
         _fail("activity", "is required (or chat for a chat turn, action for a tool execution)")
-    return {"chat": "chat", "action": "runtime", "activity": "sensor"}[present[0]]
+    kinds: dict[str, PayloadKind] = {"chat": "chat", "action": "runtime", "activity": "sensor"}
+    return kinds[present[0]]
 
 
 def validate_payload(raw: Any) -> Payload:

@@ -103,50 +103,50 @@ def _rule_runtime_action(p: Payload) -> Verdict | None:
 
 
 def _rule_system_activity(p: Payload) -> Verdict | None:
-    if p.kind == "sensor" and p.activity.action_code.lower() in SYSTEM_ACTIONS:
+    if p.activity is not None and p.activity.action_code.lower() in SYSTEM_ACTIONS:
         return Verdict(E.SYSTEM_RUNTIME, "system", "trace", "system_activity")
     return None
 
 
 def _rule_non_human_user_turn(p: Payload) -> Verdict | None:
-    if p.kind == "chat" and p.chat.role == "user" and p.chat.provenance in ("timer", "wake", "template"):
+    if p.chat is not None and p.chat.role == "user" and p.chat.provenance in ("timer", "wake", "template"):
         return Verdict(E.SYSTEM_RUNTIME, "system", "trace", "non_human_user_turn")
     return None
 
 
 def _rule_recalled_turn(p: Payload) -> Verdict | None:
     # Recalled memory is the memory's own copy: kept for the audit, never evidence again.
-    if p.kind == "chat" and p.chat.provenance == "recalled":
+    if p.chat is not None and p.chat.provenance == "recalled":
         return Verdict(E.SYSTEM_RUNTIME, "system", "trace", "recalled_turn")
     return None
 
 
 def _rule_quarantined_turn(p: Payload) -> Verdict | None:
-    if p.kind == "chat" and p.chat.provenance == "quarantined":
+    if p.chat is not None and p.chat.provenance == "quarantined":
         return Verdict(E.SYSTEM_RUNTIME, "external", "trace", "quarantined_turn")
     return None
 
 
 def _rule_task_result_turn(p: Payload) -> Verdict | None:
-    if p.kind == "chat" and p.chat.role == "user" and p.chat.provenance == "task_result":
+    if p.chat is not None and p.chat.role == "user" and p.chat.provenance == "task_result":
         return Verdict(E.TOOL_RESULT, "tool", "observation", "task_result_turn")
     return None
 
 
 def _rule_tool_turn(p: Payload) -> Verdict | None:
-    if p.kind == "chat" and p.chat.role == "tool":
+    if p.chat is not None and p.chat.role == "tool":
         return Verdict(E.TOOL_RESULT, "tool", "observation", "tool_turn")
     return None
 
 
 def _rule_assistant_turn(p: Payload) -> Verdict | None:
-    if p.kind == "chat" and p.chat.role == "assistant":
+    if p.chat is not None and p.chat.role == "assistant":
         return Verdict(E.ASSISTANT_RESPONSE, "assistant", "answer", "assistant_turn")
     return None
 
 
 def _rule_human_turn(p: Payload) -> Verdict | None:
-    if p.kind == "chat" and p.chat.is_human_testimony:
+    if p.chat is not None and p.chat.is_human_testimony:
         evidence_class, content_type = _HUMAN_TEXT_CLASS[text_kind(p.chat.text)]
         return Verdict(evidence_class, "user", content_type, "human_turn")
     return None

@@ -111,16 +111,17 @@ def _content(clean: Payload, templates: TemplateRegistry, rules: RuleSet, counts
 
 def _timeline(payload: Payload) -> dict[str, Any]:
     """The raw structured fields, kept beside the rendered content for later layers."""
-    if payload.kind == "chat":
-        turn = payload.chat
+    # validate_payload gives a payload exactly the body its kind names (chat, action or activity).
+    fields: dict[str, Any]
+    if (turn := payload.chat) is not None:
         fields = {"role": turn.role, "provenance": turn.provenance, "tool_name": turn.tool_name,
                   "speaker": turn.speaker}
-    elif payload.kind == "runtime":
-        run = payload.action
+    elif (run := payload.action) is not None:
         fields = {"tool": run.tool, "ok": run.ok, "category": run.category, "duration_ms": run.duration_ms,
                   "input": run.input, "output": run.output, "error": run.error}
     else:
         activity = payload.activity
+        assert activity is not None
         return {"activity": {"source_code": activity.source_code, "action_code": activity.action_code,
                              "object_code": activity.object_code},
                 "provenance": dict(payload.provenance)}
@@ -190,7 +191,7 @@ def normalize(
     policy = verdict.policy
     timeline = _timeline(clean)
     key, aliases = idempotency_keys(payload, clean, key_secret)
-    if clean.kind == "chat":   # after the key: a candidate is read from the text, it was not sent
+    if clean.chat is not None:   # after the key: a candidate is read from the text, it was not sent
         timeline = with_candidate(timeline, clean.chat.text)
     metadata: dict[str, Any] = {
         "structured_entity_hints": [h.to_dict() for h in clean.entities],
@@ -275,12 +276,12 @@ def stored_payload(fields: Mapping[str, Any]) -> dict[str, Any]:
     if hints:
         raw["entities"] = hints
     if _field(metadata, "schedule") is not None:
-        raw["schedule"] = metadata["schedule"]
+        raw["schedule"] = _field(metadata, "schedule")
     if fields.get("natural_key") is not None:
         raw["natural_key"] = fields["natural_key"]
     for key in ("tags", "l2_batch_owner"):
         if _field(metadata, key) is not None:
-            raw[key] = metadata[key]
+            raw[key] = _field(metadata, key)
     return raw
 
 

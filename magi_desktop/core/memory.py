@@ -316,7 +316,7 @@ class Memory:
         try:
             with self.db.transaction() as conn:
                 _count_rejections(conn, rejections)
-        except Exception:  # noqa: BLE001 - counting must never mask the payload error
+        except Exception:  # counting must never mask the payload error
             log.exception("could not count a rejected payload")
 
     # ------------------------------------------------------------ L0 working memory
@@ -359,7 +359,7 @@ class Memory:
         for callback in list(self._listeners):
             try:
                 callback()
-            except Exception:  # noqa: BLE001 - a listener must not break ingest
+            except Exception:  # a listener must not break ingest
                 log.exception("memory listener failed")
 
     # ---------------------------------------------------------------- read

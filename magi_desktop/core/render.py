@@ -42,7 +42,7 @@ class _Form:
                 raise ValueError(f"template fields must be plain names, got {name!r} in {form!r}")
             if spec and spec not in _SPECS:
                 raise ValueError(f"unknown format {spec!r} in template {form!r}")
-            fields.append((name, spec))
+            fields.append((name, spec or ""))  # None only for a literal without a field
             parts.append("{" + (f"{name}__{spec}" if spec else name) + "}")
         return cls(tuple(fields), "".join(parts))
 
@@ -200,14 +200,16 @@ class TemplateRegistry:
     # ---------------------------------------------------------------- render
 
     def render(self, payload: Payload) -> str:
-        if payload.kind == "chat":
+        # validate_payload gives a payload exactly the body its kind names (chat, action or activity).
+        if payload.chat is not None:
             return payload.chat.text
-        if payload.kind == "runtime":
+        if payload.action is not None:
             return self._render_tool_run(payload.source_type, payload.action)
         return self._render_activity(payload)
 
     def _render_activity(self, payload: Payload) -> str:
         activity = payload.activity
+        assert activity is not None
         fields = dict(payload.provenance)
         fields.setdefault("source_type", payload.source_type)
         fields.setdefault("action_code", activity.action_code)

@@ -169,7 +169,7 @@ class DesktopApp:
             if settings.paused != paused:
                 settings.paused = paused
                 save_settings(folder, settings)
-        except Exception:  # noqa: BLE001 - a malformed file: the pause still holds for this session
+        except Exception:  # a malformed file: the pause still holds for this session
             log.exception("could not save the pause")
         for control in (self.window.pause_button, getattr(self, "pause_action", None)):
             if control is not None and control.isChecked() != paused:

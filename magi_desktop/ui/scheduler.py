@@ -88,7 +88,7 @@ class AppScheduler(QObject):
     def _tick(self) -> None:
         try:
             self.supervisor.tick()
-        except Exception as exc:  # noqa: BLE001 - a broken tick must not stop the schedule
+        except Exception as exc:  # a broken tick must not stop the schedule
             log.exception("collector tick failed")
             self.last_error = f"{type(exc).__name__}: {exc}"
 

@@ -53,7 +53,7 @@ class Task(QRunnable):
         except MemoryUnavailable as exc:       # the environment (a full disk), not a bug: no traceback
             log.warning("background task %s: %s", getattr(self.fn, "__name__", self.fn), exc)
             self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
-        except Exception as exc:  # noqa: BLE001 - reported to the UI, logged with its traceback
+        except Exception as exc:  # reported to the UI, logged with its traceback
             log.exception("background task %s failed", getattr(self.fn, "__name__", self.fn))
             self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
         else:

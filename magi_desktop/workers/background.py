@@ -48,7 +48,7 @@ class BackgroundWorker:
         try:
             maintain(self.memory)
             self.maintenance_runs += 1
-        except Exception as exc:  # noqa: BLE001 - upkeep failing must not stop the queues
+        except Exception as exc:  # upkeep failing must not stop the queues
             log.exception("periodic maintenance failed")
             self.last_error = f"{type(exc).__name__}: {exc}"
 
@@ -74,14 +74,14 @@ class BackgroundWorker:
             if self.tick is not None:
                 try:
                     self.tick()
-                except Exception as exc:  # noqa: BLE001 - collectors must not stop the queues
+                except Exception as exc:  # collectors must not stop the queues
                     log.exception("collector tick failed")
                     self.last_error = f"{type(exc).__name__}: {exc}"
             try:
                 handled, report = process_batch(self.memory, self.batch)
                 self.processed += report.embedded
                 self.projected += report.projected
-            except Exception as exc:  # noqa: BLE001 - keep the worker alive; the error is reported
+            except Exception as exc:  # keep the worker alive; the error is reported
                 if isinstance(exc, MemoryUnavailable):     # a full disk: said once per poll, no traceback
                     log.warning("background processing paused: %s", exc)
                 else:

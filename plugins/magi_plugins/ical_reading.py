@@ -28,7 +28,7 @@ series.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
@@ -77,7 +77,7 @@ class Unreadable(Exception):
     """The file is not an iCalendar file at all (or not yet: being written); nothing in it was read."""
 
 
-def parse(data: bytes) -> list[icalendar.Component]:
+def parse(data: bytes) -> list[icalendar.Calendar]:
     """The calendars of a file (a file may hold several)."""
     if len(data) > MAX_FILE_BYTES:
         raise Unreadable(f"larger than {MAX_FILE_BYTES // 2**20} MB")
@@ -93,7 +93,7 @@ def parse(data: bytes) -> list[icalendar.Component]:
     return calendars
 
 
-def series_of(calendars: list[icalendar.Component]) -> tuple[list[list[icalendar.Component]], list]:
+def series_of(calendars: Iterable[icalendar.Component]) -> tuple[list[list[icalendar.Component]], list]:
     """(each series' VEVENTs — a UID's master and its RECURRENCE-ID overrides —, the VTIMEZONEs)."""
     groups: dict[str, list[icalendar.Component]] = {}
     timezones = []
@@ -129,7 +129,7 @@ def problem(component: icalendar.Component) -> tuple[str, str] | None:
                 # is a zone nobody defines. Reading it as UTC would move the event by hours, silently.
                 return "unknown_timezone", f"{name};TZID={tzid}"
     end = getattr(component.get("DTEND"), "dt", None)
-    if isinstance(end, date) and _utc_naive(end) < _utc_naive(component["DTSTART"].dt):
+    if isinstance(end, date) and _utc_naive(end) < _utc_naive(_start(component)):
         return "bad_date", "DTEND before DTSTART"
     for rule in _as_list(component.get("RRULE")):
         for part in ("COUNT", "INTERVAL"):
@@ -150,6 +150,11 @@ def _values(prop) -> list:
         return [getattr(item, "dt", item) for item in prop.dts]
     value = getattr(prop, "dt", None)
     return [value[0] if isinstance(value, tuple) else value]
+
+
+def _start(component: icalendar.Component) -> date:
+    """DTSTART's value: a date or a date-time (problem() refuses a VEVENT whose DTSTART is neither)."""
+    return getattr(component["DTSTART"], "dt")  # noqa: B009 - icalendar types a property as any of 30 kinds
 
 
 def _naive(value) -> bool:
@@ -192,11 +197,13 @@ def reach(master: icalendar.Component, start: datetime, end: datetime, bounds: B
           deadline: float) -> Reach:
     """Walk the master's rules lazily up to the window's end within the bounds (see the module doc)."""
     result = Reach()
-    dtstart = _utc_naive(master["DTSTART"].dt)
+    dtstart = _utc_naive(_start(master))
     window_start, window_end = _utc_naive(start), _utc_naive(end)
     budget = min(bounds.steps_per_event, steps_left)
     for index, rule in enumerate(_as_list(master.get("RRULE"))):
-        walked, seen, in_window, last_allowed = 0, None, 0, None
+        walked, in_window = 0, 0
+        seen: datetime | None = None
+        last_allowed: datetime | None = None
         # Naive UTC throughout (UNTIL read without its zone): a bound, not the expansion itself.
         parsed = rrulestr(rule.to_ical().decode(), dtstart=dtstart, ignoretz=True, cache=False)
         if _days_never_match(rule, parsed, dtstart):
@@ -231,8 +238,9 @@ def reach(master: icalendar.Component, start: datetime, end: datetime, bounds: B
     return result
 
 
-def _lower(result: Reach, cutoff: datetime) -> None:
-    result.cutoff = cutoff if result.cutoff is None else min(result.cutoff, cutoff)
+def _lower(result: Reach, cutoff: datetime | None) -> None:
+    if cutoff is not None:      # None: no occurrence was allowed before the cap, so none to cut at
+        result.cutoff = cutoff if result.cutoff is None else min(result.cutoff, cutoff)
 
 
 def occurrences(path_name: str, data: bytes, start: datetime, end: datetime, bounds: Bounds, skip: Skip,

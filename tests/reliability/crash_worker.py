@@ -8,9 +8,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from crashing import T0, source  # noqa: E402
+from crashing import T0, source
 
-from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core import Memory
 
 
 def say(line: str) -> None:

@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from payloads import chat, mixed_stream
@@ -165,7 +166,7 @@ def test_forgetting_replaces_the_backups_that_hold_what_was_forgotten(memory):
     assert receipt["backups_replaced"] == 1
     kept, = memory.backups()
     assert kept["path"] != old["path"] and kept["reason"] == "forget" and not os.path.exists(old["path"])
-    assert b"4417" not in open(kept["path"], "rb").read()              # not even in free pages
+    assert b"4417" not in Path(kept["path"]).read_bytes()              # not even in free pages
 
 
 def test_restore_refuses_while_the_memory_is_open(backed_up):

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))      # crashing.py, shared with the worker and the benchmark
 
-from crashing import crash_run  # noqa: E402
+from crashing import crash_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")]
 

@@ -120,7 +120,7 @@ def test_no_field_can_forge_a_marker_in_an_answer(forged_memory, field, text, mo
     memory = forged_memory.memory
     try:
         memory.ingest(_payload(field, f"{text} {SENTINEL}", T0))
-    except Exception as exc:            # a payload the forgery made invalid is refused, as any other
+    except Exception as exc:  # noqa: BLE001 - checked below: a payload the forgery made invalid is refused
         assert type(exc).__name__ == "PayloadError"
         event("refused payload")
         return

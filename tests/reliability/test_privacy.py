@@ -427,7 +427,7 @@ class _LLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
+            def do_POST(self):  # http.server's name
                 self.rfile.read(int(self.headers["Content-Length"]))
                 server.authorizations.append(self.headers.get("Authorization"))
                 status, payload = server.replies.pop(0) if server.replies else (500, {"error": {"message": "x"}})

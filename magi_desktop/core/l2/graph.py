@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 
 from ..store.connection import Connection
 from ..store.entities import name_key
@@ -124,8 +125,8 @@ def live_assertions(conn: Connection, entity_id: int, trait: str) -> list[tuple[
 
 
 def write_assertion(conn: Connection, entity_id: int, trait_name: str, value: str, *, event_rowid: int,
-                    observed_at: float, confidence: float, replaces: list[int] = (), retire_reason: str = "superseded",
-                    tid: str | None = None) -> int:
+                    observed_at: float, confidence: float, replaces: Sequence[int] = (),
+                    retire_reason: str = "superseded", tid: str | None = None) -> int:
     """Merge into the live row of the same value, or add a row (retiring ``replaces`` in its favour)."""
     trait = TRAITS[trait_name]
     key = name_key(value)

@@ -132,11 +132,11 @@ def rewrite_open_predicates(conn: Connection) -> int:
             f"SELECT triple_id, subject_id, predicate, object_id FROM kg_edges "
             f"WHERE predicate NOT IN ({', '.join('?' * len(core))})", core).fetchall():
         try:
-            core = P.canonical(predicate)
+            canonical = P.canonical(predicate)
         except P.PredicateRejected:
             continue
-        if core != predicate:
-            rewrite_edge(conn, tid, subject, core, obj)
+        if canonical != predicate:
+            rewrite_edge(conn, tid, subject, canonical, obj)
             rewritten += 1
     return rewritten
 
@@ -144,7 +144,7 @@ def rewrite_open_predicates(conn: Connection) -> int:
 def drop_orphans(conn: Connection, among: list[int] | None = None) -> int:
     """Active entities nothing refers to any more (their events were forgotten); ``among``: only these
     (forget drops the ones its chunk left alone at once, rather than at the next maintenance)."""
-    only, args = "", [SELF_KEY]
+    only, args = "", list[str | int]([SELF_KEY])
     if among is not None:
         if not among:
             return 0

@@ -164,7 +164,8 @@ class Projector:
         rows = conn.execute(
             "SELECT id, event_id, timestamp, content, session_id, author_type, evidence_class, event_type, "
             f"metadata_json FROM fact_events WHERE id IN ({marks}) ORDER BY timestamp, id", rowids).fetchall()
-        return [_Event(*row[:8], json.loads(row[8])) for row in rows]
+        return [_Event(rowid, event_id, at, content, session, author, evidence, kind, json.loads(metadata))
+                for rowid, event_id, at, content, session, author, evidence, kind, metadata in rows]
 
     # -------------------------------------------------------------- phase 1
 
@@ -257,7 +258,7 @@ class Projector:
         return out
 
     def _claims(self, answer, events: list[_Event], resolver: Resolver, mentions, report) -> list[_Claim]:
-        types = {}
+        types: dict[str, str | None] = {}
         for _, resolved, item in mentions:
             if resolved is not None:
                 types.setdefault(name_key(item["name"]), item.get("entity_type"))
@@ -369,7 +370,7 @@ class Projector:
     def _label(self, conn, claims: list[_Claim], report: ProjectionReport) -> dict[str, dict]:
         """Fast-track what needs no judgement; ask Phase 2 about the rest. Returns the existing facts by ref."""
         slow = [c for c in claims if not (c.subject.entity_id is not None and c.obj.entity_id is not None
-                                          and P.spec(c.predicate) is not None and not P.spec(c.predicate).single_valued
+                                          and (spec := P.spec(c.predicate)) is not None and not spec.single_valued
                                           and c.trait is None)]
         report.fast_tracked += len(claims) - len(slow)
         if not slow:

@@ -26,7 +26,7 @@ from .resolve import SELF_NAME, Resolved
 from .traits import TRAITS
 
 USER_CONFIDENCE = graph.CONFIDENCE_CAP          # the user's own word: as sure as the memory ever gets
-_ASSERTION_FIELDS = ("status", "confidence", "superseded_by", "retired_at", "user_confirmed_at")
+_ASSERTION_FIELDS: tuple[str, ...] = ("status", "confidence", "superseded_by", "retired_at", "user_confirmed_at")
 _EDGE_FIELDS = ("status", "confidence", "superseded_by", "retired_at", "retired_reason", "user_confirmed_at")
 
 

@@ -19,7 +19,7 @@ from ..store.entities import EntityLinker
 from . import aggregate, current_facts, paths, requests, schedule
 from .address import addressed_only
 from .facts import FactRecall
-from .fusion import RerankFeatures, diversify, rerank, short_unmatched, weighted_rrf
+from .fusion import RECENCY_BONUS, RerankFeatures, diversify, rerank, short_unmatched, weighted_rrf
 from .mentions import about_window
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from .pack import (
@@ -142,12 +142,12 @@ class Retriever:
         qualifying = schedule.screen(qualifying, kept, temporal, ctx.terms, text, now, trace)
 
         by_rowid = {c.rowid: c for c in qualifying}
-        asked = {stem(t) for t in ctx.terms}
+        term_stems = {stem(t) for t in ctx.terms}
         features = {c.rowid: RerankFeatures(c.author, c.content, c.timestamp, self._about(c, ctx.entity_names),
-                                            short_unmatched(c.content, asked, c.speaker)) for c in qualifying}
-        recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else None
+                                            short_unmatched(c.content, term_stems, c.speaker)) for c in qualifying}
+        recency = CURRENT_STATE_RECENCY if chosen == "current_state" or temporal.recent else RECENCY_BONUS
         ranked = rerank([(rowid, score) for rowid, score in fused if rowid in by_rowid], features, ctx.quoted, now,
-                        **({"recency_weight": recency} if recency is not None else {}))
+                        recency_weight=recency)
         sessions = {rowid: c.session_id for rowid, c in by_rowid.items()}
         spread = aggregate.LIST_SPREAD if aggregate.asks_for_many(text) else 0.0   # "What books has Tim read?"
         ranked = diversify(ranked, sessions, max(SESSION_SPREAD.get(chosen, 0.0), spread))
@@ -334,7 +334,7 @@ class Retriever:
                 # that time ("where did I live four years ago"), and say so in the hints.
                 trace["window_fallback"] = True
                 dropped["window"] = 0
-        if anchor is not None:
+        if anchor is not None and temporal.anchor is not None:  # an anchor event is found only for an anchor phrase
             before = temporal.anchor.direction == "before"
             on_side = [c for c in kept if c.rowid != anchor.rowid and
                        (c.timestamp < anchor.timestamp if before else c.timestamp > anchor.timestamp)]
@@ -354,7 +354,7 @@ class Retriever:
         return any(name in lowered and not addressed_only(lowered, name) for name in names)
 
     @staticmethod
-    def _is_artefact(c: _Candidate, question: str, question_stems: set[str], session_id: str | None) -> bool:
+    def _is_artefact(c: _Candidate, question: str, question_stems: frozenset[str], session_id: str | None) -> bool:
         """The user's own question (or the assistant's earlier answer) is not evidence for a fact."""
         if c.author == "assistant" or c.content_type == "question":
             return True

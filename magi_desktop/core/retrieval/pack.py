@@ -88,7 +88,8 @@ class EvidencePack:
 
 def fit_budget(findings: list[Finding], budget: int) -> tuple[list[Finding], int]:
     """Keep findings (best first) while their text fits the token budget; always keep one."""
-    kept, used = [], 0
+    kept: list[Finding] = []
+    used = 0
     for finding in findings:
         cost = approx_tokens(finding.text) + 12  # ids, time and author around the text
         if kept and used + cost > budget:
@@ -110,7 +111,7 @@ def bundles_of(findings: list[Finding]) -> list[dict[str, Any]]:
     for finding in findings:
         key = finding.session_id or f"{finding.source}:{iso(finding.occurred_at)[:10]}"
         groups.setdefault(key, []).append(finding)
-    bundles = []
+    bundles: list[dict[str, Any]] = []
     for key, members in groups.items():
         members.sort(key=lambda f: f.occurred_at)
         bundles.append({"key": key, "start": iso(members[0].occurred_at), "end": iso(members[-1].occurred_at),

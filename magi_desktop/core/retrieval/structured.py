@@ -26,7 +26,7 @@ from ..store.connection import Connection
 from ..store.vectors import EDGE_VEC_TABLE
 from .pack import Finding, iso
 from .paths import QueryContext, _scope_sql, selective_entities
-from .temporal import TemporalIntent
+from .temporal import TemporalIntent, Window
 from .terms import stem
 
 MAX_EDGES = 20
@@ -141,7 +141,7 @@ class L2Recall:
 
     def __init__(self, conn: Connection):
         self.conn = conn
-        self.window = None
+        self.window: Window | None = None
 
     def findings(self, plan: Grounding, ctx: QueryContext, temporal: TemporalIntent,
                  anchor_at: float | None) -> list[Finding]:

@@ -316,8 +316,9 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
     # tells, and a turn that has them only in a question does not answer by its (whole turn's) similarity.
     tells = coverage(finding, asked, told(finding.text))
     asking_only = tells == 0 < coverage(finding, asked)
+    cover = round(tells, 3)
     checks = {"whose": whose_ok(finding, asked), "source": source_plausible(finding, asked),
-              "window": window_ok(finding, asked), "coverage": round(tells, 3),
+              "window": window_ok(finding, asked), "coverage": cover,
               "similarity": None if similarity is None else round(similarity, 3)}
     if asked.chinese or _CJK.search(finding.text):
         similarity_min = max(similarity_min, CJK_MEANING_SIMILARITY)
@@ -328,9 +329,9 @@ def verdict(finding: Finding, asked: Asked, similarity: float | None, coverage_m
     elif finding.status == "planned" and asked.ahead and asked.attribute <= TIME_WORD_STEMS:
         said = True     # "what's on next week?": every plan in the window is what is asked
     elif asked.inference:
-        said = checks["coverage"] > 0 or (similarity or 0.0) >= inference_min
+        said = cover > 0 or (similarity or 0.0) >= inference_min
     else:
-        said = checks["coverage"] >= coverage_min or (similarity or 0.0) >= similarity_min and not asking_only
+        said = cover >= coverage_min or (similarity or 0.0) >= similarity_min and not asking_only
     if asked.current and finding.status == "history":
         said = False    # "where do I live now?": the home the user left is only related
     checks["answers"] = checks["whose"] and checks["source"] and checks["window"] and said

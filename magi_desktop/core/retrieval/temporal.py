@@ -395,7 +395,7 @@ def parse_temporal(text: str, now: float, tz: tzinfo | None = None) -> TemporalI
     window, anchor = _boundary(text, cal)
     if window is None and anchor is None:
         window = _window_of(text, cal) or _future_window(text, cal)
-    elif window is None:
+    elif window is None and anchor is not None:
         window = _window_of(text.replace(anchor.phrase, " "), cal)
     recent = bool(_RECENT.search(text))
     if window is not None and window.start > now and not window.ahead:

@@ -31,7 +31,7 @@ class Normalizer:
         try:
             return normalize(payload, self.templates, user_id=self.user_id, key_secret=self.key_secret, now=now,
                              rules=self.rules)
-        except Exception as exc:  # noqa: BLE001 - one odd payload must not sink its batch
+        except Exception as exc:  # one odd payload must not sink its batch
             # A payload that passed validation but broke normalisation is a bug
             # here, not the sender's fault: log it with its traceback, reject it.
             log.exception("could not normalise a valid payload from %s", payload.source_type)

@@ -157,7 +157,7 @@ def make_backup(db_path: Path, reason: str = "daily", *, source: Connection | No
     now = time.time()
     partial = folder / f"{db_path.stem}-{reason.replace('-', '_')}-{os.getpid()}-{threading.get_ident()}.db.partial"
     own_source = source is None
-    src = connect(db_path) if own_source else source
+    src = source if source is not None else connect(db_path)
     try:
         for _attempt in range(3):
             _create_private(partial)

@@ -90,7 +90,7 @@ class EntityLinker:
         pattern = self._refresh(conn)
         if pattern is None:
             return []
-        found = []
+        found: list[tuple[int, str, str]] = []
         for key in {name_key(m.group(0)) for m in pattern.finditer(text)}:
             found.extend((entity_id, kind, key) for entity_id, kind in self._ids_by_key.get(key, ()))
         return found

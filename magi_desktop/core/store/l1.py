@@ -176,7 +176,9 @@ def insert_events(conn: Connection, events: Sequence[MemoryEvent],
 
 
 def _retire(conn: Connection, event: MemoryEvent) -> Stored:
-    old = supersede.live_versions(conn, [(event.source, event.natural_key)]).get((event.source, event.natural_key))
+    assert event.natural_key is not None  # validate_payload: a retire names the key it retires
+    key = (event.source, event.natural_key)
+    old = supersede.live_versions(conn, [key]).get(key)
     if old is not None:
         supersede.retire(conn, old, event.ingested_at)
     # The retired event's id; None when nothing of that key was stored (nothing was retired, nothing stored).
@@ -188,7 +190,7 @@ def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
     stored = _stored(conn, "fact_events", "event_id", "ingest_target", _lookup_keys(events))
     results, fresh = _split_new(events, stored)
     supersede.adopt_keys(conn, [(e.source, e.natural_key, r.event_id) for e, r in zip(events, results, strict=True)
-                                if r.duplicate and e.natural_key is not None])
+                                if r.duplicate and e.natural_key is not None and r.event_id is not None])
     if not fresh:
         return results
     predecessors = _predecessors(conn, fresh) if any(e.natural_key is not None for e in fresh) else {}
@@ -198,7 +200,8 @@ def _insert_versions(conn: Connection, events: Sequence[MemoryEvent],
     given = dict(zip((e.event_id for e in events), rowids, strict=True)) if rowids is not None else None
     ids = [given[e.event_id] if given else first_id + offset for offset, e in enumerate(fresh)]
     by_event = {e.event_id: rowid for e, rowid in zip(fresh, ids, strict=True)}
-    results = [r._replace(rowid=by_event[r.event_id]) if not r.duplicate else r for r in results]
+    results = [r._replace(rowid=by_event[e.event_id]) if not r.duplicate else r
+               for e, r in zip(events, results, strict=True)]  # a new event's result carries its own id
     # Before the batch is inserted, so a turn's stored predecessor is never one of its own batch.
     documents = {e.event_id: fts_document(index_text(e.content, _speaker(e))) for e in fresh}
     contexts = _previous_turns(conn, fresh, documents)
