@@ -418,6 +418,7 @@ def _drain_queues(memory) -> None:
     """Run the background queues until every one is drained (workers.jobs.drain: embeddings, L2, L4 and fact
     extraction, waiting for a batch another process holds), with progress on stderr."""
     from .workers import drain
+    from .workers.jobs import HELD_PATIENCE_SECONDS
 
     total = memory.pending_work()
     shown = False
@@ -428,7 +429,14 @@ def _drain_queues(memory) -> None:
         shown = True
         print(f"\rprocessing {done}/{total}", end="", file=sys.stderr, flush=True)
 
-    report = drain(memory, 256, progress=progress)
+    def waiting(state) -> None:
+        nonlocal shown
+        held = ", ".join(f"{queue} {n}" for queue, n in state.held.items() if n)
+        print(("\n" if shown else "") + f"waiting for work another process holds ({held}); up to "
+              f"{HELD_PATIENCE_SECONDS:.0f} s", file=sys.stderr, flush=True)
+        shown = False
+
+    report = drain(memory, 256, progress=progress, waiting=waiting)
     if shown:
         print(file=sys.stderr)
     if report.left is not None and not report.left.done:

@@ -76,3 +76,59 @@ def test_the_cli_says_what_is_wrong_with_an_argument_without_a_traceback(tmp_pat
     done = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "--data-dir", str(tmp_path / "data"), "query",
                            "   "], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.strip() == "magi query: the question is empty", done.stderr
+
+
+@pytest.mark.parametrize("value", ["60s", "soon", "0", "-5"])
+def test_a_bad_llm_timeout_is_the_callers_input_named(value):
+    from magi_desktop.core.llm import OpenAISettings
+
+    with pytest.raises(InvalidInput, match="MAGI_LLM_TIMEOUT"):
+        OpenAISettings.from_env({"MAGI_LLM_BASE_URL": "http://127.0.0.1:9/v1", "MAGI_LLM_MODEL": "m",
+                                 "MAGI_LLM_TIMEOUT": value})
+
+
+def test_a_bad_llm_timeout_leaves_the_mcp_server_on_the_offline_rules(tmp_path):
+    import os
+
+    env = {**os.environ, "MAGI_LLM_BASE_URL": "http://127.0.0.1:9/v1", "MAGI_LLM_MODEL": "m",
+           "MAGI_LLM_TIMEOUT": "60s", "MAGI_EMBEDDER": "hashing"}
+    done = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "--data-dir", str(tmp_path / "d"), "mcp"],
+                          input="", capture_output=True, text=True, env=env, timeout=120)
+    assert "Traceback" not in done.stderr and "MAGI_LLM_TIMEOUT" in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("now", ["²", "1e400x", "12:00"])
+def test_a_bad_now_through_mcp_is_an_invalid_argument(tmp_path, now):
+    from magi_desktop.agents.mcp_server import Refused, _as_of
+
+    with pytest.raises(Refused):
+        _as_of(now)
+
+
+def test_a_callers_own_embedder_and_llm_of_the_older_contract_still_work(tmp_path):
+    import numpy as np
+
+    class Plain:                      # name, dimension, max_units, embed, release: the contract before issue 18
+        name, dimension, max_units = "plain-8", 8, 256
+
+        def embed(self, texts):
+            rows = np.ones((len(texts), 8), dtype=np.float32)
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+        def release(self):
+            pass
+
+    class Echo:                        # name and run only
+        name = "echo"
+
+        def run(self, task, inputs):
+            raise AssertionError("not asked in this test")
+
+    memory = Memory.open(tmp_path / "m", embedder=Plain(), llm=Echo())
+    try:
+        assert memory.stats()["llm"] == {"name": "echo"}
+        assert memory.embedder.similarity_floor == 0.3 and memory.embedder.stands_in_for is None
+    finally:
+        memory.close()
+    with pytest.raises(TypeError, match="needs name, dimension and embed"):
+        Memory.open(tmp_path / "n", embedder=object())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -108,8 +109,8 @@ def _as_of(now: float | str | None) -> tuple[float | None, Any]:
     """(UNIX seconds, the asker's timezone) from ``now``: seconds, or ISO-8601 with an offset."""
     if now is None:
         return None, None
-    if isinstance(now, str) and now.strip().replace(".", "", 1).isdigit():
-        now = float(now)                            # UNIX seconds sent as a string
+    if isinstance(now, str) and re.fullmatch(r"\d+(?:\.\d*)?", now.strip(), re.ASCII):
+        now = float(now)                            # UNIX seconds sent as a string ("²" is no digit here)
     try:
         ts = parse_timestamp(now, "now")
     except PayloadError as exc:

@@ -23,6 +23,7 @@ from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
 from .l2.constants import SELF_KEY
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
+from .llm.base import completed_llm
 from .mentioned_times import index_mentioned_times
 from .outbound import safe
 from .paths import database_path
@@ -600,8 +601,11 @@ _document_delegates()
 
 def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
     """A provider from its name ("rules", "openai") or the instance itself."""
-    if isinstance(llm, LLMProvider) and not isinstance(llm, str):
-        return llm
+    if not isinstance(llm, str):
+        provider = completed_llm(llm)
+        if provider is None:
+            raise TypeError(f"not an LLM provider: {llm!r} (needs name and run(task, inputs))")
+        return provider
     if llm == "rules":
         return RulesLLM({**l2.RULE_HANDLERS, **extraction.RULE_HANDLERS})
     if llm == "openai":

@@ -5,13 +5,13 @@
 Each is frozen and carries the totals its callers decide on (``handled``, ``pending``, ``done``), so no
 caller adds up dict fields of its own. ``to_dict()`` gives exactly the dict these methods returned before
 (the JSON of ``magi status --json`` and the MCP tools is unchanged). During the move off dicts each is
-also a read-only ``Mapping`` over that dict — ``report["embedded"]``, ``"l3" in report`` and
-``report == {...}`` keep working — a bridge to drop once no caller indexes them.
+also that dict, read-only — ``report["embedded"]``, ``"l3" in report``, ``report == {...}`` and
+``json.dumps(report)`` keep working — a bridge to drop once no caller indexes them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,20 +23,21 @@ QUEUES = ("embedding", "l2", "l4", "facts")
 ERRORS_SHOWN = 10         # errors a report lists (the rest are in the log)
 
 
-class DictView(Mapping[str, Any]):
-    """Read-only dict access over ``to_dict()`` (the transition from dict results)."""
+class DictView(dict):
+    """The old dict, read-only, filled from ``to_dict()`` once the report is made: ``report["embedded"]``,
+    ``json.dumps(report)``, ``isinstance(report, dict)`` and ``report == {...}`` keep working while callers
+    move to the attributes (a frozen report's dict never changes after ``__post_init__``)."""
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
+    def __post_init__(self) -> None:
+        dict.update(self, self.to_dict())
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
+    def _read_only(self, *_: Any, **__: Any) -> None:
+        raise TypeError(f"{type(self).__name__} is read-only; use to_dict() for a dict to change")
 
-    def __len__(self) -> int:
-        return len(self.to_dict())
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,21 +54,22 @@ def process_batch(memory: Memory, batch: int = 64) -> tuple[int, PendingReport]:
 
 def drain(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = lambda: False,
           progress: Callable[[int, int], None] | None = None,
-          patience: float = HELD_PATIENCE_SECONDS, poll: float = HELD_POLL_SECONDS) -> DrainReport:
+          patience: float = HELD_PATIENCE_SECONDS, poll: float = HELD_POLL_SECONDS,
+          waiting: Callable[[QueueState], None] | None = None) -> DrainReport:
     """Process batches until every queue is drained or ``cancelled()``; progress is (handled so far, still due).
 
     A batch that handles nothing ends the drain only when nothing is due and no other process holds work
-    under a live lease: held work is waited for (``poll`` seconds between looks, ``patience`` at most in a
-    row), then what it left is done here. Work that is due but that no batch can take (a queue waiting on
-    something else) ends the drain too, reported in ``left``."""
+    under a live lease. Held work is waited for — ``waiting(state)`` is told once, then only the queue
+    counts are read every ``poll`` seconds (no batch is run while nothing changes) for at most ``patience``
+    seconds in a row — and what it left is done here. Work that is due but that no batch can take (a queue
+    waiting on something else) ends the drain too, reported in ``left``."""
     batches = embedded = projected = failed = 0
     waited = 0.0
-    waiting_since: float | None = None
     left: QueueState | None = None
     while not cancelled():
         handled, report = process_batch(memory, batch)
         if handled:
-            waiting_since = left = None
+            left = None
             batches += 1
             embedded += report.embedded
             projected += report.projected
@@ -78,18 +79,29 @@ def drain(memory: Memory, batch: int = 64, *, cancelled: Callable[[], bool] = la
             continue
         left = memory.queue_state()
         if not left.held_total:
-            if left.done or waiting_since is None:
-                break                     # drained, or what is due cannot be taken by anyone now
-            waiting_since = None          # the held work just ended (done, or its lease ran out): look again
-            continue
-        started = time.monotonic()
-        waiting_since = started if waiting_since is None else waiting_since
-        if started - waiting_since >= patience:
-            break
-        time.sleep(poll)
-        waited += time.monotonic() - started
+            break                         # drained, or what is due cannot be taken by anyone now
+        if waiting is not None:
+            waiting(left)
+        changed, spent = _until_changed(memory, left, cancelled, patience, poll)
+        waited += spent
+        if not changed:
+            left = memory.queue_state()
+            break                         # the holder kept it past our patience (or we were cancelled)
     return DrainReport(batches=batches, embedded=embedded, projected=projected, failed=failed,
                        waited_seconds=round(waited, 3), left=left)
+
+
+def _until_changed(memory: Memory, seen: QueueState, cancelled: Callable[[], bool], patience: float,
+                   poll: float) -> tuple[bool, float]:
+    """Wait until less is held or more is due than in ``seen`` (then a batch may do something); returns
+    (changed, seconds waited). Reads only the counts while nothing changes."""
+    started = time.monotonic()
+    while not cancelled() and time.monotonic() - started < patience:
+        time.sleep(poll)
+        now = memory.queue_state()
+        if now.held_total < seen.held_total or sum(now.due.values()) > sum(seen.due.values()):
+            return True, time.monotonic() - started
+    return False, time.monotonic() - started
 
 
 def maintain(memory: Memory, jobs: tuple[str, ...] | None = None) -> dict[str, Any]:

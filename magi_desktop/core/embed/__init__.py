@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from ..errors import InvalidInput
-from .base import Embedder, l2_normalise
+from .base import Embedder, completed_embedder, l2_normalise
 from .hashing import HashingEmbedder
 from .minilm import MiniLMEmbedder, ModelNotInstalled
 
@@ -17,9 +17,10 @@ log = logging.getLogger(__name__)
 def resolve_embedder(spec: str | Embedder) -> Embedder:
     """``"default"`` (MiniLM, else hashing with a warning), ``"minilm"``, ``"hashing"`` or an instance."""
     if not isinstance(spec, str):
-        if not isinstance(spec, Embedder):
-            raise TypeError(f"not an embedder: {spec!r}")
-        return spec
+        embedder = completed_embedder(spec)
+        if embedder is None:
+            raise TypeError(f"not an embedder: {spec!r} (needs name, dimension and embed(texts))")
+        return embedder
     if spec == "minilm":
         return MiniLMEmbedder(idle_seconds=idle_seconds())
     if spec == "hashing":

@@ -41,3 +41,42 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(np.float32, copy=False)
+
+
+# What retrieval assumed of an embedder that did not say (the MiniLM figure): before the Protocol named it.
+DEFAULT_SIMILARITY_FLOOR = 0.3
+
+
+class CompletedEmbedder:
+    """An embedder written against the older, smaller contract (name, dimension, max_units, embed, release),
+    given the members added since with their old defaults, so a caller's own embedder keeps working."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+        self.name: str = inner.name                                       # type: ignore[attr-defined]
+        self.dimension: int = inner.dimension                             # type: ignore[attr-defined]
+        self.max_units: int = getattr(inner, "max_units", 256)
+        self.similarity_floor: float = getattr(inner, "similarity_floor", DEFAULT_SIMILARITY_FLOOR)
+        self.stands_in_for: str | None = getattr(inner, "stands_in_for", None)
+
+    @property
+    def loaded(self) -> bool:
+        return bool(getattr(self._inner, "loaded", False))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._inner.embed(texts)                                   # type: ignore[attr-defined]
+
+    def release(self) -> None:
+        release = getattr(self._inner, "release", None)
+        if release is not None:
+            release()
+
+
+def completed_embedder(spec: object) -> Embedder | None:
+    """``spec`` as an Embedder: itself when it has every member, completed when it has the older minimum
+    (name, dimension, embed), else None."""
+    if isinstance(spec, Embedder):
+        return spec
+    if all(hasattr(spec, member) for member in ("name", "dimension", "embed")):
+        return CompletedEmbedder(spec)
+    return None

@@ -70,3 +70,35 @@ class LLMProvider(Protocol):
     def model_for(self, tier: str) -> str:
         """The model that answers ``tier``'s tasks, recorded with what it wrote (an L3 summary's ``model``)."""
         ...
+
+
+class CompletedLLM:
+    """A provider written against the older, smaller contract (name, run), given the members added since with
+    their old behaviour (health: its name; model_for: its name), so a caller's own provider keeps working."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name: str = inner.name
+
+    def run(self, task: Task, inputs: dict[str, Any]) -> dict[str, Any]:
+        return self._inner.run(task, inputs)
+
+    def health(self) -> dict[str, Any]:
+        health = getattr(self._inner, "health", None)
+        return health() if health is not None else {"name": self.name}
+
+    def model_for(self, tier: str) -> str:
+        model_for = getattr(self._inner, "model_for", None)
+        return model_for(tier) if model_for is not None else self.name
+
+    def __getattr__(self, name: str) -> Any:      # anything else the caller's provider offers (tests' call logs)
+        return getattr(self._inner, name)
+
+
+def completed_llm(spec: object) -> LLMProvider | None:
+    """``spec`` as an LLMProvider: itself when complete, completed when it has ``name`` and ``run``, else None."""
+    if isinstance(spec, LLMProvider):
+        return spec
+    if hasattr(spec, "name") and callable(getattr(spec, "run", None)):
+        return CompletedLLM(spec)
+    return None

@@ -117,8 +117,21 @@ class OpenAISettings:
             base_url=base_url, model=env.get("MAGI_LLM_MODEL", ""),
             tier_models={t: env[f"MAGI_LLM_MODEL_{t.upper()}"] for t in TIERS
                          if env.get(f"MAGI_LLM_MODEL_{t.upper()}")},
-            timeout=float(env.get("MAGI_LLM_TIMEOUT", 60.0)),
+            timeout=_seconds(env.get("MAGI_LLM_TIMEOUT"), "MAGI_LLM_TIMEOUT", 60.0),
         )
+
+
+def _seconds(value: str | None, name: str, default: float) -> float:
+    """A number of seconds from the environment; a caller's typo ("60s") is their input, named."""
+    if value is None or not value.strip():
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a number of seconds, not {value!r}") from None
+    if not seconds > 0:
+        raise InvalidInput(f"{name} must be more than 0 seconds, not {value!r}")
+    return seconds
 
 
 class Breaker:
