@@ -303,6 +303,32 @@ def fts_search(conn: Connection, text: str, *, limit: int = 20,
     return [(event_id, -score) for event_id, score in conn.execute(sql, params)]
 
 
+def event_by_id_or_chat_item(conn: Connection, pointer: str) -> tuple[str, float, str | None] | None:
+    """(event_id, timestamp, source_item_id) of the event whose id is ``pointer``, else of the chat message
+    whose source item it is (a fact points at a message either way)."""
+    row = conn.execute(
+        "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE event_id = ? UNION ALL "
+        "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE source = 'chat' AND "
+        "source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
+    return tuple(row) if row else None
+
+
+def latest_event_rowids_of_classes(conn: Connection, evidence_classes: Sequence[str], now: float,
+                                   limit: int) -> list[int]:
+    """Rowids of the newest events of these evidence classes that happened by ``now``, newest first."""
+    marks = ", ".join(f"'{c}'" for c in evidence_classes)
+    return [r[0] for r in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.evidence_class IN ({marks}) AND e.timestamp <= ? "
+        "ORDER BY e.timestamp DESC LIMIT ?", (now, limit))]
+
+
+def event_for_finding(conn: Connection, rowid: int) -> tuple[Any, ...] | None:
+    """(event_id, timestamp, content, source, source_item_id, session_id, evidence_class, speaker) of an event."""
+    return conn.execute(
+        "SELECT event_id, timestamp, content, source, source_item_id, session_id, evidence_class, "
+        "json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+
+
 def stored_secret(conn: Connection, key: str) -> bytes | None:
     """The secret ``key`` of memory_meta, or None before its first use (a read: no lock taken)."""
     row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
