@@ -1,11 +1,14 @@
-"""The house rules of architecture §2: the core and workers never import Qt."""
+"""The house rules of architecture §2: the core and workers never import Qt; SQL lives in core/store/;
+plugins import only the plugin API; the UI reaches the core through Memory."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "magi_desktop"
+PLUGINS = PACKAGE.parent / "plugins"
 
 
 def test_core_and_workers_run_without_loading_pyside6():
@@ -57,3 +60,177 @@ def test_inside_ui_only_qt_py_imports_pyside6():
     offenders = [str(p.name) for p in (PACKAGE / "ui").rglob("*.py")
                  if p.name != "qt.py" and any(n.startswith("PySide6") for n in _imports(p))]
     assert offenders == []
+
+
+# --- SQL lives in core/store/ (issue 18, item 2) ---------------------------------------------------------------
+
+_SQL_START = re.compile(r"\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|REPLACE|PRAGMA)\b")
+_EXECUTE = ("execute", "executemany", "executescript")
+
+# Files outside core/store/ that still hold SQL string literals, with how many. Moving SQL out lowers a count
+# (the test then asks for the lower number); a new file or a higher count fails.
+SQL_OUTSIDE_THE_STORE = {
+    "core/export.py": 5,
+    "core/export_markdown.py": 2,
+    "core/export_schema.py": 8,
+    "core/extraction/pipeline.py": 14,
+    "core/forget.py": 36,
+    "core/forget_job.py": 26,
+    "core/import_events.py": 3,
+    "core/import_facts.py": 7,
+    "core/import_reviews.py": 5,
+    "core/import_state.py": 8,
+    "core/importer.py": 7,
+    "core/l2/beliefs.py": 13,
+    "core/l2/endings.py": 10,
+    "core/l2/episodes.py": 15,
+    "core/l2/graph.py": 21,
+    "core/l2/maintenance.py": 31,
+    "core/l2/projection.py": 12,
+    "core/l2/replay.py": 14,
+    "core/l2/resolve.py": 6,
+    "core/l2/review.py": 31,
+    "core/l2/snapshots.py": 6,
+    "core/l3/insights.py": 13,
+    "core/l3/jobs.py": 18,
+    "core/l3/summarize.py": 2,
+    "core/l4/distill.py": 3,
+    "core/l4/skills.py": 6,
+    "core/memory.py": 4,
+    "core/mentioned_times.py": 1,
+    "core/remember.py": 8,
+    "core/reredact.py": 34,
+    "core/retries.py": 2,
+    "core/retrieval/paths.py": 11,
+    "core/retrieval/structured.py": 19,
+    "core/services/agents.py": 4,
+    "core/services/collectors.py": 4,
+    "core/services/facts.py": 3,
+    "core/services/forgetting.py": 2,
+    "core/services/indexing.py": 5,
+    "core/services/processing.py": 2,
+    "core/services/redaction.py": 2,
+    "core/services/review.py": 2,
+    "core/services/statistics.py": 15,
+    "core/services/transfer.py": 1,
+    "core/speakers.py": 8,
+    "doctor.py": 4,
+}
+
+
+def _literal_text(node: ast.AST) -> str | None:
+    """A string literal's text (an f-string's placeholders as ``{}``), or None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    return None
+
+
+def sql_literal_lines(source: str) -> list[int]:
+    """Lines of the SQL string literals in ``source``: a literal that starts (after whitespace) with a statement
+    keyword, or one passed straight to ``.execute(`` / ``.executemany(`` / ``.executescript(``."""
+    tree = ast.parse(source)
+    parts_of_fstrings = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    executed = {id(n.args[0]) for n in ast.walk(tree)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _EXECUTE and n.args}
+    lines = []
+    for node in ast.walk(tree):
+        text = None if id(node) in parts_of_fstrings else _literal_text(node)
+        if text is not None and (id(node) in executed or _SQL_START.match(text)):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def _sql_outside_the_store() -> dict[str, int]:
+    counts = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if not rel.startswith("core/store/"):
+            lines = sql_literal_lines(path.read_text("utf-8"))
+            if lines:
+                counts[rel] = len(lines)
+    return counts
+
+
+def test_the_sql_detector_finds_statements_and_executed_strings_only():
+    source = (
+        'a = "SELECT 1"\n'
+        'b = f"""\n  update t SET x = {1}"""\n'          # lower case: the house writes SQL keywords upper case
+        'c = f"  DELETE FROM t WHERE id IN ({marks})"\n'
+        'conn.execute("PRAGMA user_version")\n'
+        'conn.executemany(SQL + "x", rows)\n'               # not a literal
+        'conn.execute(f"{verb} t")\n'                       # a literal, passed to execute
+        'doc = "Select the rows that matter."\n'            # prose
+        'q = ("WITH r AS (SELECT 1) "\n     "SELECT * FROM r")\n'
+        'd = "UPDATE_RATE"\n'                               # a word, not a statement
+    )
+    assert sql_literal_lines(source) == [1, 4, 5, 7, 9]
+
+
+def test_no_new_sql_outside_the_store():
+    found = _sql_outside_the_store()
+    grown = {f: n for f, n in found.items() if n > SQL_OUTSIDE_THE_STORE.get(f, 0)}
+    assert grown == {}, ("SQL belongs in a magi_desktop/core/store/ module named for the tables it reads; "
+                         f"these files hold more SQL literals than allowed: {grown}")
+    shrunk = {f: found.get(f, 0) for f, n in SQL_OUTSIDE_THE_STORE.items() if found.get(f, 0) < n}
+    assert shrunk == {}, f"SQL moved out (thank you): lower SQL_OUTSIDE_THE_STORE to {shrunk} (0: delete the entry)"
+
+
+# --- plugins and the UI reach the core through one door each ------------------------------------------------------
+
+def _import_statements(path: Path, package: str) -> list[tuple[str, list[str]]]:
+    """(module, the full names it brings) for each import in ``path``, relative imports resolved:
+    ``from m import n`` gives (m, [m.n]); ``import a, b`` gives (a, [a]) and (b, [b])."""
+    here = [package, *path.relative_to(PACKAGE.parent / package).parent.parts]
+    statements = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            statements.extend((alias.name, [alias.name]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            statements.append((module, [f"{module}.{alias.name}" for alias in node.names]))
+    return statements
+
+
+def _imported_modules(path: Path, package: str) -> set[str]:
+    return {name for module, names in _import_statements(path, package) for name in (module, *names)}
+
+
+def test_imported_modules_resolves_relative_imports():
+    names = _imported_modules(PACKAGE / "ui" / "recovery.py", "magi_desktop")
+    assert {"magi_desktop.core.Memory", "magi_desktop.core.store.backup"} <= names
+
+
+def test_plugins_import_only_the_plugin_api_from_magi_desktop():
+    offenders = {}
+    for path in PLUGINS.rglob("*.py"):
+        ours = {n for n in _imported_modules(path, "plugins")
+                if n.split(".")[0] == "magi_desktop" and not n.startswith("magi_desktop.plugin_api")}
+        if ours:
+            offenders[str(path.relative_to(PLUGINS))] = sorted(ours)
+    assert list(PLUGINS.rglob("*.py")) and offenders == {}
+
+
+# What the UI may import from the core, and why it cannot wait for a Memory.
+UI_REACHES_THE_CORE_THROUGH = {
+    "magi_desktop.core": "the facade: Memory and the errors it raises (and the safe_text helper)",
+    "magi_desktop.core.paths": "the data folder is chosen before a Memory can open",
+    "magi_desktop.core.store.backup": "recovery lists and restores backups when the database does not open",
+    "magi_desktop.core.llm.openai": "the settings dialog stores the API key before a Memory uses it",
+}
+
+
+def _is_core(name: str) -> bool:
+    return name == "magi_desktop.core" or name.startswith("magi_desktop.core.")
+
+
+def test_the_ui_reaches_the_core_only_through_memory():
+    offenders = {}
+    for path in (PACKAGE / "ui").rglob("*.py"):
+        for module, names in _import_statements(path, "magi_desktop"):
+            allowed = module in UI_REACHES_THE_CORE_THROUGH or all(n in UI_REACHES_THE_CORE_THROUGH for n in names)
+            if _is_core(module) and not allowed:
+                offenders.setdefault(path.name, []).append(module)
+    assert offenders == {}

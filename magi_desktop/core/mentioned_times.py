@@ -11,7 +11,7 @@ and is not kept. A scheduled time (a calendar event's start) is the *sched* part
 
 Windows follow the machine's local time, like the question parser without a timezone. Rows follow
 their event on delete (a foreign key), so forget leaves none. Retrieval reads them through
-``retrieval/mentions.py``.
+``store/mentions.py``.
 """
 
 from __future__ import annotations

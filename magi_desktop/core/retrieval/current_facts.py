@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ..l2 import predicates as P
+from ..store import assertions, graph
 from ..store.connection import Connection
 from .pack import Finding
 from .structured import Grounding
@@ -53,15 +54,7 @@ def label_currency(conn: Connection, findings: list[Finding], plan: Grounding, n
     events = [f.event_id for f in findings if f.layer == "L1"]
     if not predicates or not events or not plan.subject_ids:
         return {}
-    marks = ", ".join("?" * len(events))
-    subjects = ", ".join("?" * len(plan.subject_ids))
-    kinds = ", ".join("?" * len(predicates))
-    rows = conn.execute(
-        "SELECT e.event_id, max(k.status = 'active' OR coalesce(k.retired_at > ?, 0)) FROM l2_evidence v "
-        "JOIN fact_events e ON e.id = v.event_rowid JOIN kg_edges k ON v.kind = 'edge' AND v.row_key = k.triple_id "
-        f"WHERE e.event_id IN ({marks}) AND k.subject_id IN ({subjects}) AND k.predicate IN ({kinds}) "
-        "AND k.first_observed_at <= ? AND coalesce(k.retired_reason, '') != 'user_denied' GROUP BY e.event_id",
-        [now, *events, *plan.subject_ids, *predicates, now]).fetchall()
+    rows = graph.edge_currency_by_event(conn, events, plan.subject_ids, predicates, now)
     return {event_id: "current" if current else "history" for event_id, current in rows}
 
 
@@ -94,9 +87,8 @@ def _predicate_of(conn: Connection, finding: Finding) -> str | None:
     """The predicate an L2 edge or assertion finding states (an assertion's trait names its predicate)."""
     kind, _, key = finding.event_id.partition(":")
     if kind == "edge":
-        row = conn.execute("SELECT predicate FROM kg_edges WHERE triple_id = ?", (key,)).fetchone()
-        return row[0] if row else None
+        return graph.edge_predicate(conn, key)
     if kind == "assertion" and key.isdigit():
-        row = conn.execute("SELECT trait FROM tom_trait_assertions WHERE assertion_id = ?", (int(key),)).fetchone()
-        return _TRAIT_PREDICATE.get(row[0]) if row else None
+        trait = assertions.assertion_trait(conn, int(key))
+        return _TRAIT_PREDICATE.get(trait) if trait is not None else None
     return None

@@ -14,13 +14,13 @@ from ..contracts import parse_timestamp
 from ..embed import Embedder
 from ..errors import InvalidInput
 from ..speakers import speaking_names
-from ..store import Database
+from ..store import Database, entities, l1, vectors
 from ..store.entities import EntityLinker
+from ..store.mentions import about_window
 from . import aggregate, current_facts, paths, requests, schedule
 from .address import addressed_only
 from .facts import FactRecall
 from .fusion import RECENCY_BONUS, RerankFeatures, diversify, rerank, short_unmatched, weighted_rrf
-from .mentions import about_window
 from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from .pack import (
     DEFAULT_TOKEN_BUDGET,
@@ -237,9 +237,7 @@ class Retriever:
     def _known_by(self, named: list[tuple[int, str, str]], now: float) -> list[tuple[int, str, str]]:
         """Only entities that some event up to ``now`` mentions: a name first heard later is unknown yet."""
         conn = self.db.reader()
-        return [entry for entry in named if conn.execute(
-            "SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-            "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT 1", (entry[0], now)).fetchone()]
+        return [entry for entry in named if entities.mentioned_by(conn, entry[0], now)]
 
     # ----------------------------------------------------------------- recall
 
@@ -276,11 +274,7 @@ class Retriever:
     def _hydrate(self, rowids: Sequence[int]) -> list[_Candidate]:
         if not rowids:
             return []
-        marks = ", ".join("?" * len(rowids))
-        rows = self.db.reader().execute(
-            "SELECT id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
-            f"content_type, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id IN ({marks})",
-            list(rowids)).fetchall()
+        rows = l1.candidate_rows(self.db.reader(), rowids)
         order = {rowid: i for i, rowid in enumerate(rowids)}
         return sorted((_Candidate(*row) for row in rows), key=lambda c: order[c.rowid])
 
@@ -380,10 +374,7 @@ class Retriever:
     def _similarities(self, candidates: list[_Candidate], ctx: paths.QueryContext) -> dict[int, float]:
         if ctx.query_vector is None or not candidates:
             return {}
-        marks = ", ".join("?" * len(candidates))
-        rows = self.db.reader().execute(
-            f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {paths.VEC_TABLE} v ON v.rowid = c.chunk_id "
-            f"WHERE c.event_rowid IN ({marks})", [c.rowid for c in candidates]).fetchall()
+        rows = vectors.chunk_vectors_of_events(self.db.reader(), [c.rowid for c in candidates])
         best: dict[int, float] = {}
         for rowid, blob in rows:
             score = float(np.frombuffer(blob, dtype=np.float32) @ ctx.query_vector)
@@ -491,11 +482,6 @@ class Retriever:
     def _entity_refs(self, findings: list[Finding]) -> list[dict]:
         if not findings:
             return []
-        ids = [f.event_id for f in findings]
-        marks = ", ".join("?" * len(ids))
-        rows = self.db.reader().execute(
-            "SELECT c.entity_id, c.name, c.entity_type, count(*) FROM l1_event_entities l "
-            "JOIN entity_catalog c ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid "
-            f"WHERE e.event_id IN ({marks}) GROUP BY c.entity_id ORDER BY count(*) DESC LIMIT 10", ids).fetchall()
+        rows = entities.entities_of_events(self.db.reader(), [f.event_id for f in findings])
         return [{"entity_id": r[0], "name": r[1], "entity_type": r[2], "findings": r[3]} for r in rows]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ..instructions import is_standing_instruction
+from ..store import l1, search
 from ..store.connection import Connection
 from ..text import fts_or_query, has_cjk
 from .pack import Finding
@@ -36,12 +37,7 @@ class FactRecall:
     def findings(self, ctx: QueryContext, limit: int = 2) -> list[Finding]:
         if not ctx.terms:
             return []
-        rows = self.conn.execute(
-            "SELECT f.fact_id, f.content, f.quote, f.evidence_type, f.source_message_id, "
-            "f.proposal_message_id, f.accepting_message_id, f.session_id, f.created_at, bm25(memory_facts_fts) "
-            "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
-            "WHERE memory_facts_fts MATCH ? AND f.status = 'active' ORDER BY bm25(memory_facts_fts) LIMIT ?",
-            (fts_or_query(ctx.terms), FETCH_K)).fetchall()
+        rows = search.active_facts_matching(self.conn, fts_or_query(ctx.terms), FETCH_K)
         out = []
         for fact_id, content, quote, evidence, *pointers, session_id, created_at, rank in rows:
             if _coverage(ctx.terms, f"{content} {quote or ''}") < MIN_COVERAGE:
@@ -70,12 +66,9 @@ class FactRecall:
         found = []
         for pointer in pointers:
             if pointer:
-                row = self.conn.execute(
-                    "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE event_id = ? UNION ALL "
-                    "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE source = 'chat' AND "
-                    "source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
+                row = l1.event_by_id_or_chat_item(self.conn, pointer)
                 if row:
-                    found.append(tuple(row))
+                    found.append(row)
         return found
 
 

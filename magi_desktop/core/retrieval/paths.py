@@ -18,9 +18,9 @@ from typing import Protocol
 import numpy as np
 
 from ..store.connection import Connection
+from ..store.mentions import mention_params, mention_sql
 from ..store.vectors import VEC_TABLE
 from ..text import fts_or_query, has_cjk
-from .mentions import mention_params, mention_sql
 from .temporal import Window
 
 

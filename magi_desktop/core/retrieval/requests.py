@@ -26,8 +26,8 @@ import re
 import numpy as np
 
 from ..instructions import is_standing_instruction
+from ..store import l1, search
 from ..store.connection import Connection
-from ..store.vectors import VEC_TABLE
 from ..text import fts_or_query
 from .pack import FINDING_TEXT_CHARS, Finding
 from .paths import QueryContext
@@ -97,29 +97,17 @@ class RequestRecall:
 
     # ------------------------------------------------------------ candidates
 
-    def _candidate_sql(self) -> str:
-        marks = ", ".join(f"'{c}'" for c in _DIRECTIVE_CLASSES)
-        return (f"(e.evidence_class IN ({marks}) OR (e.evidence_class = 'user_self_report' AND e.author_type = 'user'))"
-                " AND e.timestamp <= ?")
-
     def _by_words(self, terms: list[str], ctx: QueryContext) -> list[int]:
         if not terms:
             return []
-        rows = self.conn.execute(
-            "SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
-            f"WHERE fact_events_fts MATCH ? AND {self._candidate_sql()} ORDER BY bm25(fact_events_fts) LIMIT ?",
-            ("{content} : (" + fts_or_query(terms) + ")", ctx.now, FETCH_K)).fetchall()
-        return [r[0] for r in rows]
+        return search.directive_events_matching(self.conn, "{content} : (" + fts_or_query(terms) + ")",
+                                                _DIRECTIVE_CLASSES, ctx.now, FETCH_K)
 
     def _by_meaning(self, ctx: QueryContext) -> list[tuple[int, float]]:
         if ctx.query_vector is None:
             return []
-        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone():
-            return []
-        rows = self.conn.execute(
-            f"SELECT v.event_rowid, v.distance FROM {VEC_TABLE} v WHERE v.embedding MATCH ? AND k = ? "
-            "AND v.l1_scope IN ('conversation_only', 'fact_authoritative') AND v.occurred_at <= ?",
-            (np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes(), FETCH_K * 2, ctx.now)).fetchall()
+        rows = search.nearest_conversation_chunks(
+            self.conn, np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes(), FETCH_K * 2, ctx.now)
         best: dict[int, float] = {}
         for rowid, distance in rows:
             if distance is not None:
@@ -127,17 +115,12 @@ class RequestRecall:
         return [(rowid, s) for rowid, s in best.items() if s >= SIMILARITY_FLOOR]
 
     def _latest(self, ctx: QueryContext) -> list[int]:
-        marks = ", ".join(f"'{c}'" for c in _DIRECTIVE_CLASSES)
-        return [r[0] for r in self.conn.execute(
-            f"SELECT e.id FROM fact_events e WHERE e.evidence_class IN ({marks}) AND e.timestamp <= ? "
-            "ORDER BY e.timestamp DESC LIMIT ?", (ctx.now, LIMIT))]
+        return l1.latest_event_rowids_of_classes(self.conn, _DIRECTIVE_CLASSES, ctx.now, LIMIT)
 
     # -------------------------------------------------------------- findings
 
     def _event_finding(self, rowid: int, score: float) -> Finding | None:
-        row = self.conn.execute(
-            "SELECT event_id, timestamp, content, source, source_item_id, session_id, evidence_class, "
-            "json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+        row = l1.event_for_finding(self.conn, rowid)
         if row is None:
             return None
         event_id, at, content, source, item, session, evidence_class, speaker = row
@@ -159,21 +142,14 @@ class RequestRecall:
         """Standing instructions the fact extractor (or an agent's remember) saved, in the user's words."""
         if not terms:
             return []
-        rows = self.conn.execute(
-            "SELECT f.fact_id, f.content, f.quote, f.source_message_id, f.session_id, f.created_at "
-            "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
-            "WHERE memory_facts_fts MATCH ? AND f.status = 'active' AND f.evidence_type = 'stated' "
-            "ORDER BY bm25(memory_facts_fts) LIMIT ?", (fts_or_query(terms), FETCH_K)).fetchall()
+        rows = search.stated_facts_matching(self.conn, fts_or_query(terms), FETCH_K)
         wanted = {stem(t) for t in terms}
         out = []
         for fact_id, content, quote, source_message, session_id, created_at in rows:
             said = quote or content
             if not is_standing_instruction(said) or not wanted & stems(f"{content} {said}"):
                 continue
-            event = self.conn.execute(
-                "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE event_id = ? UNION ALL "
-                "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE source = 'chat' AND "
-                "source_item_id = ? LIMIT 1", (source_message, source_message)).fetchone()
+            event = l1.event_by_id_or_chat_item(self.conn, source_message)
             at = event[1] if event else created_at
             if at > ctx.now:
                 continue

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from ..contracts import MAX_TIMESTAMP
+from ..store import l1
 from ..store.connection import Connection
 from .pack import Finding
 from .temporal import Window
@@ -139,11 +140,7 @@ def plans(conn: Connection, ctx) -> list[int]:
     window = ctx.window
     if window is None or not window.ahead:
         return []
-    marks = ", ".join("?" * len(ctx.scopes))
-    return [row[0] for row in conn.execute(
-        f"SELECT id FROM fact_events WHERE l1_retrieval_scope IN ({marks}) AND recorded_at <= ? "
-        "AND timestamp >= ? AND timestamp < ? ORDER BY timestamp, id LIMIT ?",
-        [*ctx.scopes, ctx.now, max(window.start, ctx.now), window.end, ctx.fetch_k])]
+    return l1.event_rowids_between(conn, ctx.scopes, ctx.now, max(window.start, ctx.now), window.end, ctx.fetch_k)
 
 
 def screen(qualifying: list, kept: list, temporal, terms: Sequence[str], question: str, now: float,

@@ -7,6 +7,8 @@ match, not resemble. A finding cites the recent executions it was learnt from.
 
 from __future__ import annotations
 
+from ..store import search
+from ..store import skills as store_skills
 from ..store.connection import Connection
 from ..text import fts_or_query
 from .fusion import weighted_rrf
@@ -27,15 +29,10 @@ class L4Recall:
         fused = weighted_rrf(rankings, WEIGHTS)[:limit]
         out = []
         for skill_id, score in fused:
-            tool, category, runs, ok, state, prompt, last = self.conn.execute(
-                "SELECT tool, category, runs, successes, breaker_state, optimized_prompt, last_run_at "
-                "FROM procedural_skills WHERE skill_id = ?", (skill_id,)).fetchone()
+            tool, category, runs, ok, state, prompt, last = store_skills.skill_summary(self.conn, skill_id)
             if last is not None and last > ctx.now:
                 continue                      # learnt after the question's time
-            traces = self.conn.execute(
-                "SELECT r.trace_id, r.source_item_id, r.session_id FROM l4_execution_traces t JOIN runtime_traces r "
-                "ON r.id = t.runtime_id WHERE t.skill_id = ? AND t.occurred_at <= ? ORDER BY t.occurred_at DESC "
-                "LIMIT ?", (skill_id, ctx.now, SUPPORT)).fetchall()
+            traces = store_skills.recent_executions(self.conn, skill_id, ctx.now, SUPPORT)
             rate = f"{ok / runs:.0%}" if runs else "n/a"
             text = f"[skill] {tool} ({category}): {runs} runs, {rate} succeeded, breaker {state}."
             if prompt:
@@ -51,16 +48,10 @@ class L4Recall:
     def _bm25(self, ctx: QueryContext) -> list[int]:
         if not ctx.terms:
             return []
-        return [r[0] for r in self.conn.execute(
-            "SELECT rowid FROM procedural_skills_fts WHERE procedural_skills_fts MATCH ? "
-            "ORDER BY bm25(procedural_skills_fts, 3.0, 1.0, 1.0) LIMIT ?", (fts_or_query(ctx.terms), FETCH_K))]
+        return search.skills_matching(self.conn, fts_or_query(ctx.terms), FETCH_K)
 
     def _keyword(self, ctx: QueryContext) -> list[int]:
         tokens = keyword_tokens(ctx)
         if not tokens:
             return []
-        likes = " OR ".join("lower(tool || ' ' || category || ' ' || coalesce(optimized_prompt, '')) LIKE ?"
-                            for _ in tokens)
-        return [r[0] for r in self.conn.execute(
-            f"SELECT skill_id FROM procedural_skills WHERE {likes} ORDER BY last_run_at DESC LIMIT ?",
-            [*(f"%{t.lower()}%" for t in tokens), FETCH_K])]
+        return store_skills.skills_mentioning(self.conn, tokens, FETCH_K)

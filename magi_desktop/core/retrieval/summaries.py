@@ -12,8 +12,10 @@ its events so the answer can drill down to L1.
 
 from __future__ import annotations
 
+from ..store import search
+from ..store import summaries as store_summaries
 from ..store.connection import Connection
-from ..store.vectors import SUMMARY_VEC_TABLE
+from ..store.summaries import SummaryFilter
 from ..text import fts_or_query
 from .fusion import weighted_rrf
 from .pack import Finding
@@ -48,26 +50,18 @@ class L3Recall:
         window = question_window(temporal, ctx.now)
         category = MODE_CATEGORY.get(mode)
         fetch = int(FETCH_K * (CATEGORY_FETCH_FACTOR if category else 1))
-        where = ["s.window_end <= ?", "s.window_end > ?", "s.window_start < ?"]
-        args: list = [ctx.now, window.start, window.end]
-        if summary_type is not None:
-            where.append("s.summary_type = ?")
-            args.append(summary_type)
-        clause = " AND ".join(where)
+        where = store_summaries.recall_filter(ctx.now, window.start, window.end, summary_type)
         rankings = {
-            "bm25": self._bm25(ctx, clause, args, fetch),
-            "vector": self._vector(ctx, clause, args, fetch),
-            "keyword": self._keyword(ctx, clause, args, fetch),
-            "window": self._window_fit(window, clause, args, fetch),
-            "entity": self._about(ctx, clause, args, fetch),
+            "bm25": self._bm25(ctx, where, fetch),
+            "vector": self._vector(ctx, where, fetch),
+            "keyword": self._keyword(ctx, where, fetch),
+            "window": self._window_fit(window, where, fetch),
+            "entity": self._about(ctx, where, fetch),
         }
         fused = weighted_rrf(rankings, WEIGHTS)
         if not fused:
             return []
-        rows = {r[0]: r for r in self.conn.execute(
-            "SELECT summary_id, summary_type, summary_category, granularity, title, content, window_start, "
-            f"window_end FROM l3_summaries WHERE summary_id IN ({', '.join('?' * len(fused))})",
-            [sid for sid, _ in fused])}
+        rows = store_summaries.summary_rows(self.conn, [sid for sid, _ in fused])
         scored = []
         for sid, score in fused:
             if category is not None and rows[sid][2] == category:
@@ -77,55 +71,38 @@ class L3Recall:
         found_by = {sid: [p for p, ids in rankings.items() if sid in ids] for sid, _ in scored}
         return [self._finding(rows[sid], score, found_by[sid], ctx.now) for sid, score in scored[:limit]]
 
-    def _bm25(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
+    def _bm25(self, ctx: QueryContext, where: SummaryFilter, fetch: int) -> list[int]:
         # Names count here: a summary about "falcon" is found by "falcon" (L1 recall sets names aside
         # to pick whose events, not which; a summary has no speaker to pick).
         terms = [*ctx.terms, *sorted(ctx.entity_names)]
         if not terms:
             return []
-        return [r[0] for r in self.conn.execute(
-            "SELECT s.summary_id FROM l3_summaries_fts f JOIN l3_summaries s ON s.summary_id = f.rowid "
-            f"WHERE l3_summaries_fts MATCH ? AND {clause} ORDER BY bm25(l3_summaries_fts, 2.0, 1.0) LIMIT ?",
-            [fts_or_query(terms), *args, fetch])]
+        return search.summaries_matching(self.conn, fts_or_query(terms), where, fetch)
 
-    def _vector(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
+    def _vector(self, ctx: QueryContext, where: SummaryFilter, fetch: int) -> list[int]:
         if ctx.query_vector is None:
-            return []
-        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (SUMMARY_VEC_TABLE,)).fetchone():
             return []
         import numpy as np
 
         vector = np.asarray(ctx.query_vector, dtype=np.float32).tobytes()
-        return [r[0] for r in self.conn.execute(
-            f"SELECT s.summary_id FROM (SELECT rowid, distance FROM {SUMMARY_VEC_TABLE} WHERE embedding MATCH ? "
-            f"AND k = ?) v JOIN l3_summaries s ON s.summary_id = v.rowid WHERE {clause} ORDER BY v.distance",
-            [vector, fetch * 4, *args])][:fetch]
+        return search.nearest_summaries(self.conn, vector, fetch * 4, where)[:fetch]
 
-    def _keyword(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
+    def _keyword(self, ctx: QueryContext, where: SummaryFilter, fetch: int) -> list[int]:
         tokens = keyword_tokens(ctx)
         if not tokens:
             return []
-        likes = " OR ".join("lower(s.title || ' ' || s.content) LIKE ?" for _ in tokens)
-        return [r[0] for r in self.conn.execute(
-            f"SELECT s.summary_id FROM l3_summaries s WHERE ({likes}) AND {clause} "
-            "ORDER BY s.window_end DESC LIMIT ?", [*(f"%{t.lower()}%" for t in tokens), *args, fetch])]
+        return store_summaries.summaries_mentioning(self.conn, tokens, where, fetch)
 
-    def _about(self, ctx: QueryContext, clause: str, args: list, fetch: int) -> list[int]:
+    def _about(self, ctx: QueryContext, where: SummaryFilter, fetch: int) -> list[int]:
         """Thematic summaries about an entity the question names."""
         if not ctx.entity_names:
             return []
-        names = sorted(ctx.entity_names)
-        return [r[0] for r in self.conn.execute(
-            "SELECT s.summary_id FROM l3_summaries s WHERE s.summary_type = 'thematic' AND "
-            f"lower(json_extract(s.data_json, '$.entity')) IN ({', '.join('?' * len(names))}) AND {clause} "
-            "ORDER BY s.window_end DESC LIMIT ?", [*names, *args, fetch])]
+        return store_summaries.thematic_summaries_about(self.conn, sorted(ctx.entity_names), where, fetch)
 
-    def _window_fit(self, window: Window, clause: str, args: list, fetch: int) -> list[int]:
+    def _window_fit(self, window: Window, where: SummaryFilter, fetch: int) -> list[int]:
         """Temporal summaries whose span is closest to the question's, then the most covered, then newest."""
         span = max(3600.0, window.end - window.start)
-        rows = self.conn.execute(
-            "SELECT s.summary_id, s.granularity, s.window_start, s.window_end FROM l3_summaries s "
-            f"WHERE s.summary_type = 'temporal' AND {clause}", args).fetchall()
+        rows = store_summaries.temporal_windows(self.conn, where)
 
         def fit(row) -> tuple[float, float, float]:
             _, granularity, start, end = row
@@ -138,10 +115,7 @@ class L3Recall:
 
     def _finding(self, row, score: float, paths: list[str], now: float) -> Finding:
         sid, stype, category, granularity, title, content, start, end = row
-        evidence = self.conn.execute(
-            "SELECT e.event_id, e.source_item_id, e.session_id FROM summary_event_links l JOIN fact_events e "
-            "ON e.id = l.event_rowid WHERE l.summary_id = ? AND e.recorded_at <= ? "
-            "ORDER BY (e.author_type = 'user') DESC, e.timestamp DESC LIMIT ?", (sid, now, SUPPORT)).fetchall()
+        evidence = store_summaries.cited_events(self.conn, sid, now, SUPPORT)
         kind = granularity or category
         return Finding(layer="L3", text=f"[{stype} · {kind}] {content}", occurred_at=min(end, now), source="l3",
                        source_item_id=None, session_id=None, author="memory", evidence_class="derived", score=score,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..store import l1
 from ..store.connection import Connection
 from .pack import FINDING_TEXT_CHARS, Finding
 from .paths import QueryContext
@@ -92,15 +93,11 @@ class WindowListing:
 
     def window(self, ctx: QueryContext, temporal: TemporalIntent, limit: int) -> Listing:
         window = listing_window(temporal, ctx.now)
-        marks = ", ".join("?" * len(ctx.scopes))
         # Visible: recorded by now. A window still to come ("tomorrow") lists its plans; any other lists what
         # happened, not a plan for later today.
         ahead = getattr(window, "ahead", False)
-        where = (f"l1_retrieval_scope IN ({marks}) AND timestamp >= ? AND timestamp < ? AND recorded_at <= ?"
-                 + ("" if ahead else " AND timestamp <= ?"))
-        args = [*ctx.scopes, window.start, window.end, ctx.now, *([] if ahead else [ctx.now])]
-        counts = dict(self.conn.execute(
-            f"SELECT source, count(*) FROM fact_events WHERE {where} GROUP BY source", args).fetchall())
+        where = l1.window_filter(ctx.scopes, window.start, window.end, ctx.now, ahead)
+        counts = l1.events_per_source(self.conn, where)
         if not counts:
             return Listing(window.label, [], {})
         sources = sorted(counts, key=_source_rank)
@@ -108,10 +105,7 @@ class WindowListing:
         findings = self._summaries(ctx, window, limit)
         for source, share in zip(sources, shares, strict=True):
             if share:
-                rows = self.conn.execute(
-                    f"SELECT {_COLUMNS} FROM fact_events WHERE {where} AND source = ? "
-                    f"ORDER BY (author_type = 'user') DESC, timestamp {'ASC' if ahead else 'DESC'} LIMIT ?",
-                    [*args, source, share]).fetchall()
+                rows = l1.listed_events_of_source(self.conn, where, source, ahead, share)
                 findings.extend(_finding(row, "window") for row in sorted(rows, key=lambda r: r[1]))
         for rank, finding in enumerate(findings):
             finding.score = round(1.0 - rank / (2 * max(len(findings), 1)), 4)
@@ -119,13 +113,8 @@ class WindowListing:
 
     def assistant(self, ctx: QueryContext, text: str, temporal: TemporalIntent) -> Listing:
         window = temporal.window
-        args: list = [ctx.now]
-        where = "author_type = 'assistant' AND l1_retrieval_scope = 'conversation_only' AND timestamp <= ?"
-        if window is not None:
-            where += " AND timestamp >= ? AND timestamp < ?"
-            args += [window.start, window.end]
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM fact_events WHERE {where} ORDER BY timestamp DESC LIMIT ?",
-                                 [*args, ASSISTANT_TURNS * 4]).fetchall()
+        rows = l1.assistant_turns(self.conn, ctx.now, (window.start, window.end) if window is not None else None,
+                                  ASSISTANT_TURNS * 4)
         if _ADVICE_VERBS.search(text):   # "what did you recommend": the turns that suggest something first
             rows.sort(key=lambda r: not _ADVICE_WORDS.search(r[2]))
         findings = [_finding(row, "assistant_turns") for row in rows[:ASSISTANT_TURNS]]
@@ -141,9 +130,6 @@ class WindowListing:
             finding.answers = True
         return found
 
-
-_COLUMNS = ("event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
-            "json_extract(metadata_json, '$.timeline.speaker')")
 
 
 def _source_rank(source: str) -> tuple[int, str]:

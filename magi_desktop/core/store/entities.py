@@ -125,3 +125,20 @@ class EntityLinker:
         if other_names:
             parts.append("|".join(other_names))
         self._pattern = re.compile("|".join(parts), re.IGNORECASE)
+
+
+def mentioned_by(conn: Connection, entity_id: int, now: float) -> bool:
+    """Whether an event recorded by ``now`` mentions the entity (a name first heard later is unknown yet)."""
+    return conn.execute(
+        "SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+        "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT 1", (entity_id, now)).fetchone() is not None
+
+
+def entities_of_events(conn: Connection, event_ids: Sequence[str]) -> list[tuple[int, str, str, int]]:
+    """The ten entities these events mention most: (entity_id, name, entity_type, how many of the events)."""
+    marks = ", ".join("?" * len(event_ids))
+    return conn.execute(
+        "SELECT c.entity_id, c.name, c.entity_type, count(*) FROM l1_event_entities l "
+        "JOIN entity_catalog c ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid "
+        f"WHERE e.event_id IN ({marks}) GROUP BY c.entity_id ORDER BY count(*) DESC LIMIT 10",
+        list(event_ids)).fetchall()

@@ -303,6 +303,101 @@ def fts_search(conn: Connection, text: str, *, limit: int = 20,
     return [(event_id, -score) for event_id, score in conn.execute(sql, params)]
 
 
+def event_by_id_or_chat_item(conn: Connection, pointer: str) -> tuple[str, float, str | None] | None:
+    """(event_id, timestamp, source_item_id) of the event whose id is ``pointer``, else of the chat message
+    whose source item it is (a fact points at a message either way)."""
+    row = conn.execute(
+        "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE event_id = ? UNION ALL "
+        "SELECT event_id, timestamp, source_item_id FROM fact_events WHERE source = 'chat' AND "
+        "source_item_id = ? LIMIT 1", (pointer, pointer)).fetchone()
+    return tuple(row) if row else None
+
+
+def latest_event_rowids_of_classes(conn: Connection, evidence_classes: Sequence[str], now: float,
+                                   limit: int) -> list[int]:
+    """Rowids of the newest events of these evidence classes that happened by ``now``, newest first."""
+    marks = ", ".join(f"'{c}'" for c in evidence_classes)
+    return [r[0] for r in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.evidence_class IN ({marks}) AND e.timestamp <= ? "
+        "ORDER BY e.timestamp DESC LIMIT ?", (now, limit))]
+
+
+def event_for_finding(conn: Connection, rowid: int) -> tuple[Any, ...] | None:
+    """(event_id, timestamp, content, source, source_item_id, session_id, evidence_class, speaker) of an event."""
+    return conn.execute(
+        "SELECT event_id, timestamp, content, source, source_item_id, session_id, evidence_class, "
+        "json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+
+
+def candidate_rows(conn: Connection, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """(id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class,
+    content_type, speaker) of these events, in no particular order."""
+    marks = ", ".join("?" * len(rowids))
+    return conn.execute(
+        "SELECT id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
+        f"content_type, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id IN ({marks})",
+        list(rowids)).fetchall()
+
+
+def event_rowids_between(conn: Connection, scopes: Sequence[str], now: float, start: float, end: float,
+                         limit: int) -> list[int]:
+    """Rowids of the events of these scopes recorded by ``now`` that happen in [start, end), soonest first."""
+    marks = ", ".join("?" * len(scopes))
+    return [row[0] for row in conn.execute(
+        f"SELECT id FROM fact_events WHERE l1_retrieval_scope IN ({marks}) AND recorded_at <= ? "
+        "AND timestamp >= ? AND timestamp < ? ORDER BY timestamp, id LIMIT ?",
+        [*scopes, now, start, end, limit])]
+
+
+# What a window listing shows of an event (``core/retrieval/window_listing.py``).
+_LISTING_COLUMNS = ("event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
+                    "json_extract(metadata_json, '$.timeline.speaker')")
+
+
+class EventFilter(NamedTuple):
+    """A WHERE clause over ``fact_events`` and its arguments."""
+
+    clause: str
+    args: list[Any]
+
+
+def window_filter(scopes: Sequence[str], start: float, end: float, now: float, ahead: bool) -> EventFilter:
+    """Events of these scopes in [start, end) recorded by ``now``; unless the window is ahead, happened by then."""
+    marks = ", ".join("?" * len(scopes))
+    clause = (f"l1_retrieval_scope IN ({marks}) AND timestamp >= ? AND timestamp < ? AND recorded_at <= ?"
+              + ("" if ahead else " AND timestamp <= ?"))
+    return EventFilter(clause, [*scopes, start, end, now, *([] if ahead else [now])])
+
+
+def events_per_source(conn: Connection, where: EventFilter) -> dict[str, int]:
+    """How many events passing ``where`` each source holds."""
+    return dict(conn.execute(
+        f"SELECT source, count(*) FROM fact_events WHERE {where.clause} GROUP BY source", where.args).fetchall())
+
+
+def listed_events_of_source(conn: Connection, where: EventFilter, source: str, ahead: bool,
+                            limit: int) -> list[tuple[Any, ...]]:
+    """A source's events passing ``where`` (listing columns): the user's first, then soonest if ``ahead``
+    else newest."""
+    return conn.execute(
+        f"SELECT {_LISTING_COLUMNS} FROM fact_events WHERE {where.clause} AND source = ? "
+        f"ORDER BY (author_type = 'user') DESC, timestamp {'ASC' if ahead else 'DESC'} LIMIT ?",
+        [*where.args, source, limit]).fetchall()
+
+
+def assistant_turns(conn: Connection, now: float, window: tuple[float, float] | None,
+                    limit: int) -> list[tuple[Any, ...]]:
+    """The assistant's conversation turns up to ``now`` (in [start, end) if a window is given), newest first,
+    listing columns."""
+    args: list[Any] = [now]
+    where = "author_type = 'assistant' AND l1_retrieval_scope = 'conversation_only' AND timestamp <= ?"
+    if window is not None:
+        where += " AND timestamp >= ? AND timestamp < ?"
+        args += [window[0], window[1]]
+    return conn.execute(f"SELECT {_LISTING_COLUMNS} FROM fact_events WHERE {where} ORDER BY timestamp DESC LIMIT ?",
+                        [*args, limit]).fetchall()
+
+
 def stored_secret(conn: Connection, key: str) -> bytes | None:
     """The secret ``key`` of memory_meta, or None before its first use (a read: no lock taken)."""
     row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()

@@ -1,4 +1,4 @@
-"""L3 summaries that must be drawn again because an event they cite changed.
+"""L3 summaries: the ones that must be drawn again because an event they cite changed, and what recall reads.
 
 A summary quotes its events: when one of them is replaced by a new version (a moved meeting,
 :mod:`.supersede`) or its stored text changes (a secret redacted after the fact, ``reredact.py``), the
@@ -8,7 +8,8 @@ their windows summarised again on the next L3 run, from what the memory holds th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from .connection import Connection
 
@@ -43,3 +44,62 @@ def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
         conn.execute("UPDATE periodic_jobs SET done_until = min(done_until, ?) WHERE job = ?",
                      (start_at, f"l3:{granularity}"))
     return len(rows)
+
+
+# ------------------------------------------------------------------ what recall reads
+
+class SummaryFilter(NamedTuple):
+    """A WHERE clause over ``l3_summaries s`` and its arguments, shared by every L3 recall ranking."""
+
+    clause: str
+    args: list[Any]
+
+
+def recall_filter(now: float, window_start: float, window_end: float, summary_type: str | None) -> SummaryFilter:
+    """Summaries closed by ``now`` whose window overlaps the question's, of one type if given."""
+    where = ["s.window_end <= ?", "s.window_end > ?", "s.window_start < ?"]
+    args: list[Any] = [now, window_start, window_end]
+    if summary_type is not None:
+        where.append("s.summary_type = ?")
+        args.append(summary_type)
+    return SummaryFilter(" AND ".join(where), args)
+
+
+def summary_rows(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    """By id: (summary_id, summary_type, summary_category, granularity, title, content, window_start,
+    window_end)."""
+    return {r[0]: r for r in conn.execute(
+        "SELECT summary_id, summary_type, summary_category, granularity, title, content, window_start, "
+        f"window_end FROM l3_summaries WHERE summary_id IN ({', '.join('?' * len(ids))})", list(ids))}
+
+
+def summaries_mentioning(conn: Connection, tokens: Sequence[str], where: SummaryFilter, limit: int) -> list[int]:
+    """Ids of the summaries whose title or text contains any of ``tokens``, newest window first."""
+    likes = " OR ".join("lower(s.title || ' ' || s.content) LIKE ?" for _ in tokens)
+    return [r[0] for r in conn.execute(
+        f"SELECT s.summary_id FROM l3_summaries s WHERE ({likes}) AND {where.clause} "
+        "ORDER BY s.window_end DESC LIMIT ?", [*(f"%{t.lower()}%" for t in tokens), *where.args, limit])]
+
+
+def thematic_summaries_about(conn: Connection, names: Sequence[str], where: SummaryFilter, limit: int) -> list[int]:
+    """Ids of the thematic summaries about one of these (lower-case) entity names, newest window first."""
+    return [r[0] for r in conn.execute(
+        "SELECT s.summary_id FROM l3_summaries s WHERE s.summary_type = 'thematic' AND "
+        f"lower(json_extract(s.data_json, '$.entity')) IN ({', '.join('?' * len(names))}) AND {where.clause} "
+        "ORDER BY s.window_end DESC LIMIT ?", [*names, *where.args, limit])]
+
+
+def temporal_windows(conn: Connection, where: SummaryFilter) -> list[tuple[int, str, float, float]]:
+    """(summary_id, granularity, window_start, window_end) of the temporal summaries passing ``where``."""
+    return conn.execute(
+        "SELECT s.summary_id, s.granularity, s.window_start, s.window_end FROM l3_summaries s "
+        f"WHERE s.summary_type = 'temporal' AND {where.clause}", where.args).fetchall()
+
+
+def cited_events(conn: Connection, summary_id: int, now: float, limit: int) -> list[tuple[str, str | None, str | None]]:
+    """(event_id, source_item_id, session_id) of the events a summary cites, recorded by ``now``: the user's
+    own first, then newest."""
+    return conn.execute(
+        "SELECT e.event_id, e.source_item_id, e.session_id FROM summary_event_links l JOIN fact_events e "
+        "ON e.id = l.event_rowid WHERE l.summary_id = ? AND e.recorded_at <= ? "
+        "ORDER BY (e.author_type = 'user') DESC, e.timestamp DESC LIMIT ?", (summary_id, now, limit)).fetchall()

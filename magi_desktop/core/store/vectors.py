@@ -238,3 +238,11 @@ def put_entity_vector(conn: Connection, entity_id: int, vector: np.ndarray) -> b
         return False
     _put_vector(conn, ENTITY_VEC_TABLE, entity_id, vector)
     return True
+
+
+def chunk_vectors_of_events(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
+    """(event rowid, float32 embedding bytes) of every chunk of these events."""
+    marks = ", ".join("?" * len(rowids))
+    return conn.execute(
+        f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {VEC_TABLE} v ON v.rowid = c.chunk_id "
+        f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall()

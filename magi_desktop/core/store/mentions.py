@@ -1,10 +1,11 @@
-"""A question's calendar window matched against the times an event mentions (``event_mentioned_times``,
-written at ingest by ``core/mentioned_times.py``): the April turn about "last month" is in a March window."""
+"""The times an event mentions (``event_mentioned_times``, written at ingest by ``core/mentioned_times.py``),
+matched against a question's calendar window: the April turn about "last month" is in a March window."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+from .connection import Connection
 
 WINDOW_SLACK_DAYS = 31      # a question window matches mentions up to this long, or up to its own length
 
@@ -19,7 +20,7 @@ def mention_params(start: float, end: float) -> list[float]:
     return [end, start, max(end - start, WINDOW_SLACK_DAYS * 86400)]
 
 
-def about_window(conn: Any, rowids: Iterable[int], start: float, end: float) -> set[int]:
+def about_window(conn: Connection, rowids: Iterable[int], start: float, end: float) -> set[int]:
     """Which of ``rowids`` mention a time in [start, end)."""
     rowids = list(rowids)
     if not rowids:

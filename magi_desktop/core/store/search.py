@@ -1,0 +1,104 @@
+"""The searches that are the whole point of a recall path: FTS5 ``MATCH`` ranked by BM25 and sqlite-vec
+``vec0`` nearest neighbours, over events, facts, summaries and skills.
+
+Each function returns ids (or rows) best first; the recall modules (``core/retrieval``) build the match
+expression, fuse the rankings and decide what a hit means. The KNN functions take the query vector as float32
+bytes; the indexes live in :mod:`.vectors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .connection import Connection
+from .summaries import SummaryFilter
+from .vectors import SUMMARY_VEC_TABLE, VEC_TABLE
+
+
+def index_exists(conn: Connection, name: str) -> bool:
+    """Whether the (vector) table ``name`` exists yet: it is created when an embedder first opens the memory."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+
+# ------------------------------------------------------------------------- events
+
+def _directive_candidates(directive_classes: Sequence[str]) -> str:
+    marks = ", ".join(f"'{c}'" for c in directive_classes)
+    return (f"(e.evidence_class IN ({marks}) OR (e.evidence_class = 'user_self_report' AND e.author_type = 'user'))"
+            " AND e.timestamp <= ?")
+
+
+def directive_events_matching(conn: Connection, match: str, directive_classes: Sequence[str], now: float,
+                              limit: int) -> list[int]:
+    """Rowids of the user's directives (and the user's own self-reports) up to ``now`` that match, best first."""
+    rows = conn.execute(
+        "SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+        f"WHERE fact_events_fts MATCH ? AND {_directive_candidates(directive_classes)} "
+        "ORDER BY bm25(fact_events_fts) LIMIT ?",
+        (match, now, limit)).fetchall()
+    return [r[0] for r in rows]
+
+
+def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: float) -> list[tuple[int, float | None]]:
+    """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among conversation and
+    fact-authoritative events recorded by ``now``. Empty while the chunk index does not exist."""
+    if not index_exists(conn, VEC_TABLE):
+        return []
+    return conn.execute(
+        f"SELECT v.event_rowid, v.distance FROM {VEC_TABLE} v WHERE v.embedding MATCH ? AND k = ? "
+        "AND v.l1_scope IN ('conversation_only', 'fact_authoritative') AND v.occurred_at <= ?",
+        (vector, k, now)).fetchall()
+
+
+# -------------------------------------------------------------------------- facts
+
+def active_facts_matching(conn: Connection, match: str, limit: int) -> list[tuple[Any, ...]]:
+    """Active memory facts that match, best first: (fact_id, content, quote, evidence_type, source_message_id,
+    proposal_message_id, accepting_message_id, session_id, created_at, bm25)."""
+    return conn.execute(
+        "SELECT f.fact_id, f.content, f.quote, f.evidence_type, f.source_message_id, "
+        "f.proposal_message_id, f.accepting_message_id, f.session_id, f.created_at, bm25(memory_facts_fts) "
+        "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
+        "WHERE memory_facts_fts MATCH ? AND f.status = 'active' ORDER BY bm25(memory_facts_fts) LIMIT ?",
+        (match, limit)).fetchall()
+
+
+def stated_facts_matching(conn: Connection, match: str, limit: int) -> list[tuple[Any, ...]]:
+    """Active facts the user stated that match, best first: (fact_id, content, quote, source_message_id,
+    session_id, created_at)."""
+    return conn.execute(
+        "SELECT f.fact_id, f.content, f.quote, f.source_message_id, f.session_id, f.created_at "
+        "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
+        "WHERE memory_facts_fts MATCH ? AND f.status = 'active' AND f.evidence_type = 'stated' "
+        "ORDER BY bm25(memory_facts_fts) LIMIT ?", (match, limit)).fetchall()
+
+
+# ---------------------------------------------------------------------- summaries
+
+def summaries_matching(conn: Connection, match: str, where: SummaryFilter, limit: int) -> list[int]:
+    """Ids of the L3 summaries passing ``where`` that match, best first (the title weighs double)."""
+    return [r[0] for r in conn.execute(
+        "SELECT s.summary_id FROM l3_summaries_fts f JOIN l3_summaries s ON s.summary_id = f.rowid "
+        f"WHERE l3_summaries_fts MATCH ? AND {where.clause} ORDER BY bm25(l3_summaries_fts, 2.0, 1.0) LIMIT ?",
+        [match, *where.args, limit])]
+
+
+def nearest_summaries(conn: Connection, vector: bytes, k: int, where: SummaryFilter) -> list[int]:
+    """Ids of the summaries passing ``where`` among the ``k`` nearest ``vector``, nearest first. Empty while the
+    summary index does not exist."""
+    if not index_exists(conn, SUMMARY_VEC_TABLE):
+        return []
+    return [r[0] for r in conn.execute(
+        f"SELECT s.summary_id FROM (SELECT rowid, distance FROM {SUMMARY_VEC_TABLE} WHERE embedding MATCH ? "
+        f"AND k = ?) v JOIN l3_summaries s ON s.summary_id = v.rowid WHERE {where.clause} "
+        "ORDER BY v.distance", [vector, k, *where.args])]
+
+
+# ------------------------------------------------------------------------- skills
+
+def skills_matching(conn: Connection, match: str, limit: int) -> list[int]:
+    """Ids of the L4 skills that match, best first (the tool's name weighs three times)."""
+    return [r[0] for r in conn.execute(
+        "SELECT rowid FROM procedural_skills_fts WHERE procedural_skills_fts MATCH ? "
+        "ORDER BY bm25(procedural_skills_fts, 3.0, 1.0, 1.0) LIMIT ?", (match, limit))]
