@@ -27,7 +27,7 @@ from ..errors import MagiError
 from .base import l2_normalise
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer   # imported at run time by _load, with the weights
+    from tokenizers import Tokenizer  # imported at run time by _load, with the weights
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_IDLE_SECONDS = 300.0
