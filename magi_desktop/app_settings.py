@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,7 @@ def save_app_settings(data_folder: Path, settings: AppSettings) -> Path:
     return path
 
 
-def llm_for(data_folder: Path, env: dict[str, str] | None = None):
+def llm_for(data_folder: Path, env: Mapping[str, str] | None = None) -> OpenAICompatibleLLM | str:
     """The provider the app runs: settings.json's endpoint, else ``MAGI_LLM_BASE_URL``, else the rules."""
     env = os.environ if env is None else env
     configured = load_app_settings(data_folder).llm_settings()

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
 
@@ -160,7 +160,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         print(f"magi import: no such file: {args.file}", file=sys.stderr)
         return 2
     with contextlib.ExitStack() as stack:
-        source: object = args.file
+        source: str | IO[bytes] = args.file
         if args.file == "-":                      # the import reads its file twice (check, then load)
             source = stack.enter_context(tempfile.TemporaryFile())
             shutil.copyfileobj(sys.stdin.buffer, source)
@@ -261,24 +261,24 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
     plugins = load_plugins()
     collectors = plugins.collectors()
-    data = {
-        "plugins": [{"name": p.name, "version": p.version, "hooks": p.hooks, "source": p.source} for p in plugins.info],
-        "collectors": [{"name": c.name, "source_type": c.source_type, "interval_seconds": c.interval_seconds,
-                        "settings": dict(c.settings_schema), "privacy_note": c.privacy_note} for c in collectors],
-        "errors": plugins.errors,
-    }
     if args.json:
-        _print_json(data)
+        _print_json({
+            "plugins": [{"name": p.name, "version": p.version, "hooks": p.hooks, "source": p.source}
+                        for p in plugins.info],
+            "collectors": [{"name": c.name, "source_type": c.source_type, "interval_seconds": c.interval_seconds,
+                            "settings": dict(c.settings_schema), "privacy_note": c.privacy_note} for c in collectors],
+            "errors": plugins.errors,
+        })
         return 0
     if not plugins.info:
         print("no plugins loaded" + (" (MAGI_LOAD_PLUGINS is set)" if os.environ.get("MAGI_LOAD_PLUGINS") else ""))
-    for p in data["plugins"]:
-        print(f"{p['name']} {p['version'] or ''} · {p['source']} · hooks: {', '.join(p['hooks']) or '-'}")
-    for c in data["collectors"]:
-        print(f"  collector {c['name']} (every {c['interval_seconds']:g} s): {c['privacy_note']}")
-        if c["settings"]:
-            print(f"    settings: {', '.join(c['settings'])}")
-    for name, error in data["errors"].items():
+    for p in plugins.info:
+        print(f"{p.name} {p.version or ''} · {p.source} · hooks: {', '.join(p.hooks) or '-'}")
+    for c in collectors:
+        print(f"  collector {c.name} (every {c.interval_seconds:g} s): {c.privacy_note}")
+        if c.settings_schema:
+            print(f"    settings: {', '.join(dict(c.settings_schema))}")
+    for name, error in plugins.errors.items():
         print(f"! {name}: {error}")
     return 0
 
@@ -380,7 +380,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     errors: list[str] = []
 
     with Memory.open(_data_dir(args)) as memory:
-        def flush(batch: list[tuple[int, object]]) -> None:
+        def flush(batch: list[tuple[int, Any]]) -> None:
             nonlocal stored, duplicates, rejected
             results = memory.ingest_many([payload for _, payload in batch], on_error="report")
             for (line, _), result in zip(batch, results, strict=True):
@@ -393,7 +393,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
                     stored += 1
             batch.clear()
 
-        batch: list[tuple[int, object]] = []
+        batch: list[tuple[int, Any]] = []   # decoded JSON lines: ingest_many reports one that is no object
         for line, payload in _read_jsonl(args.file):
             if isinstance(payload, LineError):
                 rejected += 1

@@ -138,8 +138,7 @@ class MemoryTools:
         except Refused as refused:
             result, rejected = _refusal(refused), refused.code
         except PayloadError as exc:
-            refused = Refused("invalid_payload", str(exc), field=exc.field)
-            result, rejected = _refusal(refused), exc.field
+            result, rejected = _refusal(Refused("invalid_payload", str(exc), field=exc.field)), exc.field
         except RememberRejected as exc:
             result = _refusal(Refused(exc.reason, str(exc).split(": ", 1)[-1], rejected=True))
             rejected = exc.reason
@@ -195,6 +194,7 @@ class MemoryTools:
             raise Refused("message_id_reused", f"message_id {message_id!r} is already another message's (another "
                                                "session, or other words); give each message its own id",
                           field="message_id") from None
+        assert stored.event_id is not None, "ingest_turn raises for a payload it does not store"
         event = self.memory.get_event(stored.event_id) or {}
         # The turn holds the message as stored — secrets redacted, recalled memory cut out — so a quote
         # can only be what the memory itself keeps of the user's words.
@@ -293,7 +293,7 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
 
     @_tool(server, reading)
     def memory_query(question: str, query_mode: QueryMode | None = None, now: float | str | None = None,
-                     session_id: str | None = None, limit: int = 10, ctx: Context = None) -> CallToolResult:
+                     session_id: str | None = None, limit: int = 10, ctx: Context | None = None) -> CallToolResult:
         """Ask the user's long-term memory before answering anything about their past, preferences, plans or
         earlier conversations. Returns an evidence pack: numbered findings (id, local time, author, source,
         evidence class, text; derived ones cite the events behind them) and hints. Answer only from the
@@ -321,7 +321,7 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
     @_tool(server, writing)
     def log_turn(session_id: str, role: Literal["user", "assistant", "tool"], text: str,
                  provenance: Provenance | None = None, tool_name: str | None = None, message_id: str | None = None,
-                 ctx: Context = None) -> CallToolResult:
+                 ctx: Context | None = None) -> CallToolResult:
         """Store one chat message in the memory: call it for every message of the conversation, in order —
         the user's, your own replies (role assistant) and tool output shown in the chat (role tool).
 
@@ -341,7 +341,7 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
     @_tool(server, writing)
     def log_tool_run(tool: str, category: str, ok: bool, duration_ms: float | None = None, input: Any = None,
                      output: Any = None, error: str | None = None, session_id: str | None = None,
-                     ctx: Context = None) -> CallToolResult:
+                     ctx: Context | None = None) -> CallToolResult:
         """Record one tool execution (after every call of a tool you use: its name, a category such as
         search / code / file / browser, whether it worked, how long it took, and the error if it failed).
         The memory keeps per-tool experience and a circuit breaker: after 3 failures in a row the breaker
@@ -353,7 +353,7 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
     @_tool(server, writing)
     def remember(quote: str, content: str, session_id: str | None = None,
                  turn_messages: list[TurnMessage] | None = None, category: Category | None = None,
-                 replaces: int | None = None, project: str | None = None, ctx: Context = None) -> CallToolResult:
+                 replaces: int | None = None, project: str | None = None, ctx: Context | None = None) -> CallToolResult:
         """Save a fact the user told you, at once. Only with proof: quote must be the user's exact words
         (whitespace aside) from ONE of their own messages (provenance human_input or interjection) of the
         CURRENT turn — not a paraphrase, not an earlier turn, not your text, a tool result or recalled memory,
@@ -371,7 +371,7 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> MCPS
             quote, content, session_id, messages, category, replaces, project))
 
     @_tool(server, reading)
-    def working_context(session_id: str, ctx: Context = None) -> CallToolResult:
+    def working_context(session_id: str, ctx: Context | None = None) -> CallToolResult:
         """The session's working memory (L0): its goal, the people and things it is about, the recent tool
         runs and a running summary with the threads of the dialogue. Call it when you resume a session or
         lose track. Only sessions whose turns were logged through this server, until idle 30 minutes."""

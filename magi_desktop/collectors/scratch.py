@@ -46,7 +46,7 @@ def remove(folder: Path) -> None:
 
 def _alive(name: str) -> bool:
     owned = _OWNED.match(name)
-    return bool(owned) and _started(int(owned.group(1))) == int(owned.group(2))
+    return owned is not None and _started(int(owned.group(1))) == int(owned.group(2))
 
 
 def clean(root: Path) -> int:

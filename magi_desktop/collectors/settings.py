@@ -138,7 +138,13 @@ def write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-_TYPES = {"string": str, "array": list, "number": (int, float), "integer": int, "boolean": bool, "object": dict}
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "array": list, "number": (int, float), "integer": int, "boolean": bool, "object": dict}
+
+
+def _has_type(value: object, kind: str) -> bool:
+    """``value`` is of the schema type ``kind`` (JSON Schema's sense: a bool is not a number)."""
+    return not (isinstance(value, bool) and kind in ("number", "integer")) and isinstance(value, _TYPES[kind])
 
 
 def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) -> None:
@@ -151,10 +157,9 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
             where = f"collectors.{collector.name}.settings.{setting_name(key)}"
             raise SettingsError(path, where, f"unknown setting; {collector.name} takes {', '.join(schema) or 'none'}")
         kind = schema[key].get("type") if isinstance(schema[key], dict) else None
-        expected = _TYPES.get(kind)
-        if expected is None:
+        if not isinstance(kind, str) or kind not in _TYPES:
             continue
-        if isinstance(value, bool) and kind in ("number", "integer") or not isinstance(value, expected):
+        if not _has_type(value, kind):
             raise SettingsError(path, where, f"must be {'an' if kind[0] in 'aeio' else 'a'} {kind}")
         if kind in ("number", "integer") and not math.isfinite(value):
             raise SettingsError(path, where, "must be a finite number")   # JSON's NaN, Infinity, 1e999

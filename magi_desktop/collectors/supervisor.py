@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import Memory, MemoryUnavailable
 from ..core.contracts import parse_timestamp
@@ -52,6 +52,9 @@ from ..core.paths import temp_dir
 from ..core.redact import redact_text
 from ..plugin_api import Collector
 from . import scratch
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver  # watchdog is imported when watching starts
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +127,7 @@ class _Context:
     def __init__(self, supervisor: Supervisor, name: str, settings: Mapping[str, Any], cancelled: threading.Event):
         self._supervisor = supervisor
         self._name = name
-        self.settings = dict(settings)
+        self.settings: Mapping[str, Any] = dict(settings)   # a copy: the run cannot change the supervisor's
         self._cancelled = cancelled
         self.done = 0
         self.total: int | None = None
@@ -211,7 +214,7 @@ class Supervisor:
         self._keeps_cursor: set[str] = set()  # have ever saved their own cursor (never get the fallback)
         self._writer = threading.Thread(target=self._write_loop, name="magi-collect-writer", daemon=True)
         self._writer.start()
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self.on_due: Callable[[], None] | None = None    # told when a watched file makes a collector due
 
     # ------------------------------------------------------------ scheduling
@@ -223,7 +226,8 @@ class Supervisor:
     def tick(self) -> list[str]:
         """Start every collector that is due; abandon runs past their timeout. Returns the started names."""
         now = self.clock()
-        started, hung = [], []
+        started: list[str] = []
+        hung: list[str] = []
         with self._lock:
             # Measured on the monotonic clock: a laptop that slept through a run has not seen it hang.
             for name, (thread, cancelled, began) in list(self._runs.items()):

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, NoReturn, overload
+from typing import Any, Literal, NamedTuple, NoReturn, TypeGuard, overload
 
 from .errors import InvalidInput
 from .recalled import RECALL_CLOSE, RECALL_OPEN, has_recalled, recalled_block, strip_recalled  # noqa: F401 - re-exported
@@ -60,7 +60,7 @@ _ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
 _SCHEDULE_FIELDS = frozenset({"start", "end", "all_day"})
 
 
-def is_valid_source_type(value: Any) -> bool:
+def is_valid_source_type(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(_SOURCE_TYPE.match(value))
 
 

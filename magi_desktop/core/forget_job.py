@@ -23,7 +23,7 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from . import forget as forgetting
 from .store.connection import Connection
@@ -45,6 +45,10 @@ def criteria_of(event_ids=None, source_item_ids=None, entity=None, source=None, 
 # ------------------------------------------------------------------------ keyed hashes
 
 
+@overload
+def receipt_secret(conn: Connection, *, create: Literal[True] = True) -> bytes: ...
+@overload
+def receipt_secret(conn: Connection, *, create: bool) -> bytes | None: ...
 def receipt_secret(conn: Connection, *, create: bool = True) -> bytes | None:
     """The database's key for receipt hashes (made on first use when ``create``, inside the caller's
     transaction)."""
@@ -81,11 +85,11 @@ def request(conn: Connection, criteria: Mapping[str, Any], now: float | None = N
     targets = forgetting.find_targets(conn, **criteria)
     secret = receipt_secret(conn)
     event_ids = _column(conn, "SELECT event_id FROM fact_events WHERE id IN ({})", targets.events)
-    since = [_since(conn, sql, rowids) for sql, rowids in (
+    starts = [_since(conn, sql, rowids) for sql, rowids in (
         ("SELECT min(ingested_at) FROM fact_events WHERE id IN ({})", targets.events),
         ("SELECT min(ingested_at) FROM runtime_traces WHERE id IN ({})", targets.traces),
         ("SELECT min(created_at) FROM entity_catalog WHERE entity_id IN ({})", targets.entities))]
-    since = [s for s in since if s is not None]
+    since = [s for s in starts if s is not None]
     receipt_id = conn.execute(
         "INSERT INTO forget_receipts (created_at, criteria_json, event_ids_json, counts_json, state, data_since, "
         "criteria_keyed, claimed_by, claimed_until) VALUES (?, ?, ?, '{}', ?, ?, 1, ?, ?)",

@@ -88,7 +88,7 @@ class EventLoader:
                  key_secret: bytes, user_id: str):
         self.conn, self.report, self.templates, self.link = conn, report, templates, link
         self.key_secret, self.user_id = key_secret, user_id
-        self._events: list[tuple[int, int, MemoryEvent]] = []     # (line, rowid, event) for fact_events
+        self._events: list[tuple[int, int | None, MemoryEvent]] = []   # (line, rowid, event) for fact_events
         self._traces: list[tuple[int, MemoryEvent]] = []
         self._to_l1: list[tuple[int, MemoryEvent]] = []          # traces whose fields make them L1 events
 
@@ -165,13 +165,14 @@ class EventLoader:
         if not items:
             return
         self._refuse_reused_ids("fact_events", items)
-        rowids = [r for _, r, _ in items]
-        stored = insert_events(self.conn, [e for _, _, e in items], None if None in rowids else rowids)
-        fresh = []
+        rowids = [r for _, r, _ in items if r is not None]
+        stored = insert_events(self.conn, [e for _, _, e in items], rowids if len(rowids) == len(items) else None)
+        fresh: list[tuple[int, MemoryEvent]] = []
         for (_, _, event), outcome in zip(items, stored, strict=True):
             if outcome.duplicate:
                 self.report.drop("fact_events", "duplicate: the same source item as an earlier event", event.event_id)
             else:
+                assert outcome.rowid is not None, "insert_events gives each new event its rowid"
                 fresh.append((outcome.rowid, event))
         settle_speakers(self.conn, fresh, self.link)   # as at ingest: "Name: text" turns whose name recurs
         index_mentioned_times(self.conn, fresh)         # and the times they mention

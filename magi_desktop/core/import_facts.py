@@ -94,7 +94,7 @@ class FactLoader:
         if problem is not None:
             self.report.drop(TABLE, problem, f"fact:{fact_id}" if integer(fact_id, 1) else None)
             return
-        fact = {c: row.get(c) for c in _COLUMNS}
+        fact: dict[str, Any] = {c: row.get(c) for c in _COLUMNS}   # the row's columns, checked by _invalid
         example = f"fact:{fact_id}"
 
         def change(column: str, value: Any, reason: str) -> None:

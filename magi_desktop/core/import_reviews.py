@@ -57,7 +57,9 @@ class ExportedL2:
                 return {"kind": kind, "subject": self.entities[subject], "predicate": predicate,
                         "object": self.entities[obj]}
         if kind == "entity" and row_key.isdigit():
-            keep, drop = self.entities.get(int(row_key)), self.entities.get(detail.get("merged"))
+            merged = detail.get("merged")
+            keep = self.entities.get(int(row_key))
+            drop = self.entities.get(merged) if isinstance(merged, int) else None
             return {"kind": kind, "keep": keep, "drop": drop} if keep and drop else None
         return None
 

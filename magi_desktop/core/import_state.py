@@ -63,8 +63,9 @@ class StateLoader:
             return self.report.drop("fact_extractions", "invalid_extraction", example)
         if not self.conn.execute("SELECT 1 FROM chat_sessions WHERE session_id = ?", (values[1],)).fetchone():
             return self.report.drop("fact_extractions", "names no imported session", example)
-        if len(values[8]) > EPISODE_MAX_CHARS:
-            values[8] = values[8][:EPISODE_MAX_CHARS]
+        episode = values[8]
+        if isinstance(episode, str) and len(episode) > EPISODE_MAX_CHARS:   # a str: text() checked it
+            values[8] = episode[:EPISODE_MAX_CHARS]
             self.report.change("fact_extractions", "episode", "longer than an extraction writes", example)
         report = row.get("report_json")
         if json_of(report, dict) is None:

@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
 _UNKNOWN_SOURCE = "(invalid source)"
+# A payload after normalising: the event and where it goes, or the raw payload and why it was refused.
+_Normalized = tuple[MemoryEvent, str] | tuple[Mapping[str, Any], PayloadError]
 # A huge ingest_many is stored in transactions of this many payloads (~0.2-0.4 s each), with a short pause
 # between them, so another writer (an MCP log_turn, a collector, the app) never waits long (issue 16).
 WRITE_BATCH = 2000
@@ -220,7 +222,7 @@ class Memory:
         if not payloads:
             return []
         now = time.time()
-        normalized: list[tuple[MemoryEvent, str] | PayloadError] = []
+        normalized: list[_Normalized] = []
         for index, raw in enumerate(payloads):
             try:
                 normalized.append(self._normalize(raw, now))
@@ -249,7 +251,7 @@ class Memory:
         event, target = self._normalize(payload, now)
         return self._write([(event, target)], now, guard=lambda conn: retries.repeated(conn, event, retry_within))[0]
 
-    def _write(self, items: list[tuple], now: float,
+    def _write(self, items: Sequence[_Normalized], now: float,
                guard: Callable[[Connection], IngestResult | None] | None = None) -> list[IngestResult]:
         """Store normalised events; ``items`` holds (event, target) or (raw payload, PayloadError). ``guard``
         (one item): asked inside the write transaction first; a result from it is returned instead."""
@@ -272,12 +274,14 @@ class Memory:
             raise
         for _, event in by_target[L0_ONLY]:
             self._l0.observe(event, ephemeral=True)
+        stored = [result for result in results if result is not None]
+        assert len(stored) == len(results), "_store gives every position a result"
         for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE]):
-            if not results[position].duplicate and results[position].target != "retired":
+            if not stored[position].duplicate and stored[position].target != "retired":
                 self._l0.observe(event, ephemeral=False)
-        if any(not results[position].duplicate for position, _ in by_target["l1"]):
+        if any(not stored[position].duplicate for position, _ in by_target["l1"]):
             self._notify()
-        return results
+        return stored
 
     def _store(self, by_target, results, rejections, tally, now, guard=None) -> None:
         with self.db.transaction() as conn:

@@ -62,7 +62,7 @@ def safe(value: T) -> T:
         items = [safe(item) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)  # type: ignore[return-value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: safe(getattr(value, f.name))  # type: ignore[arg-type]
+        return dataclasses.replace(value, **{f.name: safe(getattr(value, f.name))
                                              for f in dataclasses.fields(value) if f.init})
     return value
 

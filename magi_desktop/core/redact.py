@@ -162,6 +162,7 @@ _OPERATOR = (r"[ \t]{0,20}(?P<op>:[ \t]*(?:(?-i:[A-Z])[\w.\[\]<>]{0,30}|str|stri
              r"|:{1,3}=|\?\?=|\?=|\.=|\+=|=>"
              r"|!==?|===?|=|:|：|\|\||,|<-|[→⇒➜⟶]|(?<=[ \t])->(?=[ \t]))[ \t]{0,3}")
 _VALUE_GROUPS = ("secret", "dq", "sq", "bq", "tpl", "bare")
+_QUOTE_OF: dict[str | None, str] = {"dq": '"', "sq": "'", "bq": "`"}   # the quote a value group stands in
 
 
 def _harmless(name: str, value: str, quote: str | None = None) -> bool:
@@ -284,7 +285,7 @@ def _judge_keyed(match: re.Match, value: str, rules: RuleSet) -> str | None:
     if op == ":" and not quoted and match.group("op") == ":" and _COORDINATE.match(value):
         return None                         # org.slf4j.slf4j-api:jar:1.7.8, io.jsonwebtoken:jjwt-jackson-0.11.2
     group, _ = _value_of(match)
-    quote = {"dq": '"', "sq": "'", "bq": "`"}.get(group)
+    quote = _QUOTE_OF.get(group)
     if quote is None and value.lower() == re.split(r"[.\s]", name)[-1].lower():
         return None                         # self.password = password: a variable of the same name
     if (op == ":" and group == "bare" and value.isalpha() and len(name.split()) > 1
@@ -352,7 +353,7 @@ def _in_secret_data(match: re.Match, value: str, rules: RuleSet) -> str | None:
 
 def _judge_spaced(match: re.Match, value: str, rules: RuleSet) -> str | None:
     """``set -gx DB_PASSWORD v``, ``git config user.password v``: the name says whether v is a secret."""
-    quote = {"dq": '"', "sq": "'", "bq": "`"}.get(_value_of(match)[0])
+    quote = _QUOTE_OF.get(_value_of(match)[0])
     return rules.judge_pair(match.group("name"), value, op=" ", quote=quote)
 
 
@@ -564,8 +565,8 @@ class RuleSet:
         lowered = name.lower()
         vendor = None
         for position in self._family_index.candidates(lowered):
-            kind, words, shape = self.families[position]
-            if _names_family(name, words):
+            kind, family_words, shape = self.families[position]
+            if _names_family(name, family_words):
                 if shape.fullmatch(value):
                     return kind
                 vendor = vendor or kind

@@ -252,7 +252,7 @@ class _Pass:
         """An item id that held a secret was the dedupe key as sent: the key becomes the keyed hash of it,
         which is what ingest makes of such an id now (a replay still dedupes: the old id is its alias)."""
         item = values.get("source_item_id")
-        if "source_item_id" in new and values.get("idempotency_key") == item:
+        if "source_item_id" in new and isinstance(item, str) and values.get("idempotency_key") == item:
             new["idempotency_key"] = _keyed_hash(self.key_secret, item.encode("utf-8"))
 
     # -------------------------------------------------------------- writing

@@ -15,7 +15,7 @@ from .recovery import open_memory
 from .scheduler import AppScheduler
 from .settings_dialog import SettingsDialog
 from .status_window import StatusWindow
-from .tasks import TaskRunner
+from .tasks import Task, TaskRunner
 from .viewer import ViewerWindow
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class DesktopApp:
         self.window.pause_button.setChecked(self.paused)
         self.window.reindex_button.clicked.connect(self.rebuild_index)
         self.window.cancel_button.clicked.connect(self.cancel_long_work)
-        self.long_task = None
+        self.long_task: Task | None = None   # the index rebuild while it runs (one at a time)
         self.window.timer.timeout.connect(self._show_backfills)
         if tray_available:
             qapp.setQuitOnLastWindowClosed(False)
@@ -287,7 +287,8 @@ def _quit_on_signals(qapp: QApplication) -> QTimer:
 
 
 def run_app(data_dir: Path | None = None) -> int:
-    qapp = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()    # a QApplication (the tests', or one made before): reused
+    qapp = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     qapp.setApplicationName("Magi Desktop")
     memory = open_memory(data_dir, _llm(data_dir))   # a damaged database: the restore is offered
     if memory is None:

@@ -11,7 +11,16 @@ from datetime import datetime
 from typing import Any
 
 from ..core import safe_text
-from .qt import QAbstractItemView, QAbstractTableModel, QColor, QHeaderView, QModelIndex, Qt, QTableView
+from .qt import (
+    QAbstractItemView,
+    QAbstractTableModel,
+    QColor,
+    QHeaderView,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTableView,
+)
 
 STATE_COLOURS = {"current": "#1b7f3b", "history": "#7a7a7a", "denied": "#b3261e"}
 FACT_STATUS_COLOURS = {"active": "#1b7f3b", "superseded": "#7a7a7a", "merged": "#7a7a7a", "deleted": "#b3261e"}
@@ -94,13 +103,13 @@ class RecordTableModel(QAbstractTableModel):
     def record(self, row: int) -> Any:
         return self.records[row]
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 - Qt API
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 - Qt API
         return 0 if parent.isValid() else len(self.records)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 - Qt API
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802 - Qt API
         return 0 if parent.isValid() else len(self.columns)
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self.records)):
             return None
         record, column = self.records[index.row()], self.columns[index.column()]

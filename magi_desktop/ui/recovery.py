@@ -48,6 +48,11 @@ class RestoreDialog(QMessageBox):
     def restore_chosen(self) -> bool:
         return self.restore_button is not None and self.clickedButton() is self.restore_button
 
+    @property
+    def chosen_backup(self) -> backups.Backup | None:
+        """The backup to restore: the one offered, if the user chose to restore it."""
+        return self.choice if self.restore_chosen else None
+
 
 def newest_sound_backup(db_path: Path) -> backups.Backup | None:
     """The newest backup that passes the integrity check (damaged ones are skipped)."""
@@ -111,10 +116,11 @@ def _open(data_dir: Path | None, llm: Any, parent: QWidget | None, waiting: Lock
         log.error("%s", exc)
         dialog = RestoreDialog(exc, newest_sound_backup(exc.path), parent)
         dialog.exec()
-        if not dialog.restore_chosen:
+        chosen = dialog.chosen_backup
+        if chosen is None:
             return None
         try:
-            done = restore_backup(exc.path, dialog.choice.path)
+            done = restore_backup(exc.path, chosen.path)
             log.warning("restored the memory from %s; the damaged file is kept as %s",
                         done["restored_from"]["path"], ", ".join(done["kept_aside"]))
             return Memory.open(data_dir, llm=llm, lock_wait=waiting)

@@ -31,6 +31,7 @@ from .qt import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -53,12 +54,15 @@ MESSAGE_PARTS = (("source_message", "source_message_id", "said it"),
 SELECT_PROMPT = "Select a row to see the messages behind it."
 
 
-def _vertical(*widgets: QWidget, stretch: QWidget | None = None) -> QWidget:
+def _vertical(*items: QWidget | QLayout, stretch: QWidget | None = None) -> QWidget:
     box = QWidget()
     layout = QVBoxLayout(box)
     layout.setContentsMargins(0, 0, 0, 0)
-    for widget in widgets:
-        layout.addWidget(widget, 1 if widget is stretch else 0)
+    for item in items:
+        if isinstance(item, QLayout):
+            layout.addLayout(item)
+        else:
+            layout.addWidget(item, 1 if item is stretch else 0)
     return box
 
 
@@ -103,9 +107,8 @@ class RememberedPage(QWidget):
         actions = QHBoxLayout()
         actions.addWidget(self.summary, 1)
         actions.addWidget(self.delete_button)
-        detail = _vertical(self.quote, _label("Evidence — the messages behind it:"), self.messages_view,
+        detail = _vertical(actions, self.quote, _label("Evidence — the messages behind it:"), self.messages_view,
                            self.missing, stretch=self.messages_view)
-        detail.layout().insertLayout(0, actions)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(detail)

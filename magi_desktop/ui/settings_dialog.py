@@ -5,7 +5,7 @@ that use the memory over MCP (their usage, and the JSON that registers the serve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..agents.registration import client_config_json
 from ..app_settings import (
@@ -83,6 +83,7 @@ class CollectorBox(QGroupBox):
             spec = spec if isinstance(spec, dict) else {}
             kind = spec.get("type", "string")
             value = values.get(key)
+            widget: QWidget   # one kind per schema type; values() reads each by its kind
             if kind == "array":
                 widget = QPlainTextEdit("\n".join(str(v) for v in value or []))
                 widget.setPlaceholderText("one per line")
@@ -100,21 +101,21 @@ class CollectorBox(QGroupBox):
                     widget.setPlaceholderText(f"default: {spec['default']}")
             widget.setToolTip(spec.get("description", ""))
             self.fields[key] = (kind, widget)
-            form.addRow(spec.get("description", key) + ":", widget)
+            form.addRow(f"{spec.get('description', key)}:", widget)
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, (kind, widget) in self.fields.items():
             where = f"{self.collector.name}.{key}"
-            if kind == "array":
+            if isinstance(widget, QPlainTextEdit):     # an array
                 items = [line.strip() for line in widget.toPlainText().splitlines() if line.strip()]
                 if items:
                     out[key] = items
-            elif kind == "boolean":
+            elif isinstance(widget, QCheckBox):        # a boolean
                 out[key] = widget.isChecked()
-            elif kind == "integer":
+            elif isinstance(widget, QSpinBox):         # an integer
                 out[key] = widget.value()
-            else:
+            elif isinstance(widget, QLineEdit):        # a number or a string
                 text = widget.text().strip()
                 if not text:
                     continue
@@ -224,7 +225,7 @@ class SettingsDialog(QDialog):
         self.data_dir = QLabel(str(chosen or self.data_folder))
         self.data_dir.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.data_dir.setWordWrap(True)
-        self.new_data_dir: Path | None | bool = False      # False: unchanged; None: back to the default
+        self.new_data_dir: Path | None | Literal[False] = False      # False: unchanged; None: back to the default
         change = QPushButton("Change…")
         change.clicked.connect(self._pick_data_dir)
         row = QHBoxLayout()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core import MemoryUnavailable
@@ -35,6 +35,7 @@ class Task(QRunnable):
         self.signals = TaskSignals()
         self.cancel_event = threading.Event()
         self.setAutoDelete(False)      # the caller keeps it (and its signals) alive until finished
+        accepted: Mapping[str, inspect.Parameter]
         try:
             accepted = inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -69,8 +70,8 @@ class TaskRunner(QObject):
         self.pool = pool or QThreadPool.globalInstance()
         self._running: set[Task] = set()
 
-    def submit(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], None] | None = None,
-               on_error: Callable[[str], None] | None = None, **kwargs: Any) -> Task:
+    def submit(self, fn: Callable[..., Any], *args: Any, on_done: Callable[[Any], object] | None = None,
+               on_error: Callable[[str], object] | None = None, **kwargs: Any) -> Task:
         task = Task(fn, *args, **kwargs)
         if on_done is not None:
             task.signals.done.connect(on_done)

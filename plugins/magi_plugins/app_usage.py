@@ -59,6 +59,8 @@ def active_window_macos() -> Window | None:
 
 
 def active_window_windows() -> Window | None:  # pragma: no cover - exercised on Windows only
+    if sys.platform != "win32":   # ctypes.windll exists only there (mypy checks the rest for Windows alone)
+        return None
     import ctypes
     from ctypes import wintypes
 

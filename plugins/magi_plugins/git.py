@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from magi_desktop.plugin_api import activity, entity, hookimpl
 
@@ -57,7 +58,7 @@ class GitActivity:
             state = cursors.get(key) or {}
             name = path.resolve().name
             known = [sha for sha in state.get("tips", {}).values() if _exists(repo, sha)]
-            window = {}
+            window: dict[str, Any] = {}   # git rev-list options
             if not state.get("tips"):
                 # First run (or a cursor from before tips were kept): bounded by date.
                 after = int(state.get("after") or 0) or (int(time.time() - days * 86400) if days else 0)
@@ -66,7 +67,8 @@ class GitActivity:
             for head in repo.heads:
                 if ctx.stopping:
                     return
-                for commit in repo.iter_commits([head.name, *(f"^{sha}" for sha in known)], **window):
+                revisions = [head.name, *(f"^{sha}" for sha in known)]   # handed to `git rev-list` as they are
+                for commit in repo.iter_commits(revisions, **window):  # type: ignore[arg-type]  # stub: a single rev
                     if commit.hexsha in seen:
                         continue
                     seen.add(commit.hexsha)

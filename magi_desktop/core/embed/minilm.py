@@ -19,11 +19,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import MagiError
 from .base import l2_normalise
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer  # imported at run time by _load, with the weights
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_IDLE_SECONDS = 300.0
@@ -228,21 +232,21 @@ class MiniLMEmbedder:
         self.idle_seconds = idle_seconds
         self._lock = threading.RLock()
         self._weights: _Weights | None = None
-        self._tokenizer = None
+        self._tokenizer: Tokenizer | None = None
         self._timer: threading.Timer | None = None
 
     @property
     def loaded(self) -> bool:
         return self._weights is not None
 
-    def _load(self) -> None:
+    def _load(self) -> tuple[Tokenizer, _Weights]:
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=self.max_tokens)
         tokenizer.no_padding()
-        self._tokenizer = tokenizer
-        self._weights = _Weights(self.directory)
+        self._tokenizer, self._weights = tokenizer, _Weights(self.directory)
+        return self._tokenizer, self._weights
 
     def release(self) -> None:
         with self._lock:
@@ -271,9 +275,11 @@ class MiniLMEmbedder:
         if not texts:
             return out
         with self._lock:
-            if self._weights is None:
-                self._load()
-            encodings = self._tokenizer.encode_batch(texts)
+            if self._weights is None or self._tokenizer is None:   # both or neither (release drops both)
+                tokenizer, weights = self._load()
+            else:
+                tokenizer, weights = self._tokenizer, self._weights
+            encodings = tokenizer.encode_batch(texts)
             # Sort by length so each batch pads as little as possible.
             order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
             for first in range(0, len(order), self.batch_size):
@@ -285,7 +291,7 @@ class MiniLMEmbedder:
                     seq = encodings[i].ids
                     ids[r, :len(seq)] = seq
                     mask[r, :len(seq)] = 1
-                out[rows] = self._weights.encode(ids, mask)
+                out[rows] = weights.encode(ids, mask)
             self._schedule_release()
         return l2_normalise(out)
 

@@ -155,7 +155,8 @@ def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, no
         raise
     except LLMError as exc:
         if isinstance(exc, LLMOutputInvalid):
-            return _charge(db, session_id, generation, claim, exc, now, report)
+            _charge(db, session_id, generation, claim, exc, now, report)
+            return None
         _release(db, claim)
         error = f"{type(exc).__name__}: {exc}"
         RETRIES.postpone(db, [(session_id, generation)], error, now)    # a first failure starts at 0 attempts
@@ -165,7 +166,8 @@ def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, no
                     PROVIDER_BACKOFF_SECONDS)
         return None
     except Exception as exc:  # noqa: BLE001 - any failure: nothing written, retried later
-        return _charge(db, session_id, generation, claim, exc, now, report)
+        _charge(db, session_id, generation, claim, exc, now, report)
+        return None
     report.runs += 1
     report.facts += committed
     report.rejected += sum(1 for r in rejected if r["reason"] != "not_accepted")
@@ -180,7 +182,6 @@ def _charge(db: Database, session_id: str, generation: int, claim: str, exc: Exc
     report.errors.append(f"{session_id}: {type(exc).__name__}: {exc}")
     report.dead += RETRIES.fail(db, [(session_id, generation)], f"{type(exc).__name__}: {exc}", now)
     log.warning("fact extraction of session %s failed: %s", session_id, exc)
-    return None
 
 
 def _claim(db: Database, session_id: str, generation: int, claim: str, now: float) -> set[int]:

@@ -130,7 +130,7 @@ def extract_segment(inputs: dict[str, Any]) -> dict[str, Any]:
             raised_by = _raised_by(seen, agent) if agent and _proposes(agent) else None
             if _RETRACT.search(text) and candidates:
                 candidates.pop()
-            elif raised_by and _is_acceptance(text):
+            elif agent and raised_by and _is_acceptance(text):   # raised_by: only with an agent
                 key = f"proposal:{agent['id']}"
                 candidates = [c for c in candidates if c["key"] != key] + [
                     _proposal(agent, raised_by, "accepted", message)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 FLOOR = 4
@@ -50,7 +50,9 @@ def compress(events: Sequence[E], source: Callable[[E], str], key: Callable[[E],
         if quota >= len(indexes):
             chosen += indexes
             continue
-        seen, distinct, repeats = set(), [], []
+        seen: set[Hashable] = set()
+        distinct: list[int] = []
+        repeats: list[int] = []
         for i in indexes:
             (repeats if key(events[i]) in seen else distinct).append(i)
             seen.add(key(events[i]))

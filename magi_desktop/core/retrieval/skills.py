@@ -29,7 +29,10 @@ class L4Recall:
         fused = weighted_rrf(rankings, WEIGHTS)[:limit]
         out = []
         for skill_id, score in fused:
-            tool, category, runs, ok, state, prompt, last = store_skills.skill_summary(self.conn, skill_id)
+            summary = store_skills.skill_summary(self.conn, skill_id)
+            if summary is None:
+                continue                      # forgotten since the search found it
+            tool, category, runs, ok, state, prompt, last = summary
             if last is not None and last > ctx.now:
                 continue                      # learnt after the question's time
             traces = store_skills.recent_executions(self.conn, skill_id, ctx.now, SUPPORT)

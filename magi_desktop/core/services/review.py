@@ -64,11 +64,12 @@ class BeliefReview:
         }, now)
         try:
             with self.db.transaction() as conn:
-                stored = insert_events(conn, [event])[0]
-                self.linker.link(conn, [(stored.rowid, event)])
+                rowid = insert_events(conn, [event])[0].rowid
+                assert rowid is not None, "a correction's event is new (its own timestamp and text)"
+                self.linker.link(conn, [(rowid, event)])
                 count_ingest(conn, event.source, accepted=1, duplicates=0, now=now)
-                review_id = l2_review.correct(conn, key, value, stored.rowid, now)
-                l2_jobs.mark_done(conn, [stored.rowid], now)   # its belief is written; nothing to project
+                review_id = l2_review.correct(conn, key, value, rowid, now)
+                l2_jobs.mark_done(conn, [rowid], now)   # its belief is written; nothing to project
         except BaseException:
             self.linker.reset()
             raise
@@ -90,7 +91,8 @@ class BeliefReview:
         """The user's latest reviews, newest first."""
         ids = [r[0] for r in self.db.reader().execute(
             "SELECT review_id FROM user_reviews ORDER BY review_id DESC LIMIT ?", (limit,))]
-        return [l2_review.review(self.db.reader(), i) for i in ids]
+        # Reviews are never deleted, so each id just read has its review.
+        return [review for i in ids if (review := l2_review.review(self.db.reader(), i)) is not None]
 
     def entities(self, search: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
         return l2_beliefs.list_entities(self.db.reader(), search, limit)

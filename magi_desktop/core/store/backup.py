@@ -286,7 +286,7 @@ def in_use(db_path: Path) -> bool:
         os.close(fd)
 
 
-def restore(db_path: Path, backup: Path | str | None = None) -> Restored:
+def restore(db_path: Path, backup: str | os.PathLike | None = None) -> Restored:
     """Put a backup in place of the database: ``backup`` (a path, or a name in ``backups/``), or the
     newest one that passes the integrity check. The replaced database is moved aside (until the next forget).
     The memory must not be open anywhere (quit the app first)."""
@@ -331,7 +331,7 @@ def _mark_unscrubbed(path: Path) -> None:
         conn.close()
 
 
-def _choose(db_path: Path, backup: Path | str | None) -> Backup:
+def _choose(db_path: Path, backup: str | os.PathLike | None) -> Backup:
     backups = list_backups(db_path)
     if backup is not None:
         wanted = Path(backup)
