@@ -308,7 +308,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             # This run's counts; the running totals are in `magi status`.
             report[name] = status.to_dict() | {"counts": _this_run(status.counts, before[name][0]),
                                                "skipped": _this_run(status.skipped, before[name][1])}
-        memory.process_pending()
+        _drain_queues(memory)        # what was collected is embedded and understood now, as after `magi ingest`
     if args.json:
         _print_json({"collectors": report, "errors": errors})
     else:
