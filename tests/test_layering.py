@@ -94,8 +94,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/l3/insights.py": 13,
     "core/l3/jobs.py": 18,
     "core/l3/summarize.py": 2,
-    "core/l4/distill.py": 3,
-    "core/l4/skills.py": 6,
     "core/memory.py": 4,
     "core/mentioned_times.py": 1,
     "core/remember.py": 8,
