@@ -142,3 +142,32 @@ def entities_of_events(conn: Connection, event_ids: Sequence[str]) -> list[tuple
         "JOIN entity_catalog c ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid "
         f"WHERE e.event_id IN ({marks}) GROUP BY c.entity_id ORDER BY count(*) DESC LIMIT 10",
         list(event_ids)).fetchall()
+
+
+def busiest_entities_between(conn: Connection, start: float, end: float, min_events: int,
+                             limit: int) -> list[tuple[int, str, int]]:
+    """(entity_id, name, events) of the active, named (not ``@handle``) entities mentioned by at least
+    ``min_events`` events in [start, end), most mentioned first."""
+    return conn.execute(
+        "SELECT c.entity_id, c.name, count(*) AS n FROM l1_event_entities l JOIN entity_catalog c "
+        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid WHERE e.timestamp >= ? "
+        "AND e.timestamp < ? AND c.status = 'active' AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id "
+        "HAVING n >= ? ORDER BY n DESC LIMIT ?", (start, end, min_events, limit)).fetchall()
+
+
+def events_mentioning_between(conn: Connection, entity_id: int, start: float,
+                              end: float) -> list[tuple[int, float, str, str]]:
+    """(id, timestamp, source, content) of the events in [start, end) that mention an entity, in time order."""
+    return conn.execute(
+        "SELECT e.id, e.timestamp, e.source, e.content FROM l1_event_entities l JOIN fact_events e "
+        "ON e.id = l.event_rowid WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ? "
+        "ORDER BY e.timestamp, e.id", (entity_id, start, end)).fetchall()
+
+
+def active_entity_mentions(conn: Connection, event_rowids: Sequence[int]) -> list[tuple[str, int]]:
+    """(name, how many of these events mention it) of the active, named (not ``@handle``) entities they mention;
+    the caller keeps ``event_rowids`` within SQLite's parameter limit."""
+    return conn.execute(
+        "SELECT c.name, count(*) FROM l1_event_entities l JOIN entity_catalog c ON c.entity_id = l.entity_id "
+        f"WHERE l.event_rowid IN ({', '.join('?' * len(event_rowids))}) AND c.status = 'active' "
+        "AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id", list(event_rowids)).fetchall()
