@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..l2.constants import LIVE, SELF_KEY
+from ..store import entities as store_entities
+from ..store import graph, l1
 from ..store.connection import Connection
 from ..store.vectors import EDGE_VEC_TABLE
 from .pack import Finding, iso
-from .paths import QueryContext, _scope_sql, selective_entities
+from .paths import QueryContext, selective_entities
 from .temporal import TemporalIntent, Window
 from .terms import stem
 
@@ -383,28 +385,14 @@ class L2Graph:
     def spread(self, conn: Connection, ctx: QueryContext, seeds: Sequence[int]) -> list[int]:
         if not seeds:
             return []
-        marks = ", ".join("?" * len(seeds))
-        entities = [r[0] for r in conn.execute(
-            f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) AND confidence >= ?",
-            [*seeds, SPREAD_MIN_CONFIDENCE])]
+        entities = store_entities.confident_entities_of_event_rowids(conn, seeds, SPREAD_MIN_CONFIDENCE)
         entities = selective_entities(conn, entities, ctx.now)
         if not entities:
             return []
-        marks = ", ".join("?" * len(entities))
-        neighbours = conn.execute(
-            "SELECT CASE WHEN subject_id IN ({m}) THEN object_id ELSE subject_id END AS other, max(confidence) "
-            "FROM kg_edges WHERE (subject_id IN ({m}) OR object_id IN ({m})) AND first_observed_at <= ? "
-            "AND (status = 'active' OR (retired_at > ? AND coalesce(retired_reason, '') != 'user_denied')) "
-            "GROUP BY other ORDER BY 2 DESC LIMIT 20".format(m=marks),
-            [*entities, *entities, *entities, ctx.now, ctx.now]).fetchall()
+        neighbours = graph.edge_neighbours(conn, entities, ctx.now, 20)
         others = [n for n, _ in neighbours if n not in set(entities)]
         if not others:
             return []
-        scope, params = _scope_sql(ctx)
-        marks = ", ".join("?" * len(others))
-        rows = conn.execute(
-            f"SELECT l.event_rowid FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-            f"WHERE l.entity_id IN ({marks}) AND {scope} GROUP BY l.event_rowid "
-            "ORDER BY max(l.confidence) DESC, e.timestamp DESC LIMIT ?", [*others, *params, ctx.fetch_k]).fetchall()
+        rows = store_entities.events_of_entities(conn, others, l1.visible_filter(ctx.scopes, ctx.now), ctx.fetch_k)
         seed_set = set(seeds)
-        return [r[0] for r in rows if r[0] not in seed_set]
+        return [rowid for rowid in rows if rowid not in seed_set]

@@ -28,3 +28,16 @@ def edge_predicate(conn: Connection, triple_id: str) -> str | None:
     """The predicate of an edge, or None when it is gone."""
     row = conn.execute("SELECT predicate FROM kg_edges WHERE triple_id = ?", (triple_id,)).fetchone()
     return row[0] if row else None
+
+
+def edge_neighbours(conn: Connection, entity_ids: Sequence[int], now: float, limit: int) -> list[tuple[int, float]]:
+    """(entity at the other end, its strongest edge's confidence) of the edges touching these entities that are
+    known by ``now`` and current then (active, or retired later by anything but the user's denial), strongest
+    first."""
+    marks = ", ".join("?" * len(entity_ids))
+    return conn.execute(
+        "SELECT CASE WHEN subject_id IN ({m}) THEN object_id ELSE subject_id END AS other, max(confidence) "
+        "FROM kg_edges WHERE (subject_id IN ({m}) OR object_id IN ({m})) AND first_observed_at <= ? "
+        "AND (status = 'active' OR (retired_at > ? AND coalesce(retired_reason, '') != 'user_denied')) "
+        "GROUP BY other ORDER BY 2 DESC LIMIT {n}".format(m=marks, n=int(limit)),
+        [*entity_ids, *entity_ids, *entity_ids, now, now]).fetchall()

@@ -462,3 +462,37 @@ def events_of_classes_between(conn: Connection, evidence_classes: Sequence[str],
         "SELECT id, timestamp, source, author_type, evidence_class, content, metadata_json FROM fact_events "
         f"WHERE timestamp >= ? AND timestamp < ? AND evidence_class IN ({marks}) ORDER BY timestamp, id",
         (start, end, *evidence_classes)).fetchall()
+
+
+# --------------------------------------------------------------------- what the recall paths read (retrieval/paths.py)
+
+def visible_filter(scopes: Sequence[str], now: float, alias: str = "e") -> EventFilter:
+    """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query)."""
+    marks = ", ".join("?" * len(scopes))
+    return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*scopes, now])
+
+
+def events_recorded_by(conn: Connection, now: float) -> int:
+    """How many events were recorded by ``now``."""
+    return conn.execute("SELECT count(*) FROM fact_events WHERE recorded_at <= ?", (now,)).fetchone()[0]
+
+
+def session_and_time(conn: Connection, rowid: int) -> tuple[str | None, float] | None:
+    """(session_id, timestamp) of an event, or None when it is gone."""
+    return conn.execute("SELECT session_id, timestamp FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+
+
+def session_turns_before(conn: Connection, session_id: str, timestamp: float, visible: EventFilter,
+                         limit: int) -> list[int]:
+    """Rowids of the visible events of a session that happened before ``timestamp``, latest first."""
+    return [r[0] for r in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp < ? AND {visible.clause} "
+        "ORDER BY e.timestamp DESC LIMIT ?", [session_id, timestamp, *visible.args, limit]).fetchall()]
+
+
+def session_turns_after(conn: Connection, session_id: str, timestamp: float, visible: EventFilter,
+                        limit: int) -> list[int]:
+    """Rowids of the visible events of a session that happened after ``timestamp``, soonest first."""
+    return [r[0] for r in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp > ? AND {visible.clause} "
+        "ORDER BY e.timestamp ASC LIMIT ?", [session_id, timestamp, *visible.args, limit]).fetchall()]

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .connection import Connection
+from .l1 import EventFilter
+from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
 from .vectors import SUMMARY_VEC_TABLE, VEC_TABLE
 
@@ -49,6 +51,45 @@ def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: fl
         f"SELECT v.event_rowid, v.distance FROM {VEC_TABLE} v WHERE v.embedding MATCH ? AND k = ? "
         "AND v.l1_scope IN ('conversation_only', 'fact_authoritative') AND v.occurred_at <= ?",
         (vector, k, now)).fetchall()
+
+
+def events_matching(conn: Connection, match: str, visible: EventFilter, window: tuple[float, float] | None,
+                    context_weight: float, limit: int) -> list[int]:
+    """Rowids of the visible events that match, by BM25 (the previous turn's words weighted ``context_weight``
+    against the event's own); with a window, only those in it or mentioning a time in it."""
+    sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+           f"WHERE fact_events_fts MATCH ? AND {visible.clause}")
+    args: list[Any] = [match, *visible.args]
+    if window is not None:   # recorded in the window, or saying a time in it ("last month I …")
+        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
+        args += [window[0], window[1], *mention_params(window[0], window[1])]
+    sql += f" ORDER BY bm25(fact_events_fts, 1.0, {context_weight}) LIMIT ?"
+    args.append(limit)
+    return [row[0] for row in conn.execute(sql, args)]
+
+
+def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
+                         now: float) -> list[tuple[int, float | None]]:
+    """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among the events of these scopes
+    recorded by ``now``, nearest first. Empty while the chunk index does not exist."""
+    if not index_exists(conn, VEC_TABLE):
+        return []
+    marks = ", ".join("?" * len(scopes))
+    # The vec0 column named occurred_at holds the event's recorded time (embed/queue.py): visibility.
+    return conn.execute(
+        f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
+        f"AND l1_scope IN ({marks}) AND occurred_at <= ? ORDER BY distance",
+        [vector, k, *scopes, now]).fetchall()
+
+
+def events_containing(conn: Connection, tokens: Sequence[str], visible: EventFilter, limit: int) -> list[int]:
+    """Rowids of the visible events whose text contains any of these (lower-case) tokens, the most tokens first,
+    then newest: the fallback for what FTS tokenisation splits or misses."""
+    hits = " + ".join("(instr(lower(e.content), ?) > 0)" for _ in tokens)
+    return [row[0] for row in conn.execute(
+        f"SELECT e.id, {hits} AS n FROM fact_events e WHERE {visible.clause} AND n > 0 "
+        "ORDER BY n DESC, e.timestamp DESC LIMIT ?",
+        [*tokens, *visible.args, limit])]
 
 
 # -------------------------------------------------------------------------- facts
