@@ -96,7 +96,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/remember.py": 8,
     "core/reredact.py": 34,
     "core/retries.py": 2,
-    "core/retrieval/structured.py": 16,
     "core/services/agents.py": 4,
     "core/services/collectors.py": 4,
     "core/services/facts.py": 3,

@@ -217,3 +217,16 @@ def events_of_entities(conn: Connection, entity_ids: Sequence[int], visible: Eve
         f"SELECT l.event_rowid FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
         f"WHERE l.entity_id IN ({marks}) AND {visible.clause} GROUP BY l.event_rowid "
         "ORDER BY max(l.confidence) DESC, e.timestamp DESC LIMIT ?", [*entity_ids, *visible.args, limit]).fetchall()]
+
+
+def active_entity(conn: Connection, name_key: str) -> tuple[int, str | None] | None:
+    """(entity_id, aliases_json) of the active entity with this name key, if any."""
+    return conn.execute("SELECT entity_id, aliases_json FROM entity_catalog WHERE name_key = ? AND status = 'active'",
+                        (name_key,)).fetchone()
+
+
+def active_entity_id(conn: Connection, name_key: str) -> int | None:
+    """The id of the active entity with this name key, if any."""
+    row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
+                       (name_key,)).fetchone()
+    return row[0] if row else None

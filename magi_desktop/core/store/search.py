@@ -15,7 +15,7 @@ from .connection import Connection
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
-from .vectors import SUMMARY_VEC_TABLE, VEC_TABLE
+from .vectors import EDGE_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE
 
 
 def index_exists(conn: Connection, name: str) -> bool:
@@ -113,6 +113,14 @@ def stated_facts_matching(conn: Connection, match: str, limit: int) -> list[tupl
         "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
         "WHERE memory_facts_fts MATCH ? AND f.status = 'active' AND f.evidence_type = 'stated' "
         "ORDER BY bm25(memory_facts_fts) LIMIT ?", (match, limit)).fetchall()
+
+
+# -------------------------------------------------------------------------- edges
+
+def nearest_edges(conn: Connection, vector: bytes, k: int) -> list[tuple[int, float | None]]:
+    """(edge rowid, cosine distance) of the ``k`` edge sentences nearest ``vector``."""
+    return conn.execute(
+        f"SELECT rowid, distance FROM {EDGE_VEC_TABLE} WHERE embedding MATCH ? AND k = ?", (vector, k)).fetchall()
 
 
 # ---------------------------------------------------------------------- summaries
