@@ -1,4 +1,5 @@
-"""L3 summaries: the ones that must be drawn again because an event they cite changed, and what recall reads.
+"""L3 summaries (``l3_summaries`` and its links to events and child summaries): what the L3 worker writes and
+reads (``core/l3``), the ones that must be drawn again because an event they cite changed, and what recall reads.
 
 A summary quotes its events: when one of them is replaced by a new version (a moved meeting,
 :mod:`.supersede`) or its stored text changes (a secret redacted after the fact, ``reredact.py``), the
