@@ -23,7 +23,8 @@ from datetime import tzinfo
 from typing import Any
 
 from ..llm.base import LLMProvider
-from ..store import Database
+from ..store import Database, entities, l1, periodic_jobs, summaries
+from ..store.connection import Connection
 from ..store.generations import events_deleted
 from . import insights as rule_insights
 from .compress import compress
@@ -56,20 +57,20 @@ def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | N
 
 def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, tz: tzinfo | None) -> int:
     conn = db.reader()
-    first = conn.execute("SELECT min(timestamp) FROM fact_events").fetchone()[0]
+    first = l1.first_event_time(conn)
     if first is None:
         return 0
     job = f"l3:{granularity}"
-    row = conn.execute("SELECT done_until FROM periodic_jobs WHERE job = ?", (job,)).fetchone()
-    since = row[0] - LOOKBACK * SPAN_SECONDS[granularity] if row else now - BACKFILL_SECONDS[granularity]
+    read_until = periodic_jobs.done_until(conn, job)
+    since = (read_until - LOOKBACK * SPAN_SECONDS[granularity] if read_until is not None
+             else now - BACKFILL_SECONDS[granularity])
     wants_llm = llm.name != "rules"
     if wants_llm and granularity in ("hour", "day"):
-        waiting = conn.execute("SELECT min(window_start) FROM l3_summaries WHERE summary_type = 'temporal' AND "
-                               "granularity = ? AND fingerprint LIKE ?", (granularity, "%" + LLM_PENDING)).fetchone()[0]
+        waiting = summaries.oldest_temporal_window_marked(conn, granularity, "%" + LLM_PENDING)
         if waiting is not None:
             since = min(since, waiting)
     since = max(since, first)
-    written, done_until = 0, row[0] if row else 0.0
+    written, done_until = 0, read_until if read_until is not None else 0.0
     # A summary is drawn on this read connection and written after: one drawn while a forget deleted events
     # may hold their words, so it is not written, and the job does not move past its window.
     deletions = events_deleted(conn)
@@ -98,9 +99,7 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             mark = _children_mark(children)
             if _unchanged(conn, key, mark):
                 continue
-            peers = [json.loads(r[0]) for r in conn.execute(
-                "SELECT data_json FROM l3_summaries WHERE summary_type = 'temporal' AND granularity = ? "
-                "AND window_start < ? ORDER BY window_start DESC LIMIT ?", (granularity, start, PEERS))]
+            peers = [json.loads(data) for data in summaries.temporal_data_before(conn, granularity, start, PEERS)]
             draft = from_children(label[0].upper() + label[1:], [(c[0], c[1], c[2]) for c in children], peers)
         if _write(db, granularity, key, start, end, draft, mark, now, still=still) is None:
             skipped_from = start if skipped_from is None else min(skipped_from, start)
@@ -110,13 +109,9 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             _themes(db, start, end, key, label, now, still)
     if skipped_from is not None:
         done_until = min(done_until, skipped_from)
-    read_until = row[0] if row else None
     with db.transaction() as wconn:
         # A forget during the run moved done_until back (to summarise its windows again): that stays.
-        wconn.execute("INSERT INTO periodic_jobs (job, done_until, last_run_at) VALUES (?, ?, ?) "
-                      "ON CONFLICT (job) DO UPDATE SET done_until = CASE WHEN ? IS NOT NULL AND done_until < ? "
-                      "THEN done_until ELSE max(done_until, excluded.done_until) END, "
-                      "last_run_at = excluded.last_run_at", (job, done_until, now, read_until, read_until))
+        periodic_jobs.record_run_unless_moved_back(wconn, job, done_until, now, read_until)
     return written
 
 
@@ -124,17 +119,10 @@ def _themes(db: Database, start: float, end: float, week_key: str, label: str, n
             still: Callable[[Any], bool] | None = None) -> int:
     """Thematic summaries: the entities a week kept coming back to, each with the events about it."""
     conn = db.reader()
-    top = conn.execute(
-        "SELECT c.entity_id, c.name, count(*) AS n FROM l1_event_entities l JOIN entity_catalog c "
-        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid WHERE e.timestamp >= ? "
-        "AND e.timestamp < ? AND c.status = 'active' AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id "
-        "HAVING n >= ? ORDER BY n DESC LIMIT ?", (start, end, THEME_MIN_EVENTS, THEMES_PER_WEEK)).fetchall()
+    top = entities.busiest_entities_between(conn, start, end, THEME_MIN_EVENTS, THEMES_PER_WEEK)
     written = 0
     for entity_id, name, _ in top:
-        events = conn.execute(
-            "SELECT e.id, e.timestamp, e.source, e.content FROM l1_event_entities l JOIN fact_events e "
-            "ON e.id = l.event_rowid WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ? "
-            "ORDER BY e.timestamp, e.id", (entity_id, start, end)).fetchall()
+        events = entities.events_mentioning_between(conn, entity_id, start, end)
         sources = Counter(e[2] for e in events)
         days = {day_of(e[1]) for e in events}
         first, last = events[0], events[-1]
@@ -159,28 +147,21 @@ def _children_mark(children: list[tuple[int, dict, list[int], float]]) -> str:
     return ",".join(f"{cid}@{updated}" for cid, _, _, updated in children)
 
 
-def _unchanged(conn, key: str, mark: str) -> bool:
-    row = conn.execute("SELECT fingerprint FROM l3_summaries WHERE window_key = ?", (key,)).fetchone()
-    return row is not None and row[0] == mark
+def _unchanged(conn: Connection, key: str, mark: str) -> bool:
+    return summaries.fingerprint_of(conn, key) == mark
 
 
-def _previous(conn, granularity: str, start: float) -> tuple[dict, str] | None:
+def _previous(conn: Connection, granularity: str, start: float) -> tuple[dict, str] | None:
     """The data and text of the summary of the window just before (a day sees the previous day's)."""
-    row = conn.execute("SELECT data_json, content, window_end FROM l3_summaries WHERE summary_type = 'temporal' "
-                       "AND granularity = ? AND window_end <= ? ORDER BY window_end DESC LIMIT 1",
-                       (granularity, start)).fetchone()
+    row = summaries.temporal_before(conn, granularity, start)
     if row is None or start - row[2] > SPAN_SECONDS[granularity] * 1.5:
         return None
     return json.loads(row[0]), row[1]
 
 
-def _children(conn, start: float, end: float) -> list[tuple[int, dict, list[int], float]]:
-    rows = conn.execute("SELECT summary_id, data_json, updated_at FROM l3_summaries WHERE summary_type = 'temporal' "
-                        "AND granularity = 'day' AND window_start >= ? AND window_end <= ? ORDER BY window_start",
-                        (start, end)).fetchall()
-    return [(sid, json.loads(data), [r[0] for r in conn.execute(
-        "SELECT event_rowid FROM summary_event_links WHERE summary_id = ?", (sid,))], updated)
-        for sid, data, updated in rows]
+def _children(conn: Connection, start: float, end: float) -> list[tuple[int, dict, list[int], float]]:
+    return [(sid, json.loads(data), summaries.cited_event_rowids(conn, sid), updated)
+            for sid, data, updated in summaries.day_summaries_within(conn, start, end)]
 
 
 def _write(db: Database, granularity: str | None, key: str, start: float, end: float, draft: Draft, mark: str,
@@ -191,23 +172,8 @@ def _write(db: Database, granularity: str | None, key: str, start: float, end: f
     with db.transaction() as conn:
         if still is not None and not still(conn):
             return None
-        row = conn.execute("SELECT summary_id FROM l3_summaries WHERE window_key = ?", (key,)).fetchone()
-        values = (draft.title, draft.content, json.dumps(draft.data, ensure_ascii=False),
-                  sum(draft.data.get("sources", {}).values()), mark, draft.model, now)
-        if row is None:
-            summary_id = conn.execute(
-                "INSERT INTO l3_summaries (summary_type, summary_category, granularity, window_key, window_start, "
-                "window_end, title, content, data_json, event_count, fingerprint, model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (summary_type, category, granularity, key, start, end, *values[:6], now, now)).lastrowid
-        else:
-            summary_id = row[0]
-            conn.execute("UPDATE l3_summaries SET title = ?, content = ?, data_json = ?, event_count = ?, "
-                         "fingerprint = ?, model = ?, updated_at = ? WHERE summary_id = ?", (*values, summary_id))
-            conn.execute("DELETE FROM summary_event_links WHERE summary_id = ?", (summary_id,))
-            conn.execute("DELETE FROM summary_children WHERE summary_id = ?", (summary_id,))
-        conn.executemany("INSERT OR IGNORE INTO summary_event_links (summary_id, event_rowid) VALUES (?, ?)",
-                         [(summary_id, rowid) for rowid in draft.links])
-        conn.executemany("INSERT OR IGNORE INTO summary_children (summary_id, child_id) VALUES (?, ?)",
-                         [(summary_id, child) for child in draft.children])
+        text = summaries.SummaryText(draft.title, draft.content, json.dumps(draft.data, ensure_ascii=False),
+                                     sum(draft.data.get("sources", {}).values()), mark, draft.model)
+        summary_id = summaries.write_summary(conn, summary_type, category, granularity, key, start, end, text, now,
+                                             draft.links, draft.children)
     return summary_id

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..llm.base import LLMError, LLMProvider, Task
+from ..store import entities as store_entities
+from ..store import l1
 from ..store.connection import Connection
 from .compress import compress
 
@@ -82,11 +84,7 @@ def _topic(source: str, metadata: str | None) -> str:
 
 
 def window_events(conn: Connection, start: float, end: float) -> list[WindowEvent]:
-    marks = ", ".join("?" * len(INCLUDED_CLASSES))
-    rows = conn.execute(
-        "SELECT id, timestamp, source, author_type, evidence_class, content, metadata_json FROM fact_events "
-        f"WHERE timestamp >= ? AND timestamp < ? AND evidence_class IN ({marks}) ORDER BY timestamp, id",
-        (start, end, *INCLUDED_CLASSES)).fetchall()
+    rows = l1.events_of_classes_between(conn, INCLUDED_CLASSES, start, end)
     return [WindowEvent(r[0], r[1], r[2], r[3], r[4], r[5], _topic(r[2], r[6])) for r in rows]
 
 
@@ -101,10 +99,7 @@ def _entities(conn: Connection, rowids: list[int]) -> list[tuple[str, int]]:
     counts: Counter = Counter()
     for chunk in range(0, len(rowids), 500):
         part = rowids[chunk:chunk + 500]
-        for name, n in conn.execute(
-                "SELECT c.name, count(*) FROM l1_event_entities l JOIN entity_catalog c ON c.entity_id = l.entity_id "
-                f"WHERE l.event_rowid IN ({', '.join('?' * len(part))}) AND c.status = 'active' "
-                "AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id", part):
+        for name, n in store_entities.active_entity_mentions(conn, part):
             counts[name] += n
     return counts.most_common(TOP_ENTITIES)
 

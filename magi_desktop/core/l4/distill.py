@@ -14,7 +14,8 @@ from collections import Counter
 from typing import Any
 
 from ..llm.base import LLMError, LLMProvider, Task
-from ..store import Database
+from ..store import Database, skills
+from ..store.connection import Connection
 
 SAMPLE = 20
 RECENT, SUCCESSES, FAILURES = 8, 6, 6
@@ -41,15 +42,10 @@ DISTILL = Task(
 )
 
 
-def _sample(conn, skill_id: int) -> list[dict[str, Any]]:
-    def rows(where: str, n: int):
-        return conn.execute(
-            "SELECT trace_row, occurred_at, ok, duration_ms, input_text, output_text, error FROM l4_execution_traces "
-            f"WHERE skill_id = ? {where} ORDER BY occurred_at DESC, trace_row DESC LIMIT ?", (skill_id, n)).fetchall()
-
+def _sample(conn: Connection, skill_id: int) -> list[dict[str, Any]]:
     chosen: dict[int, tuple] = {}
-    for where, n in (("", RECENT), ("AND ok = 1", SUCCESSES), ("AND ok = 0", FAILURES)):
-        for row in rows(where, n):
+    for ok, n in ((None, RECENT), (True, SUCCESSES), (False, FAILURES)):
+        for row in skills.latest_traces(conn, skill_id, ok, n):
             chosen.setdefault(row[0], row)
     ordered = sorted(chosen.values(), key=lambda r: r[1])[-SAMPLE:]
     return [{"at": r[1], "ok": bool(r[2]), "duration_ms": r[3], "input": r[4], "output": (r[5] or "")[:300],
@@ -87,9 +83,7 @@ def _prompt(strategy: dict[str, Any]) -> str:
 
 def run(db: Database, llm: LLMProvider, now: float, limit: int = BATCH) -> int:
     conn = db.reader()
-    due = conn.execute(
-        "SELECT skill_id, tool, category, runs, successes, failures, mean_duration_ms, breaker_state "
-        "FROM procedural_skills WHERE distill_due = 1 ORDER BY last_run_at LIMIT ?", (limit,)).fetchall()
+    due = skills.skills_due(conn, limit)
     done = 0
     for skill_id, tool, category, runs, successes, failures, mean, state in due:
         stats = {"runs": runs, "successes": successes, "failures": failures, "mean_duration_ms": mean,
@@ -104,9 +98,6 @@ def run(db: Database, llm: LLMProvider, now: float, limit: int = BATCH) -> int:
             except LLMError:
                 pass            # the endpoint failed: the rules' strategy for now, the model next time it is due
         with db.transaction() as wconn:
-            wconn.execute(
-                "UPDATE procedural_skills SET strategy_json = ?, optimized_prompt = ?, distilled_at = ?, "
-                "distilled_by = ?, pending_trace_count = 0, distill_due = 0 WHERE skill_id = ?",
-                (json.dumps(strategy, ensure_ascii=False), _prompt(strategy), now, by, skill_id))
+            skills.save_strategy(wconn, skill_id, json.dumps(strategy, ensure_ascii=False), _prompt(strategy), now, by)
         done += 1
     return done

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..contracts import ToolRun
+from ..store import skills
 from ..store.connection import Connection
 from .constants import DISTILL_AFTER, FAILURES_TO_OPEN, OPEN_SECONDS, SUCCESSES_TO_CLOSE, TRACES_KEPT
 
@@ -58,11 +59,8 @@ def _state_at(state: str, opened_at: float | None, now: float) -> str:
 def record(conn: Connection, run: ToolRun, occurred_at: float, runtime_id: int | None) -> dict[str, Any]:
     """Count one execution; returns the skill's state after it. Runs inside the ingest transaction."""
     category = run.category or "general"
-    conn.execute("INSERT OR IGNORE INTO procedural_skills (tool, category) VALUES (?, ?)", (run.tool, category))
-    (skill_id, runs, mean, consecutive, state, opened_at, half_ok, pending, due) = conn.execute(
-        "SELECT skill_id, runs, mean_duration_ms, consecutive_failures, breaker_state, breaker_opened_at, "
-        "half_open_successes, pending_trace_count, distill_due FROM procedural_skills WHERE tool = ? AND category = ?",
-        (run.tool, category)).fetchone()
+    (skill_id, runs, mean, consecutive, state, opened_at, half_ok, pending, due) = skills.skill_counters(
+        conn, run.tool, category)
     state = _state_at(state, opened_at, occurred_at)
     if run.duration_ms is not None:
         mean = run.duration_ms if mean is None else mean + (run.duration_ms - mean) / (runs + 1)
@@ -80,28 +78,16 @@ def record(conn: Connection, run: ToolRun, occurred_at: float, runtime_id: int |
     pending += 1
     if pending >= distill_threshold(runs + 1):
         due = 1
-    conn.execute(
-        "UPDATE procedural_skills SET runs = runs + 1, successes = successes + ?, failures = failures + ?, "
-        "mean_duration_ms = ?, consecutive_failures = ?, breaker_state = ?, breaker_opened_at = ?, "
-        "half_open_successes = ?, pending_trace_count = ?, distill_due = ?, "
-        "last_run_at = max(coalesce(last_run_at, 0), ?) WHERE skill_id = ?",
-        (int(run.ok), int(not run.ok), mean, consecutive, state, opened_at, half_ok, pending, due, occurred_at,
-         skill_id))
-    conn.execute(
-        "INSERT INTO l4_execution_traces (skill_id, runtime_id, occurred_at, ok, duration_ms, input_text, output_text, "
-        "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (skill_id, runtime_id, occurred_at, int(run.ok), run.duration_ms, _text(run.input), _text(run.output),
-         _text(run.error)))
-    conn.execute("DELETE FROM l4_execution_traces WHERE skill_id = ? AND trace_row NOT IN (SELECT trace_row FROM "
-                 "l4_execution_traces WHERE skill_id = ? ORDER BY occurred_at DESC, trace_row DESC LIMIT ?)",
-                 (skill_id, skill_id, TRACES_KEPT))
+    skills.count_run(conn, skills.SkillCounters(skill_id, runs, mean, consecutive, state, opened_at, half_ok,
+                                                pending, due), run.ok, occurred_at)
+    skills.add_trace(conn, skill_id, runtime_id, occurred_at, run.ok, run.duration_ms, _text(run.input),
+                     _text(run.output), _text(run.error), TRACES_KEPT)
     return {"skill_id": skill_id, "breaker_state": state, "distill_due": bool(due)}
 
 
 def decision(conn: Connection, tool: str, category: str | None, now: float) -> Decision:
     """May an agent use this tool now? Refused while its breaker is open."""
-    row = conn.execute("SELECT breaker_state, breaker_opened_at, consecutive_failures FROM procedural_skills "
-                       "WHERE tool = ? AND category = ?", (tool, category or "general")).fetchone()
+    row = skills.breaker(conn, tool, category or "general")
     if row is None:
         return Decision(True, "unknown", None, "no experience with this tool yet")
     state = _state_at(row[0], row[1], now)

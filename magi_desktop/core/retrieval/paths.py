@@ -11,15 +11,15 @@ are applied when candidates are fetched.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from ..store import entities, l1, search
 from ..store.connection import Connection
-from ..store.mentions import mention_params, mention_sql
-from ..store.vectors import VEC_TABLE
+from ..store.l1 import EventFilter
 from ..text import fts_or_query, has_cjk
 from .temporal import Window
 
@@ -38,9 +38,8 @@ class QueryContext:
     entity_names: set[str] = field(default_factory=set)
 
 
-def _scope_sql(ctx: QueryContext, alias: str = "e") -> tuple[str, list]:
-    marks = ", ".join("?" * len(ctx.scopes))
-    return f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*ctx.scopes, ctx.now]
+def _visible(ctx: QueryContext) -> EventFilter:
+    return l1.visible_filter(ctx.scopes, ctx.now)
 
 
 # BM25 weight of the previous turn's words next to the turn's own (tuned on LoCoMo dev: +2 points all@10).
@@ -50,16 +49,8 @@ CONTEXT_WEIGHT = 0.5
 def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
     if not ctx.terms:
         return []
-    scope, params = _scope_sql(ctx)
-    sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
-           f"WHERE fact_events_fts MATCH ? AND {scope}")
-    args = [fts_or_query(ctx.terms), *params]
-    if window is not None:   # recorded in the window, or saying a time in it ("last month I …")
-        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
-        args += [window.start, window.end, *mention_params(window.start, window.end)]
-    sql += f" ORDER BY bm25(fact_events_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT ?"
-    args.append(ctx.fetch_k)
-    return [row[0] for row in conn.execute(sql, args)]
+    return search.events_matching(conn, fts_or_query(ctx.terms), _visible(ctx),
+                                  None if window is None else (window.start, window.end), CONTEXT_WEIGHT, ctx.fetch_k)
 
 
 def temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:
@@ -71,16 +62,8 @@ def vector(conn: Connection, ctx: QueryContext) -> list[int]:
     """Nearest chunks, folded back to events (an event ranks by its best chunk)."""
     if ctx.query_vector is None:
         return []
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()
-    if not exists:
-        return []
-    marks = ", ".join("?" * len(ctx.scopes))
-    # The vec0 column named occurred_at holds the event's recorded time (embed/queue.py): visibility.
-    rows = conn.execute(
-        f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
-        f"AND l1_scope IN ({marks}) AND occurred_at <= ? ORDER BY distance",
-        [np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes(), ctx.fetch_k * 2, *ctx.scopes, ctx.now],
-    ).fetchall()
+    rows = search.nearest_event_chunks(conn, np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes(),
+                                       ctx.fetch_k * 2, ctx.scopes, ctx.now)
     ranked: list[int] = []
     seen: set[int] = set()
     for event_rowid, _distance in rows:
@@ -108,14 +91,7 @@ def keyword(conn: Connection, ctx: QueryContext) -> list[int]:
     tokens = keyword_tokens(ctx)
     if not tokens:
         return []
-    scope, params = _scope_sql(ctx)
-    hits = " + ".join("(instr(lower(e.content), ?) > 0)" for _ in tokens)
-    rows = conn.execute(
-        f"SELECT e.id, {hits} AS n FROM fact_events e WHERE {scope} AND n > 0 ORDER BY n DESC, e.timestamp DESC "
-        "LIMIT ?",
-        [*[t.lower() for t in tokens], *params, ctx.fetch_k],
-    )
-    return [row[0] for row in rows]
+    return search.events_containing(conn, [t.lower() for t in tokens], _visible(ctx), ctx.fetch_k)
 
 
 # An entity linked to more than this share of the visible events (the user, a
@@ -129,34 +105,23 @@ def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
     """From seed events (and entities named in the question) to other events of the same entities."""
     if not seeds and not query_entities:
         return []
-    marks = ", ".join("?" * len(seeds)) or "NULL"
-    entity_ids = {row[0] for row in conn.execute(
-        f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks})", list(seeds))}
+    entity_ids = entities.entities_of_event_rowids(conn, seeds)
     entity_ids |= set(query_entities)
     if not entity_ids:
         return []
     selective = selective_entities(conn, entity_ids, ctx.now)
     if not selective:
         return []
-    scope, params = _scope_sql(ctx)
-    marks = ", ".join("?" * len(selective))
-    rows = conn.execute(
-        f"SELECT l.event_rowid, count(*) AS shared, max(l.confidence) AS confidence FROM l1_event_entities l "
-        f"JOIN fact_events e ON e.id = l.event_rowid WHERE l.entity_id IN ({marks}) AND {scope} "
-        "GROUP BY l.event_rowid ORDER BY shared DESC, confidence DESC, e.timestamp DESC LIMIT ?",
-        [*selective, *params, ctx.fetch_k + len(seeds)],
-    )
+    rows = entities.events_sharing_entities(conn, selective, _visible(ctx), ctx.fetch_k + len(seeds))
     seed_set = set(seeds)
-    return [row[0] for row in rows if row[0] not in seed_set][: ctx.fetch_k]
+    return [rowid for rowid in rows if rowid not in seed_set][: ctx.fetch_k]
 
 
-def selective_entities(conn: Connection, entity_ids, now: float) -> list[int]:
+def selective_entities(conn: Connection, entity_ids: Iterable[int], now: float) -> list[int]:
     """The entities that pick out few events: a speaker in all of them would lead everywhere."""
-    total = conn.execute("SELECT count(*) FROM fact_events WHERE recorded_at <= ?", (now,)).fetchone()[0]
+    total = l1.events_recorded_by(conn, now)
     limit = max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE))
-    return [eid for eid in entity_ids if conn.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-        "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT ?)", (eid, now, limit + 1)).fetchone()[0] <= limit]
+    return [eid for eid in entity_ids if entities.events_mentioning_capped(conn, eid, now, limit + 1) <= limit]
 
 
 NEIGHBOUR_TURNS = 2
@@ -167,28 +132,26 @@ def neighbours(conn: Connection, ctx: QueryContext, seeds: Sequence[int]) -> lis
 
     The seed leads its own group, so a turn never outranks the hit it was found next to.
     """
-    scope, params = _scope_sql(ctx)
+    visible = _visible(ctx)
     ranked: list[int] = []
     seen: set[int] = set()
     for seed in seeds:
         if seed not in seen:
             seen.add(seed)
             ranked.append(seed)
-        row = conn.execute("SELECT session_id, timestamp FROM fact_events WHERE id = ?", (seed,)).fetchone()
-        if row is None or row[0] is None:
+        row = l1.session_and_time(conn, seed)
+        if row is None:
             continue
         session_id, ts = row
-        before = conn.execute(
-            f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp < ? AND {scope} "
-            "ORDER BY e.timestamp DESC LIMIT ?", [session_id, ts, *params, NEIGHBOUR_TURNS]).fetchall()
-        after = conn.execute(
-            f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp > ? AND {scope} "
-            "ORDER BY e.timestamp ASC LIMIT ?", [session_id, ts, *params, NEIGHBOUR_TURNS]).fetchall()
+        if session_id is None:
+            continue
+        before: list[int | None] = [*l1.session_turns_before(conn, session_id, ts, visible, NEIGHBOUR_TURNS)]
+        after: list[int | None] = [*l1.session_turns_after(conn, session_id, ts, visible, NEIGHBOUR_TURNS)]
         for pair in zip(after + [None] * NEIGHBOUR_TURNS, before + [None] * NEIGHBOUR_TURNS, strict=False):
             for item in pair:
-                if item is not None and item[0] not in seen:
-                    seen.add(item[0])
-                    ranked.append(item[0])
+                if item is not None and item not in seen:
+                    seen.add(item)
+                    ranked.append(item)
     return ranked[: ctx.fetch_k]
 
 

@@ -22,10 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..l2.constants import LIVE, SELF_KEY
+from ..store import assertions, graph, l1, search
+from ..store import entities as store_entities
+from ..store import episodes as store_episodes
 from ..store.connection import Connection
-from ..store.vectors import EDGE_VEC_TABLE
+from ..store.evidence import visible_evidence
 from .pack import Finding, iso
-from .paths import QueryContext, _scope_sql, selective_entities
+from .paths import QueryContext, selective_entities
 from .temporal import TemporalIntent, Window
 from .terms import stem
 
@@ -97,14 +100,11 @@ def user_names(conn: Connection) -> frozenset[str]:
     """The names the user goes by (name keys): their entity's aliases and the live name facts ("my name is
     Sam"), so "Sam: I live in Oslo" still speaks for the user."""
     names: set[str] = set()
-    row = conn.execute("SELECT entity_id, aliases_json FROM entity_catalog WHERE name_key = ? AND status = 'active'",
-                       (SELF_KEY,)).fetchone()
+    row = store_entities.active_entity(conn, SELF_KEY)
     if row is None:
         return frozenset()
     names.update(json.loads(row[1] or "[]"))
-    names.update(value for (value,) in conn.execute(
-        f"SELECT value FROM tom_trait_assertions WHERE entity_id = ? AND trait = 'name' AND status IN {LIVE}",
-        (row[0],)))
+    names.update(assertions.live_values(conn, row[0], "name", LIVE))
     return frozenset(" ".join(name.casefold().split()) for name in names if isinstance(name, str))
 
 
@@ -114,10 +114,9 @@ def ground(conn: Connection, text: str, mode: str, named: Sequence[tuple[int, st
     people = [entity_id for entity_id, kind, _ in named if kind in ("person", "creator")]
     plan.subject_ids = people
     if not people or _SELF.search(text):
-        row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
-                           (SELF_KEY,)).fetchone()
-        if row:
-            plan.subject_ids = [*people, row[0]]
+        self_id = store_entities.active_entity_id(conn, SELF_KEY)
+        if self_id is not None:
+            plan.subject_ids = [*people, self_id]
     for pattern, predicates, traits in _LEXICON:
         if pattern.search(text):
             plan.predicates.update(predicates)
@@ -170,56 +169,33 @@ class L2Recall:
     # ------------------------------------------------------------------ edges
 
     def _edges(self, plan: Grounding, ctx: QueryContext) -> list[Finding]:
-        subjects = ", ".join("?" * len(plan.subject_ids))
         rows: dict[str, tuple[tuple, float]] = {}
-        columns = ("k.triple_id, s.name, k.predicate, o.name, k.status, k.confidence, k.observations, "
-                   "k.first_observed_at, k.last_observed_at, k.retired_at, k.superseded_by, k.object_id")
-        joins = ("FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
-                 "JOIN entity_catalog o ON o.entity_id = k.object_id")
         if plan.predicates:
-            marks = ", ".join("?" * len(plan.predicates))
-            for row in self.conn.execute(
-                    f"SELECT {columns} {joins} WHERE k.subject_id IN ({subjects}) AND k.predicate IN ({marks}) "
-                    "AND k.predicate != 'HAS_STATE' "
-                    "AND k.first_observed_at <= ? ORDER BY k.confidence DESC LIMIT ?",
-                    [*plan.subject_ids, *sorted(plan.predicates), ctx.now, MAX_EDGES]):
+            for row in graph.edges_with_predicates(self.conn, plan.subject_ids, sorted(plan.predicates), ctx.now,
+                                                   MAX_EDGES):
                 rows[row[0]] = (row, 1.0)
         if ctx.query_vector is not None:
             # Edge-semantic: the edges whose sentence is closest in meaning to the question.
-            near = self.conn.execute(
-                f"SELECT rowid, distance FROM {EDGE_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
-                (np.asarray(ctx.query_vector, dtype=np.float32).tobytes(), EDGE_KNN)).fetchall()
+            near = search.nearest_edges(self.conn, np.asarray(ctx.query_vector, dtype=np.float32).tobytes(), EDGE_KNN)
             close = {rowid: 1.0 - distance for rowid, distance in near        # None: a zero vector stored
                      if distance is not None and 1.0 - distance >= EDGE_SIMILARITY}
             if close:
-                marks = ", ".join("?" * len(close))
-                for row in self.conn.execute(
-                        f"SELECT {columns}, k.rowid {joins} WHERE k.rowid IN ({marks}) "
-                        f"AND k.subject_id IN ({subjects}) AND k.predicate != 'HAS_STATE' AND k.first_observed_at <= ?",
-                        [*close, *plan.subject_ids, ctx.now]):
+                for row in graph.edges_by_rowid(self.conn, [*close], plan.subject_ids, ctx.now):
                     rows.setdefault(row[0], (row[:12], SEMANTIC_FACTOR * close[row[12]]))
         words = [stem(t) for t in ctx.terms if t.isascii() and len(t) > 2 or not t.isascii()]
         if words:
-            likes = " OR ".join("o.name_key LIKE ?" for _ in words)
-            for row in self.conn.execute(
-                    f"SELECT {columns} {joins} WHERE k.subject_id IN ({subjects}) AND ({likes}) "
-                    "AND k.predicate != 'HAS_STATE' "
-                    "AND k.first_observed_at <= ? ORDER BY k.confidence DESC LIMIT ?",
-                    [*plan.subject_ids, *(f"%{w.casefold()}%" for w in words), ctx.now, MAX_EDGES]):
+            for row in graph.edges_to_objects_like(self.conn, plan.subject_ids, [f"%{w.casefold()}%" for w in words],
+                                                   ctx.now, MAX_EDGES):
                 rows.setdefault(row[0], (row, TERM_MATCH_FACTOR))
             # One hop further: what the matched objects relate to ("why was I stressed" -> deadline CAUSED stressed).
             objects = sorted({row[11] for row, _ in rows.values()})
             if objects:
-                marks = ", ".join("?" * len(objects))
                 for side in ("object_id", "subject_id"):   # two indexed lookups; an OR would scan every edge
-                    for row in self.conn.execute(
-                            f"SELECT {columns} {joins} WHERE k.{side} IN ({marks}) "
-                            f"AND k.subject_id NOT IN ({subjects}) AND k.first_observed_at <= ? LIMIT ?",
-                            [*objects, *plan.subject_ids, ctx.now, MAX_EDGES]):
+                    for row in graph.edges_touching(self.conn, side, objects, plan.subject_ids, ctx.now, MAX_EDGES):
                         rows.setdefault(row[0], (row, HOP_FACTOR))
         out = []
         # What the user deleted is not history, it is wrong: it is never evidence, at any time.
-        denied = {r[0] for r in self.conn.execute("SELECT denial_key FROM user_denials WHERE kind = 'edge'")}
+        denied = graph.denied_edges(self.conn)
         for (tid, subject, predicate, obj, status, confidence, observations, first, last, retired, by, _), fit in \
                 rows.values():
             if tid in denied and status != "active":
@@ -238,25 +214,16 @@ class L2Recall:
         return out
 
     def _edge_object(self, tid: str) -> str | None:
-        row = self.conn.execute("SELECT o.name FROM kg_edges k JOIN entity_catalog o ON o.entity_id = k.object_id "
-                                "WHERE k.triple_id = ?", (tid,)).fetchone()
-        return row[0] if row else None
+        return graph.edge_object_name(self.conn, tid)
 
     # ------------------------------------------------------------- assertions
 
     def _assertions(self, plan: Grounding, ctx: QueryContext) -> list[Finding]:
         if not plan.traits:
             return []
-        subjects = ", ".join("?" * len(plan.subject_ids))
-        traits = ", ".join("?" * len(plan.traits))
         out = []
-        for assertion_id, name, trait, value, status, confidence, first, last, expires, retired in self.conn.execute(
-                "SELECT a.assertion_id, e.name, a.trait, a.value, a.status, a.confidence, a.first_observed_at, "
-                "a.last_observed_at, a.expires_at, a.retired_at FROM tom_trait_assertions a "
-                f"JOIN entity_catalog e ON e.entity_id = a.entity_id WHERE a.entity_id IN ({subjects}) "
-                f"AND a.trait IN ({traits}) AND a.first_observed_at <= ? AND a.status != 'user_denied' "
-                "ORDER BY a.last_observed_at DESC LIMIT ?",
-                [*plan.subject_ids, *sorted(plan.traits), ctx.now, MAX_EDGES]):
+        for assertion_id, name, trait, value, status, confidence, first, last, expires, retired in \
+                assertions.assertions_of(self.conn, plan.subject_ids, sorted(plan.traits), ctx.now, MAX_EDGES):
             live_then = status in LIVE or (retired is not None and retired > ctx.now)
             expired_then = expires is not None and expires <= ctx.now
             current = live_then and not expired_then
@@ -279,8 +246,7 @@ class L2Recall:
         """The current picture, only when nothing it is built from lies after ``now`` (it knows no past)."""
         out = []
         for entity_id in plan.subject_ids:
-            row = self.conn.execute("SELECT snapshot_json, refreshed_at FROM tom_snapshots WHERE entity_id = ?",
-                                    (entity_id,)).fetchone()
+            row = assertions.snapshot(self.conn, entity_id)
             if row is None or self._evidence_after(entity_id, now):
                 continue
             snap = json.loads(row[0])
@@ -299,36 +265,19 @@ class L2Recall:
         return out
 
     def _evidence_after(self, entity_id: int, now: float) -> bool:
-        return self.conn.execute(
-            "SELECT 1 FROM tom_trait_assertions a JOIN l2_evidence v ON v.kind = 'assertion' "
-            "AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e ON e.id = v.event_rowid "
-            "WHERE a.entity_id = ? AND e.recorded_at > ? LIMIT 1", (entity_id, now)).fetchone() is not None
+        return assertions.evidence_recorded_after(self.conn, entity_id, now)
 
     def _evidence_of_entity(self, entity_id: int) -> list[tuple[str, str | None]]:
-        return self.conn.execute(
-            "SELECT DISTINCT e.event_id, e.source_item_id FROM tom_trait_assertions a JOIN l2_evidence v "
-            "ON v.kind = 'assertion' AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e "
-            f"ON e.id = v.event_rowid WHERE a.entity_id = ? AND a.status IN {LIVE} ORDER BY e.timestamp DESC LIMIT 20",
-            (entity_id,)).fetchall()
+        return assertions.live_evidence(self.conn, entity_id, LIVE)
 
     # --------------------------------------------------------------- episodes
 
     def _episodes(self, ctx: QueryContext) -> list[Finding]:
         words = [t for t in ctx.terms if not t.isascii() or len(t) > 2]
-        params: list = [ctx.now]
-        where = "status = 'promoted' AND start_at <= ?"
-        if ctx.window is not None:
-            where += " AND end_at >= ? AND start_at < ?"
-            params += [ctx.window.start, ctx.window.end]
-        elif words:
-            where += " AND (" + " OR ".join("title LIKE ?" for _ in words) + ")"
-            params += [f"%{w}%" for w in words]
-        else:
-            return []
+        window = None if ctx.window is None else (ctx.window.start, ctx.window.end)
         out = []
-        for episode_id, title, start, end, count in self.conn.execute(
-                f"SELECT episode_id, title, start_at, end_at, event_count FROM l2_episodes WHERE {where} "
-                "ORDER BY end_at DESC LIMIT 5", params):
+        found = store_episodes.promoted_episodes(self.conn, ctx.now, window, words, 5)
+        for episode_id, title, start, end, count in found:
             text = (f"Episode {iso(start)[:16].replace('T', ' ')} – {iso(min(end, ctx.now))[:16].replace('T', ' ')}: "
                     f"\"{title}\" ({count} events)")
             out.append(self._finding(f"episode:{episode_id}", "episode", episode_id, text, min(end, ctx.now), 0.6,
@@ -341,10 +290,7 @@ class L2Recall:
                  now: float) -> Finding:
         # Only the evidence visible as of now, and inside the question's window if it has one.
         start, end = (self.window.start, self.window.end) if self.window is not None else (float("-inf"), now + 1)
-        evidence = self.conn.execute(
-            "SELECT e.event_id, e.source_item_id, e.evidence_class, e.session_id FROM l2_evidence v JOIN fact_events e "
-            "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.recorded_at <= ? AND e.timestamp >= ? "
-            "AND e.timestamp < ? ORDER BY e.timestamp", (kind, str(key), now, start, end)).fetchall()
+        evidence = visible_evidence(self.conn, kind, str(key), now, start, end)
         return Finding(layer="L2", text=text, occurred_at=at, source="l2", source_item_id=None,
                        session_id=evidence[-1][3] if evidence else None, author="memory",
                        evidence_class=evidence[-1][2] if evidence else "derived", score=score, event_id=ref,
@@ -383,28 +329,14 @@ class L2Graph:
     def spread(self, conn: Connection, ctx: QueryContext, seeds: Sequence[int]) -> list[int]:
         if not seeds:
             return []
-        marks = ", ".join("?" * len(seeds))
-        entities = [r[0] for r in conn.execute(
-            f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) AND confidence >= ?",
-            [*seeds, SPREAD_MIN_CONFIDENCE])]
+        entities = store_entities.confident_entities_of_event_rowids(conn, seeds, SPREAD_MIN_CONFIDENCE)
         entities = selective_entities(conn, entities, ctx.now)
         if not entities:
             return []
-        marks = ", ".join("?" * len(entities))
-        neighbours = conn.execute(
-            "SELECT CASE WHEN subject_id IN ({m}) THEN object_id ELSE subject_id END AS other, max(confidence) "
-            "FROM kg_edges WHERE (subject_id IN ({m}) OR object_id IN ({m})) AND first_observed_at <= ? "
-            "AND (status = 'active' OR (retired_at > ? AND coalesce(retired_reason, '') != 'user_denied')) "
-            "GROUP BY other ORDER BY 2 DESC LIMIT 20".format(m=marks),
-            [*entities, *entities, *entities, ctx.now, ctx.now]).fetchall()
+        neighbours = graph.edge_neighbours(conn, entities, ctx.now, 20)
         others = [n for n, _ in neighbours if n not in set(entities)]
         if not others:
             return []
-        scope, params = _scope_sql(ctx)
-        marks = ", ".join("?" * len(others))
-        rows = conn.execute(
-            f"SELECT l.event_rowid FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
-            f"WHERE l.entity_id IN ({marks}) AND {scope} GROUP BY l.event_rowid "
-            "ORDER BY max(l.confidence) DESC, e.timestamp DESC LIMIT ?", [*others, *params, ctx.fetch_k]).fetchall()
+        rows = store_entities.events_of_entities(conn, others, l1.visible_filter(ctx.scopes, ctx.now), ctx.fetch_k)
         seed_set = set(seeds)
-        return [r[0] for r in rows if r[0] not in seed_set]
+        return [rowid for rowid in rows if rowid not in seed_set]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from ..contracts import MemoryEvent
 from .connection import Connection
+from .l1 import EventFilter
 
 HINT_CONFIDENCE = 1.0
 LOOKUP_CONFIDENCE = 0.6
@@ -142,3 +143,90 @@ def entities_of_events(conn: Connection, event_ids: Sequence[str]) -> list[tuple
         "JOIN entity_catalog c ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid "
         f"WHERE e.event_id IN ({marks}) GROUP BY c.entity_id ORDER BY count(*) DESC LIMIT 10",
         list(event_ids)).fetchall()
+
+
+def busiest_entities_between(conn: Connection, start: float, end: float, min_events: int,
+                             limit: int) -> list[tuple[int, str, int]]:
+    """(entity_id, name, events) of the active, named (not ``@handle``) entities mentioned by at least
+    ``min_events`` events in [start, end), most mentioned first."""
+    return conn.execute(
+        "SELECT c.entity_id, c.name, count(*) AS n FROM l1_event_entities l JOIN entity_catalog c "
+        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid WHERE e.timestamp >= ? "
+        "AND e.timestamp < ? AND c.status = 'active' AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id "
+        "HAVING n >= ? ORDER BY n DESC LIMIT ?", (start, end, min_events, limit)).fetchall()
+
+
+def events_mentioning_between(conn: Connection, entity_id: int, start: float,
+                              end: float) -> list[tuple[int, float, str, str]]:
+    """(id, timestamp, source, content) of the events in [start, end) that mention an entity, in time order."""
+    return conn.execute(
+        "SELECT e.id, e.timestamp, e.source, e.content FROM l1_event_entities l JOIN fact_events e "
+        "ON e.id = l.event_rowid WHERE l.entity_id = ? AND e.timestamp >= ? AND e.timestamp < ? "
+        "ORDER BY e.timestamp, e.id", (entity_id, start, end)).fetchall()
+
+
+def active_entity_mentions(conn: Connection, event_rowids: Sequence[int]) -> list[tuple[str, int]]:
+    """(name, how many of these events mention it) of the active, named (not ``@handle``) entities they mention;
+    the caller keeps ``event_rowids`` within SQLite's parameter limit."""
+    return conn.execute(
+        "SELECT c.name, count(*) FROM l1_event_entities l JOIN entity_catalog c ON c.entity_id = l.entity_id "
+        f"WHERE l.event_rowid IN ({', '.join('?' * len(event_rowids))}) AND c.status = 'active' "
+        "AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id", list(event_rowids)).fetchall()
+
+
+def entities_of_event_rowids(conn: Connection, event_rowids: Sequence[int]) -> set[int]:
+    """Ids of the entities these events mention."""
+    marks = ", ".join("?" * len(event_rowids)) or "NULL"
+    return {row[0] for row in conn.execute(
+        f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks})", list(event_rowids))}
+
+
+def events_sharing_entities(conn: Connection, entity_ids: Sequence[int], visible: EventFilter,
+                            limit: int) -> list[int]:
+    """Rowids of the visible events mentioning these entities: those sharing the most first, then the most
+    confidently linked, then newest."""
+    marks = ", ".join("?" * len(entity_ids))
+    return [row[0] for row in conn.execute(
+        f"SELECT l.event_rowid, count(*) AS shared, max(l.confidence) AS confidence FROM l1_event_entities l "
+        f"JOIN fact_events e ON e.id = l.event_rowid WHERE l.entity_id IN ({marks}) AND {visible.clause} "
+        "GROUP BY l.event_rowid ORDER BY shared DESC, confidence DESC, e.timestamp DESC LIMIT ?",
+        [*entity_ids, *visible.args, limit])]
+
+
+def events_mentioning_capped(conn: Connection, entity_id: int, now: float, cap: int) -> int:
+    """How many events recorded by ``now`` mention an entity, counted up to ``cap``."""
+    return conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+        "WHERE l.entity_id = ? AND e.recorded_at <= ? LIMIT ?)", (entity_id, now, cap)).fetchone()[0]
+
+
+def confident_entities_of_event_rowids(conn: Connection, event_rowids: Sequence[int],
+                                       min_confidence: float) -> list[int]:
+    """Ids of the entities these events mention with at least ``min_confidence``."""
+    marks = ", ".join("?" * len(event_rowids))
+    return [r[0] for r in conn.execute(
+        f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) AND confidence >= ?",
+        [*event_rowids, min_confidence])]
+
+
+def events_of_entities(conn: Connection, entity_ids: Sequence[int], visible: EventFilter, limit: int) -> list[int]:
+    """Rowids of the visible events mentioning any of these entities, the most confidently linked first, then
+    newest."""
+    marks = ", ".join("?" * len(entity_ids))
+    return [r[0] for r in conn.execute(
+        f"SELECT l.event_rowid FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
+        f"WHERE l.entity_id IN ({marks}) AND {visible.clause} GROUP BY l.event_rowid "
+        "ORDER BY max(l.confidence) DESC, e.timestamp DESC LIMIT ?", [*entity_ids, *visible.args, limit]).fetchall()]
+
+
+def active_entity(conn: Connection, name_key: str) -> tuple[int, str | None] | None:
+    """(entity_id, aliases_json) of the active entity with this name key, if any."""
+    return conn.execute("SELECT entity_id, aliases_json FROM entity_catalog WHERE name_key = ? AND status = 'active'",
+                        (name_key,)).fetchone()
+
+
+def active_entity_id(conn: Connection, name_key: str) -> int | None:
+    """The id of the active entity with this name key, if any."""
+    row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
+                       (name_key,)).fetchone()
+    return row[0] if row else None

@@ -411,3 +411,88 @@ def meta_secret(conn: Connection, key: str) -> bytes:
         conn.execute("INSERT OR IGNORE INTO memory_meta (key, value) VALUES (?, ?)", (key, secrets.token_hex(32)))
         row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
     return bytes.fromhex(row[0])
+
+
+# --------------------------------------------------------------------- what L3 reads (core/l3)
+
+def first_event_time(conn: Connection) -> float | None:
+    """When the oldest stored event happened, or None when there is none."""
+    return conn.execute("SELECT min(timestamp) FROM fact_events").fetchone()[0]
+
+
+def events_per_source_around(conn: Connection, split: float, start: float, end: float) -> list[tuple[str, int, int]]:
+    """(source, events in [split, end), events in [start, split)) of every source with an event in [start, end)."""
+    return conn.execute(
+        "SELECT source, sum(timestamp >= ?), sum(timestamp < ?) FROM fact_events WHERE timestamp >= ? "
+        "AND timestamp < ? GROUP BY source", (split, split, start, end)).fetchall()
+
+
+def latest_event_rowids_of_source(conn: Connection, source: str, start: float, end: float, limit: int) -> list[int]:
+    """Rowids of a source's newest events in [start, end), newest first."""
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM fact_events WHERE source = ? AND timestamp >= ? AND timestamp < ? ORDER BY timestamp "
+        "DESC LIMIT ?", (source, start, end, limit))]
+
+
+def sessions_ended_between(conn: Connection, now: float, start: float, end: float,
+                           min_events: int) -> list[tuple[str, float]]:
+    """(session_id, last event time) of the sessions whose last event by ``now`` happened in [start, end] and
+    that hold at least ``min_events`` events."""
+    return conn.execute(
+        "SELECT session_id, max(timestamp) FROM fact_events WHERE session_id IS NOT NULL "
+        "AND timestamp <= ? GROUP BY session_id HAVING max(timestamp) <= ? AND max(timestamp) >= ? "
+        "AND count(*) >= ?", (now, end, start, min_events)).fetchall()
+
+
+def last_session_steps(conn: Connection, session_id: str, now: float, limit: int) -> list[tuple[int, float, str, str]]:
+    """(id, timestamp, author_type, content) of a session's newest conversational or tool events by ``now``,
+    newest first."""
+    return conn.execute(
+        "SELECT id, timestamp, author_type, content FROM fact_events WHERE session_id = ? AND timestamp <= ? "
+        "AND evidence_class IN ('user_self_report', 'user_question', 'user_directive', 'assistant_response', "
+        "'tool_result') ORDER BY timestamp DESC, id DESC LIMIT ?", (session_id, now, limit)).fetchall()
+
+
+def events_of_classes_between(conn: Connection, evidence_classes: Sequence[str], start: float,
+                              end: float) -> list[tuple[Any, ...]]:
+    """(id, timestamp, source, author_type, evidence_class, content, metadata_json) of the events of these
+    evidence classes in [start, end), in time order."""
+    marks = ", ".join("?" * len(evidence_classes))
+    return conn.execute(
+        "SELECT id, timestamp, source, author_type, evidence_class, content, metadata_json FROM fact_events "
+        f"WHERE timestamp >= ? AND timestamp < ? AND evidence_class IN ({marks}) ORDER BY timestamp, id",
+        (start, end, *evidence_classes)).fetchall()
+
+
+# --------------------------------------------------------------------- what the recall paths read (retrieval/paths.py)
+
+def visible_filter(scopes: Sequence[str], now: float, alias: str = "e") -> EventFilter:
+    """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query)."""
+    marks = ", ".join("?" * len(scopes))
+    return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*scopes, now])
+
+
+def events_recorded_by(conn: Connection, now: float) -> int:
+    """How many events were recorded by ``now``."""
+    return conn.execute("SELECT count(*) FROM fact_events WHERE recorded_at <= ?", (now,)).fetchone()[0]
+
+
+def session_and_time(conn: Connection, rowid: int) -> tuple[str | None, float] | None:
+    """(session_id, timestamp) of an event, or None when it is gone."""
+    return conn.execute("SELECT session_id, timestamp FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+
+
+def session_turns_before(conn: Connection, session_id: str, timestamp: float, visible: EventFilter,
+                         limit: int) -> list[int]:
+    """Rowids of the visible events of a session that happened before ``timestamp``, latest first."""
+    return [r[0] for r in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp < ? AND {visible.clause} "
+        "ORDER BY e.timestamp DESC LIMIT ?", [session_id, timestamp, *visible.args, limit]).fetchall()]
+
+
+def session_turns_after(conn: Connection, session_id: str, timestamp: float, visible: EventFilter,
+                        limit: int) -> list[int]:
+    """Rowids of the visible events of a session that happened after ``timestamp``, soonest first."""
+    return [r[0] for r in conn.execute(
+        f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp > ? AND {visible.clause} "
+        "ORDER BY e.timestamp ASC LIMIT ?", [session_id, timestamp, *visible.args, limit]).fetchall()]

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .connection import Connection
+from .l1 import EventFilter
+from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
-from .vectors import SUMMARY_VEC_TABLE, VEC_TABLE
+from .vectors import EDGE_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE
 
 
 def index_exists(conn: Connection, name: str) -> bool:
@@ -51,6 +53,45 @@ def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: fl
         (vector, k, now)).fetchall()
 
 
+def events_matching(conn: Connection, match: str, visible: EventFilter, window: tuple[float, float] | None,
+                    context_weight: float, limit: int) -> list[int]:
+    """Rowids of the visible events that match, by BM25 (the previous turn's words weighted ``context_weight``
+    against the event's own); with a window, only those in it or mentioning a time in it."""
+    sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+           f"WHERE fact_events_fts MATCH ? AND {visible.clause}")
+    args: list[Any] = [match, *visible.args]
+    if window is not None:   # recorded in the window, or saying a time in it ("last month I …")
+        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
+        args += [window[0], window[1], *mention_params(window[0], window[1])]
+    sql += f" ORDER BY bm25(fact_events_fts, 1.0, {context_weight}) LIMIT ?"
+    args.append(limit)
+    return [row[0] for row in conn.execute(sql, args)]
+
+
+def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
+                         now: float) -> list[tuple[int, float | None]]:
+    """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among the events of these scopes
+    recorded by ``now``, nearest first. Empty while the chunk index does not exist."""
+    if not index_exists(conn, VEC_TABLE):
+        return []
+    marks = ", ".join("?" * len(scopes))
+    # The vec0 column named occurred_at holds the event's recorded time (embed/queue.py): visibility.
+    return conn.execute(
+        f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
+        f"AND l1_scope IN ({marks}) AND occurred_at <= ? ORDER BY distance",
+        [vector, k, *scopes, now]).fetchall()
+
+
+def events_containing(conn: Connection, tokens: Sequence[str], visible: EventFilter, limit: int) -> list[int]:
+    """Rowids of the visible events whose text contains any of these (lower-case) tokens, the most tokens first,
+    then newest: the fallback for what FTS tokenisation splits or misses."""
+    hits = " + ".join("(instr(lower(e.content), ?) > 0)" for _ in tokens)
+    return [row[0] for row in conn.execute(
+        f"SELECT e.id, {hits} AS n FROM fact_events e WHERE {visible.clause} AND n > 0 "
+        "ORDER BY n DESC, e.timestamp DESC LIMIT ?",
+        [*tokens, *visible.args, limit])]
+
+
 # -------------------------------------------------------------------------- facts
 
 def active_facts_matching(conn: Connection, match: str, limit: int) -> list[tuple[Any, ...]]:
@@ -72,6 +113,14 @@ def stated_facts_matching(conn: Connection, match: str, limit: int) -> list[tupl
         "FROM memory_facts_fts JOIN memory_facts f ON f.fact_id = memory_facts_fts.rowid "
         "WHERE memory_facts_fts MATCH ? AND f.status = 'active' AND f.evidence_type = 'stated' "
         "ORDER BY bm25(memory_facts_fts) LIMIT ?", (match, limit)).fetchall()
+
+
+# -------------------------------------------------------------------------- edges
+
+def nearest_edges(conn: Connection, vector: bytes, k: int) -> list[tuple[int, float | None]]:
+    """(edge rowid, cosine distance) of the ``k`` edge sentences nearest ``vector``."""
+    return conn.execute(
+        f"SELECT rowid, distance FROM {EDGE_VEC_TABLE} WHERE embedding MATCH ? AND k = ?", (vector, k)).fetchall()
 
 
 # ---------------------------------------------------------------------- summaries

@@ -1,4 +1,5 @@
-"""L3 summaries: the ones that must be drawn again because an event they cite changed, and what recall reads.
+"""L3 summaries (``l3_summaries`` and its links to events and child summaries): what the L3 worker writes and
+reads (``core/l3``), the ones that must be drawn again because an event they cite changed, and what recall reads.
 
 A summary quotes its events: when one of them is replaced by a new version (a moved meeting,
 :mod:`.supersede`) or its stored text changes (a secret redacted after the fact, ``reredact.py``), the
@@ -103,3 +104,136 @@ def cited_events(conn: Connection, summary_id: int, now: float, limit: int) -> l
         "SELECT e.event_id, e.source_item_id, e.session_id FROM summary_event_links l JOIN fact_events e "
         "ON e.id = l.event_rowid WHERE l.summary_id = ? AND e.recorded_at <= ? "
         "ORDER BY (e.author_type = 'user') DESC, e.timestamp DESC LIMIT ?", (summary_id, now, limit)).fetchall()
+
+
+# ------------------------------------------------------------------ what L3 writes (core/l3)
+
+def has_window(conn: Connection, window_key: str) -> bool:
+    """Whether a summary or insight with this window key is stored."""
+    return conn.execute("SELECT 1 FROM l3_summaries WHERE window_key = ?", (window_key,)).fetchone() is not None
+
+
+def add_insight(conn: Connection, category: str, window_key: str, start: float, end: float, title: str,
+                content: str, data_json: str, event_count: int, now: float) -> int:
+    """Store a rule-made insight (no granularity, no fingerprint); returns its summary_id."""
+    summary_id = conn.execute(
+        "INSERT INTO l3_summaries (summary_type, summary_category, granularity, window_key, window_start, window_end, "
+        "title, content, data_json, event_count, fingerprint, model, created_at, updated_at) "
+        "VALUES ('insight', ?, NULL, ?, ?, ?, ?, ?, ?, ?, '', 'rules', ?, ?)",
+        (category, window_key, start, end, title, content, data_json, event_count, now, now)).lastrowid
+    assert summary_id is not None
+    return summary_id
+
+
+def link_events(conn: Connection, summary_id: int, event_rowids: Iterable[int]) -> None:
+    """Link a summary to the events it cites (a link already there stays)."""
+    conn.executemany("INSERT OR IGNORE INTO summary_event_links (summary_id, event_rowid) VALUES (?, ?)",
+                     [(summary_id, r) for r in event_rowids])
+
+
+# ------------------------------------------------------------------ what the rule insights read (core/l3/insights.py)
+
+def state_changes_without_insight(conn: Connection, since: float, now: float) -> list[tuple[Any, ...]]:
+    """(old assertion_id, entity name, trait, old value, old first_observed_at, new assertion_id, new value, new
+    first_observed_at) of the assertions superseded or overwritten in [since, now] by one the user did not deny,
+    that have no state-change insight yet."""
+    return conn.execute(
+        "SELECT o.assertion_id, e.name, o.trait, o.value, o.first_observed_at, n.assertion_id, n.value, "
+        "n.first_observed_at FROM tom_trait_assertions o JOIN tom_trait_assertions n ON n.assertion_id = "
+        "o.superseded_by JOIN entity_catalog e ON e.entity_id = o.entity_id WHERE o.status IN "
+        "('superseded', 'overwritten') AND n.status != 'user_denied' AND o.retired_at >= ? AND o.retired_at <= ? "
+        # Written ones are skipped in SQL: the reconcile callback scans every replaced row of any age.
+        "AND NOT EXISTS (SELECT 1 FROM l3_summaries i WHERE i.window_key = "
+        "'insight:state_change:' || o.assertion_id || ':' || n.assertion_id)",
+        (since, now)).fetchall()
+
+
+def contradictions_without_insight(conn: Connection, since: float, now: float) -> list[tuple[Any, ...]]:
+    """(old triple_id, subject name, predicate, object name, first_observed_at, retired_at, retired_reason, new
+    triple_id, new predicate, new object name) of the edges retired in [since, now] by an antonym or a user's
+    correction, that have no contradiction insight yet."""
+    return conn.execute(
+        "SELECT o.triple_id, s.name, o.predicate, ob.name, o.first_observed_at, o.retired_at, o.retired_reason, "
+        "n.triple_id, n.predicate, nb.name FROM kg_edges o JOIN kg_edges n ON n.triple_id = o.superseded_by "
+        "JOIN entity_catalog s ON s.entity_id = o.subject_id JOIN entity_catalog ob ON ob.entity_id = o.object_id "
+        "JOIN entity_catalog nb ON nb.entity_id = n.object_id "
+        "WHERE o.retired_reason IN ('antonym', 'user_corrected') AND o.retired_at >= ? AND o.retired_at <= ? "
+        "AND NOT EXISTS (SELECT 1 FROM l3_summaries i WHERE i.window_key = "
+        "'insight:contradiction:' || o.triple_id || ':' || n.triple_id)",
+        (since, now)).fetchall()
+
+
+# ----------------------------------------------------------------- what the L3 windows read and write (core/l3/jobs.py)
+
+def fingerprint_of(conn: Connection, window_key: str) -> str | None:
+    """The fingerprint of the stored summary of a window, or None when there is none."""
+    row = conn.execute("SELECT fingerprint FROM l3_summaries WHERE window_key = ?", (window_key,)).fetchone()
+    return row[0] if row else None
+
+
+def oldest_temporal_window_marked(conn: Connection, granularity: str, fingerprint_like: str) -> float | None:
+    """The start of the oldest temporal summary of a granularity whose fingerprint is LIKE the pattern."""
+    return conn.execute("SELECT min(window_start) FROM l3_summaries WHERE summary_type = 'temporal' AND "
+                        "granularity = ? AND fingerprint LIKE ?", (granularity, fingerprint_like)).fetchone()[0]
+
+
+def temporal_data_before(conn: Connection, granularity: str, start: float, limit: int) -> list[str]:
+    """The data_json of the temporal summaries of a granularity starting before ``start``, newest first."""
+    return [r[0] for r in conn.execute(
+        "SELECT data_json FROM l3_summaries WHERE summary_type = 'temporal' AND granularity = ? "
+        "AND window_start < ? ORDER BY window_start DESC LIMIT ?", (granularity, start, limit))]
+
+
+def temporal_before(conn: Connection, granularity: str, start: float) -> tuple[str, str, float] | None:
+    """(data_json, content, window_end) of the temporal summary of a granularity ending last by ``start``."""
+    return conn.execute("SELECT data_json, content, window_end FROM l3_summaries WHERE summary_type = 'temporal' "
+                        "AND granularity = ? AND window_end <= ? ORDER BY window_end DESC LIMIT 1",
+                        (granularity, start)).fetchone()
+
+
+def day_summaries_within(conn: Connection, start: float, end: float) -> list[tuple[int, str, float]]:
+    """(summary_id, data_json, updated_at) of the day summaries inside [start, end], in window order."""
+    return conn.execute("SELECT summary_id, data_json, updated_at FROM l3_summaries WHERE summary_type = 'temporal' "
+                        "AND granularity = 'day' AND window_start >= ? AND window_end <= ? ORDER BY window_start",
+                        (start, end)).fetchall()
+
+
+def cited_event_rowids(conn: Connection, summary_id: int) -> list[int]:
+    """Rowids of the events a summary links."""
+    return [r[0] for r in conn.execute(
+        "SELECT event_rowid FROM summary_event_links WHERE summary_id = ?", (summary_id,))]
+
+
+class SummaryText(NamedTuple):
+    """What a summary says and how it was made: the columns a redraw replaces."""
+
+    title: str
+    content: str
+    data_json: str
+    event_count: int
+    fingerprint: str
+    model: str
+
+
+def write_summary(conn: Connection, summary_type: str, category: str, granularity: str | None, window_key: str,
+                  start: float, end: float, text: SummaryText, now: float, links: Iterable[int],
+                  children: Iterable[int]) -> int:
+    """Store the summary of a window, or replace the stored one's text, links and children; returns its id."""
+    row = conn.execute("SELECT summary_id FROM l3_summaries WHERE window_key = ?", (window_key,)).fetchone()
+    if row is None:
+        summary_id = conn.execute(
+            "INSERT INTO l3_summaries (summary_type, summary_category, granularity, window_key, window_start, "
+            "window_end, title, content, data_json, event_count, fingerprint, model, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (summary_type, category, granularity, window_key, start, end, *text, now, now)).lastrowid
+        assert summary_id is not None
+    else:
+        summary_id = row[0]
+        conn.execute("UPDATE l3_summaries SET title = ?, content = ?, data_json = ?, event_count = ?, "
+                     "fingerprint = ?, model = ?, updated_at = ? WHERE summary_id = ?", (*text, now, summary_id))
+        conn.execute("DELETE FROM summary_event_links WHERE summary_id = ?", (summary_id,))
+        conn.execute("DELETE FROM summary_children WHERE summary_id = ?", (summary_id,))
+    link_events(conn, summary_id, links)
+    conn.executemany("INSERT OR IGNORE INTO summary_children (summary_id, child_id) VALUES (?, ?)",
+                     [(summary_id, child) for child in children])
+    return summary_id

@@ -1,0 +1,22 @@
+"""``l2_evidence``: the events behind each L2 row (an assertion, an edge, an episode): the reads L3 makes. The L2
+worker's writes are still in ``core/l2`` (issue 18, item 2)."""
+
+from __future__ import annotations
+
+from .connection import Connection
+
+
+def evidence_events(conn: Connection, kind: str, row_key: str) -> list[int]:
+    """Rowids of the events behind one L2 row of ``kind`` ('assertion', 'edge', 'episode')."""
+    return [r[0] for r in conn.execute("SELECT event_rowid FROM l2_evidence WHERE kind = ? AND row_key = ?",
+                                       (kind, row_key))]
+
+
+def visible_evidence(conn: Connection, kind: str, row_key: str, now: float, start: float,
+                     end: float) -> list[tuple[str, str | None, str, str | None]]:
+    """(event_id, source_item_id, evidence_class, session_id) of the events behind one L2 row recorded by ``now``
+    that happened in [start, end), in time order."""
+    return conn.execute(
+        "SELECT e.event_id, e.source_item_id, e.evidence_class, e.session_id FROM l2_evidence v JOIN fact_events e "
+        "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.recorded_at <= ? AND e.timestamp >= ? "
+        "AND e.timestamp < ? ORDER BY e.timestamp", (kind, row_key, now, start, end)).fetchall()
