@@ -30,6 +30,7 @@ from .l2.maintenance import drop_orphans
 from .store.connection import Connection
 from .store.entities import name_key
 from .store.generations import note_events_deleted
+from .store.summaries import redraw_citing
 
 COUNTED = ("fact_events", "event_chunks", "embedding_jobs", "l2_projection_jobs", "l1_event_entities",
            "entity_mentions", "l2_evidence", "kg_edges", "tom_trait_assertions", "l2_episodes",
@@ -141,15 +142,9 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
         return Removed()
     # A fact names its message by event id, or by the chat item id it was given before it was stored.
     _forget_facts(conn, {r[0] for r in rows} | {r[1] for r in rows if r[1] and r[3] == "chat"})
-    # A summary links a sample of its window's events, but its topics and "Mentioned" are drawn from all of
-    # them (and a week's or a month's from its days'), and a thematic one quotes the week's last event: every
-    # temporal or thematic summary whose window holds a forgotten event goes, with those that cite one.
-    summaries = conn.execute(
-        f"SELECT DISTINCT s.summary_id, s.summary_type, s.granularity, s.window_start FROM "
-        f"summary_event_links l JOIN l3_summaries s ON s.summary_id = l.summary_id WHERE l.event_rowid IN ({marks}) "
-        f"UNION SELECT s.summary_id, s.summary_type, s.granularity, s.window_start FROM fact_events e "
-        f"JOIN l3_summaries s ON s.summary_type IN ('temporal', 'thematic') AND s.window_start <= e.timestamp "
-        f"AND e.timestamp < s.window_end WHERE e.id IN ({marks})", rowids * 2).fetchall()
+    # Every summary that cites a forgotten event or was drawn over a window holding one goes (its topics and
+    # "Mentioned" come from all the window's events), and its window is summarised again from what remains.
+    redraw_citing(conn, rowids)
     # An extraction's episode and report may quote any of its messages: it goes when one does, and
     # the messages left are read again (what they still support is found, no more).
     extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
@@ -163,12 +158,6 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
     conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
     # A session with no message left starts again at generation 0: no retry state may carry over.
     conn.execute("DELETE FROM extraction_retries WHERE session_id NOT IN (SELECT session_id FROM chat_sessions)")
-    for summary_id, _, _, _ in summaries:
-        conn.execute("DELETE FROM l3_summaries WHERE summary_id = ?", (summary_id,))
-    # Windows whose summary went are summarised again from what remains, on the next run.
-    for granularity, start_at in {(g, w) for _, t, g, w in summaries if t == "temporal"}:
-        conn.execute("UPDATE periodic_jobs SET done_until = min(done_until, ?) WHERE job = ?",
-                     (start_at, f"l3:{granularity}"))
     _settle_entities(conn, touched, now)
     return Removed(_removed(before, _counts(conn)), {r[2] for r in rows if r[2]})
 
