@@ -19,7 +19,7 @@ from ..contracts import MAX_TIMESTAMP
 from ..store import l1
 from ..store.connection import Connection
 from .pack import Finding
-from .temporal import Window
+from .temporal import WEEKDAYS, ZH_WEEKDAYS, Window
 from .terms import stem
 
 PLANNED = "planned"          # the status of an L1 finding about a time after the question's now
@@ -53,10 +53,8 @@ _FORWARD = re.compile(r"\bwhat(?:'s|’s| is| have i got| do i have)\s+(?:on|pla
                       r"|\bmy\s+plans?\b|\bdue\b|\bagenda\b|\bcalendar\b", re.IGNORECASE)
 _WEEKDAY = re.compile(r"\b(this|next|coming|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
                       re.IGNORECASE)
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "周五有什么安排？", "这周五…", "星期三要做什么": the coming one (a past one says 了 / 过; 上周五 is temporal's)
 _ZH_WEEKDAY = re.compile(r"(?<!上)(?<!上个)(?:这个?|本)?(?:周|星期|礼拜)([一二三四五六日天])")
-_ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 
 
 # "What was on my calendar on Friday?", "what happened on Monday?": the weekday already passed.
@@ -76,7 +74,7 @@ def future_window(text: str, cal) -> Window | None:
     m = _WEEKDAY.search(t)
     if m and (m.group(1) in ("next", "coming") or weekday_ahead(text) or m.group(1) == "this"
               and not _PAST.search(text)):
-        weekday = _WEEKDAYS.index(m.group(2))
+        weekday = WEEKDAYS[m.group(2)]
         if m.group(1) == "this" and weekday < today.weekday():
             return None     # "this Monday", asked on a Wednesday: the one two days ago (temporal.py)
         days = (weekday - today.weekday()) % 7
@@ -85,7 +83,7 @@ def future_window(text: str, cal) -> Window | None:
         return _ahead(cal.days(today + timedelta(days=days), 1, f"{m.group(1)} {m.group(2)}"))
     m = _ZH_WEEKDAY.search(text)
     if m and not re.search(r"了|过", text[m.end():]):
-        days = (_ZH_WEEKDAYS[m.group(1)] - today.weekday()) % 7
+        days = (ZH_WEEKDAYS[m.group(1)] - today.weekday()) % 7
         return _ahead(cal.days(today + timedelta(days=days), 1, m.group(0)))
     if re.search(r"\bday after tomorrow\b", t) or "后天" in text:
         return _ahead(cal.days(today + timedelta(days=2), 1, "the day after tomorrow"))

@@ -76,6 +76,7 @@ _COUNT = r"(\d+|a couple of|a few|few|several|an?|one|two|three|four|five|six|se
 # quadratic (a 20,000-digit question took 25 s); a count of more than nine digits is no time anyway.
 _ZH_NUMBER = r"((?<!\d)\d{1,9}|[零一二两三四五六七八九十百]{1,12}|几)"
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+WEEKDAYS, ZH_WEEKDAYS = _WEEKDAYS, _ZH_WEEKDAY      # for schedule.py's days still to come
 
 _EN_BOUNDARY = re.compile(
     r"\b(before|(?<!day )after|prior\s+to|since|earlier\s+than|later\s+than|until|till)\s+"
