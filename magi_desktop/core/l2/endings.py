@@ -48,8 +48,7 @@ def apply(conn: Connection, endings: list[Ending]) -> tuple[int, set[int]]:
         for tid, key in rows:
             if not _same_thing(key, ending.object_key):
                 continue
-            conn.execute("UPDATE kg_edges SET status = 'retired', superseded_by = NULL, retired_at = ?, "
-                         "retired_reason = ? WHERE triple_id = ?", (ending.timestamp, ENDED, tid))
+            graph.retire_edge(conn, tid, replaced_by=None, reason=ENDED, now=ending.timestamp)
             conn.execute(f"UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = NULL, "
                          f"retired_at = ? WHERE triple_id = ? AND status IN {graph.LIVE}", (ending.timestamp, tid))
             conn.execute("INSERT OR IGNORE INTO l2_endings (triple_id, event_rowid, ended_at) VALUES (?, ?, ?)",

@@ -112,7 +112,8 @@ def write_edge(conn: Connection, subject: tuple[int, str], predicate: str, obj: 
     return tid
 
 
-def retire_edge(conn: Connection, tid: str, *, replaced_by: str, reason: str, now: float) -> None:
+def retire_edge(conn: Connection, tid: str, *, replaced_by: str | None, reason: str, now: float) -> None:
+    """Retire a live edge: superseded by ``replaced_by`` when it evolved, else retired (an antonym, an ending)."""
     status = "superseded" if reason == "evolved" else "retired"
     conn.execute("UPDATE kg_edges SET status = ?, superseded_by = ?, retired_at = ?, retired_reason = ? "
                  "WHERE triple_id = ? AND status = 'active'", (status, replaced_by, now, reason, tid))
