@@ -105,7 +105,7 @@ def user_names(conn: Connection) -> frozenset[str]:
         return frozenset()
     names.update(json.loads(row[1] or "[]"))
     names.update(assertions.live_values(conn, row[0], "name", LIVE))
-    return frozenset(" ".join(name.casefold().split()) for name in names if isinstance(name, str))
+    return frozenset(store_entities.name_key(name) for name in names if isinstance(name, str))
 
 
 def ground(conn: Connection, text: str, mode: str, named: Sequence[tuple[int, str, str]],

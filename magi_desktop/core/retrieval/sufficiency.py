@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from ..speakers import prefixed_name
+from ..store.entities import name_key
 from .pack import Finding
 from .schedule import TIME_WORD_STEMS
 from .temporal import TemporalIntent
@@ -197,12 +198,12 @@ def speaker_of(finding: Finding) -> tuple[str | None, str]:
     text = finding.text
     if finding.speaker:
         label = _LABEL.match(text)      # a speaker read from the "Name:" prefix: the words are what follows
-        if label and " ".join(label.group(1).casefold().split()) == " ".join(finding.speaker.casefold().split()):
+        if label and name_key(label.group(1)) == name_key(finding.speaker):
             text = text[label.end():]
-        return " ".join(finding.speaker.casefold().split()), text
+        return name_key(finding.speaker), text
     label = _LABEL.match(text)
     if label:
-        return " ".join(label.group(1).casefold().split()), text[label.end():]
+        return name_key(label.group(1)), text[label.end():]
     return None, text
 
 
@@ -253,9 +254,9 @@ def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
     if finding.layer != "L1" or finding.source != "chat" or not finding.speaker:
         return False    # "Calendar: …" is how a sensor's event reads; "Dinner: I cooked…" names no speaker
     name = prefixed_name(finding.text)
-    key = None if name is None else " ".join(name.casefold().split())
+    key = None if name is None else name_key(name)
     # Only a settled speaker (the name recurs, speakers.py) or one given in chat.speaker is someone else.
-    return key is not None and key == " ".join(finding.speaker.casefold().split()) and key not in user_names
+    return key is not None and key == name_key(finding.speaker) and key not in user_names
 
 
 # Sentences, and the ones that ask (a question mark may be followed by a closing quote, bracket or emoji).
