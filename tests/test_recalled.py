@@ -319,7 +319,7 @@ def test_command_output_keeps_stored_text_on_its_line_and_json_valid(tmp_path, c
               "def status(args):\n"
               "    logging.getLogger('magi_desktop.collectors.supervisor').warning('collector %s failed: %s', "
               "'calendar', 'bad title \\x1b]0;owned\\x07 \\u202eevil')\n    return 0\n"
-              "cli._cmd_status = status\nsys.exit(cli.main(['status']))\n")
+              "cli.status.cmd_status = status\nsys.exit(cli.main(['status']))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "MAGI_DATA_DIR": str(data)})
     assert done.returncode == 0, done.stderr
