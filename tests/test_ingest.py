@@ -251,7 +251,7 @@ def test_a_payload_that_breaks_normalisation_is_rejected_alone(memory, monkeypat
 
 
 def test_a_failed_batch_leaves_no_stale_entity_ids(memory, monkeypatch):
-    import magi_desktop.core.memory as memory_module
+    import magi_desktop.core.services.ingestion as ingestion_module
 
     music = sensor("listen_music", {"track_name": "Arabesque"}, source="music", item="m-1",
                    entities=[{"mention_text": "Debussy", "entity_type": "person"}])
@@ -260,7 +260,7 @@ def test_a_failed_batch_leaves_no_stale_entity_ids(memory, monkeypatch):
         raise RuntimeError("disk full")
 
     with monkeypatch.context() as failing:
-        failing.setattr(memory_module, "count_ingest", explode)
+        failing.setattr(ingestion_module, "count_ingest", explode)
         with pytest.raises(RuntimeError):
             memory.ingest(music)
     assert count(memory, "entity_catalog") == 0

@@ -91,7 +91,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/l2/resolve.py": 6,
     "core/l2/review.py": 31,
     "core/l2/snapshots.py": 6,
-    "core/memory.py": 4,
     "core/mentioned_times.py": 1,
     "core/remember.py": 8,
     "core/reredact.py": 34,

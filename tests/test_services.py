@@ -5,7 +5,7 @@ import threading
 import time
 
 import pytest
-from payloads import chat
+from payloads import chat, sensor
 
 from magi_desktop.core import extraction, l2
 from magi_desktop.core.embed import resolve_embedder
@@ -19,16 +19,18 @@ from magi_desktop.core.services.collectors import CollectorState
 from magi_desktop.core.services.facts import FactBook
 from magi_desktop.core.services.forgetting import Forgetting
 from magi_desktop.core.services.indexing import SearchIndex
+from magi_desktop.core.services.ingestion import Ingestion
 from magi_desktop.core.services.normalizer import Normalizer
 from magi_desktop.core.services.periodic import PeriodicJobs
 from magi_desktop.core.services.processing import Processing
 from magi_desktop.core.services.redaction import Redactor
 from magi_desktop.core.services.review import BeliefReview
+from magi_desktop.core.services.sessions import Sessions
 from magi_desktop.core.services.statistics import Statistics
 from magi_desktop.core.services.transfer import Transfer
 from magi_desktop.core.store import Database
 from magi_desktop.core.store.entities import EntityLinker
-from magi_desktop.core.store.l1 import insert_events
+from magi_desktop.core.store.l1 import event_row, insert_events
 from magi_desktop.core.store.vectors import ensure_vector_index
 
 TURN = [{"id": "m1", "role": "user", "text": "Note: my sister's name is Anna.", "provenance": "human_input"}]
@@ -56,6 +58,24 @@ def store(db, normalizer, linker, *payloads):
         stored = insert_events(conn, events)
         linker.link(conn, [(s.rowid, e) for s, e in zip(stored, events, strict=True)])
     return stored
+
+
+def test_ingestion_and_sessions(db, normalizer):
+    linker, l0, notified = EntityLinker(), WorkingMemory(), []
+    ingestion = Ingestion(db, normalizer, linker=linker, l0=l0, notify=lambda: notified.append("ingest"))
+    ingestion.ingest(sensor("listen_music", {"track_name": "Arabesque"}, source="music", item="m-1",
+                            entities=[{"mention_text": "Debussy", "entity_type": "person"}]))
+    first = ingestion.ingest(chat("Play more Debussy tonight.", session="s1"))
+    again = ingestion.ingest_many([chat("Play more Debussy tonight.", session="s1"), {"source_type": "chat"}],
+                                  on_error="report")
+    assert event_row(db.reader(), first.event_id)["content"].endswith("Play more Debussy tonight.")
+    assert again[0].duplicate and again[1].error is not None and notified == ["ingest", "ingest"]
+    sessions = Sessions(db, linker=linker, l0=l0)
+    assert sessions.working_memory("s1")["focus_entities"] == ["Debussy"]
+    with pytest.raises(ValueError, match="goal is empty"):
+        sessions.set_goal("s1", " ")
+    sessions.end_session("s1")
+    assert sessions.working_memory("s1") is None
 
 
 def test_fact_book(db):

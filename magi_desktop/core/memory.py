@@ -6,28 +6,24 @@ import logging
 import os
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from . import extraction, l2, l4, retries
-from .contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type
+from . import extraction, l2, l4
+from .contracts import IngestResult, MemoryEvent
 from .embed import Embedder, resolve_embedder
 from .errors import InvalidInput, MemoryUnavailable
 from .import_report import ImportReport
-from .ingest import L0_ONLY, RUNTIME_TRACE, tool_run_of
 from .l0 import WorkingMemory
 from .l2 import beliefs as l2_beliefs
 from .l2 import jobs as l2_jobs
-from .l2.constants import SELF_KEY
 from .llm import LLMProvider, OpenAICompatibleLLM, OpenAISettings, RulesLLM
 from .llm.base import completed_llm
-from .mentioned_times import index_mentioned_times
 from .outbound import safe
 from .paths import database_path
-from .redact import CURRENT, RuleSet, redact_text
+from .redact import CURRENT, RuleSet
 from .render import TemplateRegistry
 from .reports import QUEUES, DueReport, MemoryStats, PendingReport, QueueState
 from .reredact import stored_version
@@ -39,31 +35,26 @@ from .services.collectors import CollectorState
 from .services.facts import FactBook
 from .services.forgetting import Forgetting
 from .services.indexing import SearchIndex
+from .services.ingestion import Ingestion
 from .services.normalizer import Normalizer
 from .services.periodic import PeriodicJobs
 from .services.processing import Processing
 from .services.redaction import Redactor, note_rules
 from .services.review import BeliefReview
+from .services.sessions import Sessions
 from .services.statistics import Statistics
 from .services.transfer import Transfer
-from .speakers import settle as settle_speakers
 from .store import Database, SchemaTooNew, backup
-from .store.connection import Connection, DatabaseError, LockWait, write_transaction
+from .store.connection import DatabaseError, LockWait, write_transaction
 from .store.entities import EntityLinker
-from .store.l1 import count_ingest, event_row, insert_events, insert_traces, meta_secret, stored_secret
+from .store.l1 import event_row, meta_secret, stored_secret
+from .store.skills import skill_rows
 from .store.vectors import current_model, ensure_vector_index
 
 log = logging.getLogger(__name__)
 
 
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
-_UNKNOWN_SOURCE = "(invalid source)"
-# A payload after normalising: the event and where it goes, or the raw payload and why it was refused.
-_Normalized = tuple[MemoryEvent, str] | tuple[Mapping[str, Any], PayloadError]
-# A huge ingest_many is stored in transactions of this many payloads (~0.2-0.4 s each), with a short pause
-# between them, so another writer (an MCP log_turn, a collector, the app) never waits long (issue 16).
-WRITE_BATCH = 2000
-WRITE_BREATHER_SECONDS = 0.05
 OPEN_PATIENCE_SECONDS = 5.0    # opening waits no longer for the lock to finish a forget's work (left to later)
 OPEN_FORGET_SECONDS = 2.0      # and works on an interrupted forget no longer than this (the rest: in the background)
 
@@ -74,8 +65,8 @@ class Memory:
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
     on one writer connection; reads use a connection per thread.
 
-    The facade does ingest, working memory and queries itself and holds a service per domain (see
-    :mod:`.services`): ``fact_book``, ``belief_review``, ``search_index``, ``statistics``, ``storage``,
+    The facade answers queries itself and holds a service per domain (see :mod:`.services`): ``ingestion``,
+    ``sessions``, ``fact_book``, ``belief_review``, ``search_index``, ``statistics``, ``storage``,
     ``collector_state``, ``agents``, ``transfer``, ``forgetting``, ``redactor``, ``processing`` and
     ``periodic``; the documented methods of each delegate to it.
     """
@@ -103,6 +94,8 @@ class Memory:
             return self.vectors_ready
 
         lock, linker = self._process_lock, self._entities
+        self.ingestion = Ingestion(db, self._normalize, linker=linker, l0=self._l0, notify=self._notify)
+        self.sessions = Sessions(db, linker=linker, l0=self._l0)
         self.fact_book = FactBook(db, llm)
         self.belief_review = BeliefReview(db, linker, self._normalize, self._notify)
         self.search_index = SearchIndex(db, self._notify)
@@ -203,162 +196,28 @@ class Memory:
     # -------------------------------------------------------------- ingest
 
     def ingest(self, payload: Mapping[str, Any]) -> IngestResult:
-        """Validate, normalise and store one payload. Raises :class:`PayloadError` on bad input."""
-        return self.ingest_many([payload])[0]
+        return self.ingestion.ingest(payload)
 
     def ingest_many(self, payloads: Iterable[Mapping[str, Any]],
                     on_error: Literal["raise", "report"] = "raise") -> list[IngestResult]:
-        """Store a batch in one transaction (a batch over ``WRITE_BATCH`` payloads in one transaction per
-        ``WRITE_BATCH``, every payload validated before the first); results in input order.
-
-        ``on_error="raise"`` (default): if any payload is invalid, raise its
-        :class:`PayloadError` (``error.index`` says which) and store nothing.
-        ``on_error="report"``: store the valid payloads and return an
-        ``IngestResult(error=...)`` in the place of each invalid one.
-        """
-        if on_error not in ("raise", "report"):
-            raise InvalidInput("on_error must be 'raise' or 'report'")
-        payloads = list(payloads)
-        if not payloads:
-            return []
-        now = time.time()
-        normalized: list[_Normalized] = []
-        for index, raw in enumerate(payloads):
-            try:
-                normalized.append(self._normalize(raw, now))
-            except PayloadError as exc:
-                error = exc.at(index) if len(payloads) > 1 else exc
-                if on_error == "raise":
-                    self._count_rejections([(raw, error)])
-                    raise error from None
-                normalized.append((raw, error))
-        results: list[IngestResult] = []
-        took = 0.0
-        for first in range(0, len(normalized), WRITE_BATCH):
-            if first:
-                time.sleep(min(WRITE_BREATHER_SECONDS, took / 2))   # another writer's turn (see WRITE_BATCH)
-            started = time.monotonic()
-            results += self._write(normalized[first:first + WRITE_BATCH], now)
-            took = time.monotonic() - started
-        return results
+        return self.ingestion.ingest_many(payloads, on_error)
 
     def ingest_turn(self, payload: Mapping[str, Any], retry_within: float) -> IngestResult:
-        """:meth:`ingest` for a chat message a client may send again (core/retries.py): a retry — the same
-        item id, or without one the same message as the last of its session within ``retry_within``
-        seconds — returns the stored one (``duplicate``); an item id another message has is refused
-        (:class:`PayloadError` on ``source_item_id``)."""
-        now = time.time()
-        event, target = self._normalize(payload, now)
-        return self._write([(event, target)], now, guard=lambda conn: retries.repeated(conn, event, retry_within))[0]
-
-    def _write(self, items: Sequence[_Normalized], now: float,
-               guard: Callable[[Connection], IngestResult | None] | None = None) -> list[IngestResult]:
-        """Store normalised events; ``items`` holds (event, target) or (raw payload, PayloadError). ``guard``
-        (one item): asked inside the write transaction first; a result from it is returned instead."""
-        by_target: dict[str, list[tuple[int, MemoryEvent]]] = {L0_ONLY: [], RUNTIME_TRACE: [], "l1": []}
-        results: list[IngestResult | None] = [None] * len(items)
-        rejections = []
-        for position, item in enumerate(items):
-            if isinstance(item[1], PayloadError):
-                rejections.append(item)
-                results[position] = IngestResult(event_id=None, error=item[1])
-                continue
-            event, target = item
-            by_target[target if target in (L0_ONLY, RUNTIME_TRACE) else "l1"].append((position, event))
-
-        tally: dict[str, Counter] = {}
-        try:
-            self._store(by_target, results, rejections, tally, now, guard)
-        except BaseException:
-            self._entities.reset()  # ids it cached in the rolled-back transaction are gone
-            raise
-        for _, event in by_target[L0_ONLY]:
-            self._l0.observe(event, ephemeral=True)
-        stored = [result for result in results if result is not None]
-        assert len(stored) == len(results), "_store gives every position a result"
-        for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE]):
-            if not stored[position].duplicate and stored[position].target != "retired":
-                self._l0.observe(event, ephemeral=False)
-        if any(not stored[position].duplicate for position, _ in by_target["l1"]):
-            self._notify()
-        return stored
-
-    def _store(self, by_target, results, rejections, tally, now, guard=None) -> None:
-        with self.db.transaction() as conn:
-            if guard is not None and (earlier := guard(conn)) is not None:
-                results[0] = earlier
-                source = next(event.source for placed in by_target.values() for _, event in placed)
-                count_ingest(conn, source, accepted=0, duplicates=1, now=now)
-                return
-            for group, store in (("l1", insert_events), (RUNTIME_TRACE, insert_traces)):
-                placed = by_target[group]
-                if placed:
-                    stored = store(conn, [event for _, event in placed])
-                    if group == RUNTIME_TRACE:
-                        _record_tool_runs(conn, [event for (_, event), outcome in zip(placed, stored, strict=True)
-                                                 if not outcome.duplicate])
-                    if group == "l1":
-                        inserted = [(outcome.rowid, event) for (_, event), outcome
-                                    in zip(placed, stored, strict=True) if outcome.rowid is not None]
-                        settle_speakers(conn, inserted, self._entities.link)   # "Name: text" turns (speakers.py)
-                        index_mentioned_times(conn, inserted)   # "last month I …" (mentioned_times.py)
-                        self._entities.link(conn, inserted)
-                    for (position, _event), outcome in zip(placed, stored, strict=True):
-                        results[position] = IngestResult(
-                            event_id=outcome.event_id, duplicate=outcome.duplicate, target=outcome.target,
-                            evidence_class=outcome.evidence_class)
-            for position, event in by_target[L0_ONLY]:
-                results[position] = IngestResult(event_id=event.event_id, target=L0_ONLY,
-                                                 evidence_class=event.evidence_class)
-            for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE], *by_target[L0_ONLY]):
-                tally.setdefault(event.source, Counter())["duplicates" if results[position].duplicate
-                                                          else "accepted"] += 1
-            for source, counts in tally.items():
-                count_ingest(conn, source, accepted=counts["accepted"], duplicates=counts["duplicates"], now=now)
-            _count_rejections(conn, rejections)
-
-    def _count_rejections(self, rejections: list[tuple[Any, PayloadError]]) -> None:
-        try:
-            with self.db.transaction() as conn:
-                _count_rejections(conn, rejections)
-        except Exception:  # counting must never mask the payload error
-            log.exception("could not count a rejected payload")
+        return self.ingestion.ingest_turn(payload, retry_within)
 
     # ------------------------------------------------------------ L0 working memory
 
     def working_events(self, session_id: str | None) -> list[MemoryEvent]:
-        """Ephemeral (L0-only) events of a session, oldest first; never stored on disk."""
-        return self._l0.events(session_id or "")
+        return self.sessions.working_events(session_id)
 
     def working_memory(self, session_id: str) -> dict[str, Any] | None:
-        """A live session's workbench for the agent: goal, focus entities, recent tool runs, a running
-        summary and the threads of its dialogue (None once the session has ended)."""
-        def focus_of(texts: list[str]) -> list[str]:
-            conn = self.db.reader()
-            counts: Counter = Counter()
-            for text in texts:
-                counts.update({entity_id for entity_id, _, key in self._entities.find(conn, text) if key != SELF_KEY})
-            names = dict(conn.execute(
-                f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({', '.join('?' * len(counts))})",
-                list(counts)).fetchall()) if counts else {}
-            return [names[i] for i, _ in counts.most_common() if i in names]
-
-        return self._l0.get(session_id, focus_of)
+        return self.sessions.working_memory(session_id)
 
     def set_goal(self, session_id: str, goal: str) -> None:
-        """The agent states what the session is for (otherwise the first request is taken as the goal)."""
-        if not goal or not goal.strip():
-            raise InvalidInput("the goal is empty")
-        self._l0.set_goal(session_id, goal)
+        self.sessions.set_goal(session_id, goal)
 
     def end_session(self, session_id: str | None) -> None:
-        """The session ended: its working memory is cleared (what reached L1 stays), and its conversation so
-        far is ready for fact extraction; later messages of the same id are its next generation."""
-        self._l0.end(session_id or "")
-        if session_id:
-            with self.db.transaction() as conn:
-                conn.execute("UPDATE chat_sessions SET generation = generation + 1 WHERE session_id = ?",
-                             (session_id,))
+        self.sessions.end_session(session_id)
 
     def _notify(self) -> None:
         for callback in list(self._listeners):
@@ -399,12 +258,7 @@ class Memory:
 
     def skills(self) -> list[dict[str, Any]]:
         """Every tool's experience: runs, success rate, breaker, the distilled strategy."""
-        rows = self.db.reader().execute(
-            "SELECT tool, category, runs, successes, failures, mean_duration_ms, breaker_state, breaker_opened_at, "
-            "optimized_prompt, distilled_at FROM procedural_skills ORDER BY last_run_at DESC").fetchall()
-        keys = ("tool", "category", "runs", "successes", "failures", "mean_duration_ms", "breaker_state",
-                "breaker_opened_at", "optimized_prompt", "distilled_at")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return skill_rows(self.db.reader())
 
     def get_event(self, event_id: str) -> dict[str, Any] | None:
         """One stored L1 event as a dict (metadata decoded), or None."""
@@ -592,8 +446,8 @@ class Memory:
 
 def _document_delegates() -> None:
     """A flat method that delegates shows its service's docstring (``help(mem.remember)``), kept in one place."""
-    for service in (FactBook, BeliefReview, SearchIndex, Statistics, Storage, CollectorState, AgentDesk, Transfer,
-                    Forgetting, Redactor, Processing, PeriodicJobs):
+    for service in (Ingestion, Sessions, FactBook, BeliefReview, SearchIndex, Statistics, Storage, CollectorState,
+                    AgentDesk, Transfer, Forgetting, Redactor, Processing, PeriodicJobs):
         for name, function in vars(service).items():
             flat = vars(Memory).get(name)
             if callable(flat) and not name.startswith("_") and flat.__doc__ is None:
@@ -616,27 +470,6 @@ def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
         return OpenAICompatibleLLM(OpenAISettings.from_env())
     raise InvalidInput(f"LLM provider {llm!r} is not available; choose one of {', '.join(LLM_PROVIDERS)} "
                        "or pass a provider instance")
-
-
-def _record_tool_runs(conn, events: list[MemoryEvent]) -> None:
-    """L4 learns from every new tool execution, in the transaction that stores it (architecture §8)."""
-    for event in events:
-        run = tool_run_of(event)
-        if run is None:
-            continue
-        row = conn.execute("SELECT id FROM runtime_traces WHERE trace_id = ?", (event.event_id,)).fetchone()
-        l4.record(conn, run, event.timestamp, row[0] if row else None)
-
-
-def _count_rejections(conn, rejections: list[tuple[Any, PayloadError]]) -> None:
-    """Count rejected payloads per source (an invalid source name is not stored as such)."""
-    for raw, error in rejections:
-        source = raw.get("source_type") if isinstance(raw, Mapping) else None
-        if not is_valid_source_type(source):
-            source = _UNKNOWN_SOURCE
-        # Escaped: a message quoting a bad value must still be storable (a lone surrogate is not UTF-8).
-        message = redact_text(str(error))[:500].encode("utf-8", "backslashreplace").decode("utf-8")
-        count_ingest(conn, source, rejected=1, rejection=message)
 
 
 def _prepare_vector_index(conn, embedder: Embedder) -> bool:

@@ -6,6 +6,8 @@ delegate to them:
 =====================  =======================  ====================================================
 ``Memory`` attribute   class (module)           what it does
 =====================  =======================  ====================================================
+``ingestion``          Ingestion (ingestion)    ingest(), ingest_many(), ingest_turn(): payloads stored
+``sessions``           Sessions (sessions)      the working memory of live sessions, their goal and end
 ``fact_book``          FactBook (facts)         remember(), facts saved, merged, deleted, extracted
 ``belief_review``      BeliefReview (review)    beliefs, the user's confirm/deny/correct/undo,
                                                 entities, aliases, merges

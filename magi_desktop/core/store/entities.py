@@ -230,3 +230,12 @@ def active_entity_id(conn: Connection, name_key: str) -> int | None:
     row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
                        (name_key,)).fetchone()
     return row[0] if row else None
+
+
+def entity_names(conn: Connection, entity_ids: Sequence[int]) -> dict[int, str]:
+    """entity id → its catalogue name, for the ids that exist."""
+    if not entity_ids:
+        return {}
+    return dict(conn.execute(
+        f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({', '.join('?' * len(entity_ids))})",
+        list(entity_ids)).fetchall())

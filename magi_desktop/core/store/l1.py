@@ -496,3 +496,9 @@ def session_turns_after(conn: Connection, session_id: str, timestamp: float, vis
     return [r[0] for r in conn.execute(
         f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp > ? AND {visible.clause} "
         "ORDER BY e.timestamp ASC LIMIT ?", [session_id, timestamp, *visible.args, limit]).fetchall()]
+
+
+def trace_rowid(conn: Connection, trace_id: str) -> int | None:
+    """The runtime_traces row of a stored trace (L4 cites it), or None."""
+    row = conn.execute("SELECT id FROM runtime_traces WHERE trace_id = ?", (trace_id,)).fetchone()
+    return row[0] if row else None

@@ -119,3 +119,13 @@ def save_strategy(conn: Connection, skill_id: int, strategy_json: str, prompt: s
         "UPDATE procedural_skills SET strategy_json = ?, optimized_prompt = ?, distilled_at = ?, "
         "distilled_by = ?, pending_trace_count = 0, distill_due = 0 WHERE skill_id = ?",
         (strategy_json, prompt, now, by, skill_id))
+
+
+_SKILL_COLUMNS = ("tool", "category", "runs", "successes", "failures", "mean_duration_ms", "breaker_state",
+                  "breaker_opened_at", "optimized_prompt", "distilled_at")
+
+
+def skill_rows(conn: Connection) -> list[dict[str, Any]]:
+    """Every tool's experience, the most recently run first (``Memory.skills``)."""
+    rows = conn.execute(f"SELECT {', '.join(_SKILL_COLUMNS)} FROM procedural_skills ORDER BY last_run_at DESC")
+    return [dict(zip(_SKILL_COLUMNS, row, strict=True)) for row in rows.fetchall()]
