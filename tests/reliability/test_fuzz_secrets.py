@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from payloads import chat, sensor
 
 from magi_desktop.core import Memory
-from magi_desktop.core.redact import _PASSWORD_STATES, CURRENT
+from magi_desktop.core.redact import CURRENT
 from magi_desktop.core.redact_entropy import high_entropy
 from magi_desktop.core.redact_harmless import harmless, placeholder
+from magi_desktop.core.redact_names import PASSWORD_STATES
 
 from .fuzzing import count
 from .secret_families import KEYWORDED_FORMS
@@ -87,7 +88,7 @@ _PASSWORD_NAMES = ("password", "PASSWORD", "passwd", "pwd", "DB_PASSWORD", "db_p
 # values kept by design: a placeholder, "true", "undefined", a word for the password's state).
 passwords = st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,;@#%&!^*-_+", min_size=8,
                     max_size=24).filter(lambda s: s[0].isalnum() and s[-1].isalnum() and not placeholder(s)
-                                        and s.lower() not in _PASSWORD_STATES and not harmless("password", s))
+                                        and s.lower() not in PASSWORD_STATES and not harmless("password", s))
 # {n}: the name, {s}: the password. Every form a reviewer found stored unchanged.
 _PASSWORD_FORMS = ("{n}: {s}", "{n}={s}", "{n} = '{s}'", "{n}:\n  {s}", "{n}：{s}", "{n} → {s}", "{n} -> {s}",
                    "set -gx {n} {s}", "setx {n} {s}", "git config --global user.{n} {s}", '{{"{n}": "{s}"}}',
