@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .collectors.settings import is_text, setting_name, write_private
+from .collectors.settings import SettingsFileError, is_text, read_json_object, setting_name, write_private
 from .core.errors import InvalidInput
 from .core.llm.openai import TIERS, OpenAICompatibleLLM, OpenAISettings
 from .core.paths import APP_NAME
@@ -35,12 +35,8 @@ X-GNOME-Autostart-enabled=true
 """
 
 
-class AppSettingsError(InvalidInput):
-    """settings.json is not what it must be: ``where`` names the setting."""
-
-    def __init__(self, path: Path, where: str, message: str):
-        super().__init__(f"{path}: {where}: {message}")
-        self.where = where
+class AppSettingsError(SettingsFileError):
+    """settings.json is not what it must be."""
 
 
 @dataclass
@@ -71,14 +67,9 @@ def settings_path(data_folder: Path) -> Path:
 
 def load_app_settings(data_folder: Path) -> AppSettings:
     path = settings_path(data_folder)
-    if not path.exists():
+    raw = read_json_object(path, AppSettingsError)
+    if raw is None:
         return AppSettings()
-    try:
-        raw = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AppSettingsError(path, "file", f"not readable JSON ({exc})") from None
-    if not isinstance(raw, dict):
-        raise AppSettingsError(path, "file", "must be a JSON object")
     unknown = set(raw) - {"llm", "autostart"}
     if unknown:
         raise AppSettingsError(path, setting_name(sorted(unknown)[0]), "unknown setting")

@@ -29,12 +29,29 @@ FILE_NAME = "collectors.json"
 EXCLUSION_KINDS = ("domains", "apps", "repositories", "paths")
 
 
-class SettingsError(InvalidInput):
-    """collectors.json is not what it must be: ``where`` names the setting."""
+class SettingsFileError(InvalidInput):
+    """A settings file is not what it must be: ``where`` names the setting."""
 
     def __init__(self, path: Path, where: str, message: str):
         super().__init__(f"{path}: {where}: {message}")
         self.where = where
+
+
+class SettingsError(SettingsFileError):
+    """collectors.json is not what it must be."""
+
+
+def read_json_object(path: Path, error: type[SettingsFileError]) -> dict[str, Any] | None:
+    """The JSON object a settings file holds, None when there is no file; ``error`` for anything else."""
+    if not path.exists():
+        return None
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise error(path, "file", f"not readable JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise error(path, "file", "must be a JSON object")
+    return raw
 
 
 @dataclass
@@ -51,14 +68,9 @@ def settings_path(data_folder: Path) -> Path:
 
 def load_settings(data_folder: Path) -> CollectorSettings:
     path = settings_path(data_folder)
-    if not path.exists():
+    raw = read_json_object(path, SettingsError)
+    if raw is None:
         return CollectorSettings()
-    try:
-        raw = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SettingsError(path, "file", f"not readable JSON ({exc})") from None
-    if not isinstance(raw, dict):
-        raise SettingsError(path, "file", "must be a JSON object")
     unknown = set(raw) - {"paused", "exclusions", "collectors"}
     if unknown:
         raise SettingsError(path, setting_name(sorted(unknown)[0]), "unknown setting")

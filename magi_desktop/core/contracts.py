@@ -240,10 +240,8 @@ def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = 
          pattern: re.Pattern | None = ..., allow_blank: bool = ...) -> str | None: ...
 def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = MAX_ID_CHARS,
          pattern: re.Pattern | None = None, allow_blank: bool = False) -> str | None:
-    value = obj.get(key)
+    value = _field(obj, key, path, required)
     if value is None:
-        if required:
-            _fail(path, "is required")
         return None
     if not isinstance(value, str):
         _fail(path, f"must be a string, got {type(value).__name__}")
@@ -256,6 +254,14 @@ def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = 
     _check_unicode(value, path)
     if pattern is not None and not pattern.match(value):
         _fail(path, f"{_preview(value)} does not match {pattern.pattern}")
+    return value
+
+
+def _field(obj: Mapping, key: str, path: str, required: bool) -> Any:
+    """``obj[key]``, None when it is missing or null — which a required field must not be."""
+    value = obj.get(key)
+    if value is None and required:
+        _fail(path, "is required")
     return value
 
 
@@ -273,10 +279,8 @@ def _mapping(obj: Mapping, key: str, path: str, *, required: Literal[True]) -> M
 @overload
 def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | None: ...
 def _mapping(obj: Mapping, key: str, path: str, *, required: bool) -> Mapping | None:
-    value = obj.get(key)
+    value = _field(obj, key, path, required)
     if value is None:
-        if required:
-            _fail(path, "is required")
         return None
     if not isinstance(value, Mapping):
         _fail(path, f"must be an object, got {type(value).__name__}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, tzinfo
 
 GRANULARITIES = ("hour", "day", "week", "month")
@@ -39,25 +39,23 @@ def _next(start: datetime, granularity: str) -> datetime:
     return start + {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(days=7)}[granularity]
 
 
+# Per granularity: a window's key (stable, sortable) and its label (what a person reads), from its start.
+_NAMES: dict[str, tuple[Callable[[datetime], str], Callable[[datetime], str]]] = {
+    "hour": (lambda start: f"hour:{start:%Y-%m-%dT%H}",
+             lambda start: f"{start:%a %d %b %Y, %H:00}–{(start + timedelta(hours=1)):%H:00}"),
+    "day": (lambda start: f"day:{start:%Y-%m-%d}", lambda start: f"{start:%A %d %B %Y}"),
+    "week": (lambda start: f"week:{start.isocalendar().year}-W{start.isocalendar().week:02d}",
+             lambda start: f"the week of {start:%d %B %Y}"),
+    "month": (lambda start: f"month:{start:%Y-%m}", lambda start: f"{start:%B %Y}"),
+}
+
+
 def key_of(granularity: str, start: datetime) -> str:
-    if granularity == "hour":
-        return f"hour:{start:%Y-%m-%dT%H}"
-    if granularity == "day":
-        return f"day:{start:%Y-%m-%d}"
-    if granularity == "week":
-        iso = start.isocalendar()
-        return f"week:{iso.year}-W{iso.week:02d}"
-    return f"month:{start:%Y-%m}"
+    return _NAMES.get(granularity, _NAMES["month"])[0](start)
 
 
 def label_of(granularity: str, start: datetime) -> str:
-    if granularity == "hour":
-        return f"{start:%a %d %b %Y, %H:00}–{(start + timedelta(hours=1)):%H:00}"
-    if granularity == "day":
-        return f"{start:%A %d %B %Y}"
-    if granularity == "week":
-        return f"the week of {start:%d %B %Y}"
-    return f"{start:%B %Y}"
+    return _NAMES.get(granularity, _NAMES["month"])[1](start)
 
 
 def window_of(granularity: str, ts: float, tz: tzinfo | None = None) -> tuple[float, float, str]:
