@@ -460,10 +460,7 @@ _document_delegates()
 def resolve_llm(llm: str | LLMProvider) -> LLMProvider:
     """A provider from its name ("rules", "openai") or the instance itself."""
     if not isinstance(llm, str):
-        provider = completed_llm(llm)
-        if provider is None:
-            raise TypeError(f"not an LLM provider: {llm!r} (needs name and run(task, inputs))")
-        return provider
+        return completed_llm(llm)
     if llm == "rules":
         return RulesLLM({**l2.RULE_HANDLERS, **extraction.RULE_HANDLERS})
     if llm == "openai":

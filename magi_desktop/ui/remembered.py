@@ -28,20 +28,15 @@ from .models import (
 )
 from .qt import (
     QAbstractItemView,
-    QComboBox,
-    QHBoxLayout,
     QLabel,
-    QLayout,
-    QLineEdit,
     QMessageBox,
     QPushButton,
-    QSplitter,
     Qt,
-    QVBoxLayout,
     QWidget,
     Signal,
 )
 from .tasks import TaskRunner
+from .widgets import boxed, choice_box, in_a_column, in_a_row, search_box, split, wrapped_label
 
 FACT_STATUS_CHOICES = [("Active", "active"), ("Replaced", "superseded"), ("Merged", "merged"),
                        ("Deleted", "deleted"), ("All", None)]
@@ -54,24 +49,9 @@ MESSAGE_PARTS = (("source_message", "source_message_id", "said it"),
 SELECT_PROMPT = "Select a row to see the messages behind it."
 
 
-def _vertical(*items: QWidget | QLayout, stretch: QWidget | None = None) -> QWidget:
-    box = QWidget()
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    for item in items:
-        if isinstance(item, QLayout):
-            layout.addLayout(item)
-        else:
-            layout.addWidget(item, 1 if item is stretch else 0)
-    return box
-
-
 def _label(text: str = "", rich: bool = False) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
+    return wrapped_label(text, text_format=Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText,
+                         selectable=True)
 
 
 class RememberedPage(QWidget):
@@ -82,12 +62,8 @@ class RememberedPage(QWidget):
     def __init__(self, memory: Memory, runner: TaskRunner, parent=None):
         super().__init__(parent)
         self.memory, self.runner = memory, runner
-        self.status = QComboBox()
-        for label, value in FACT_STATUS_CHOICES:
-            self.status.addItem(label, value)
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search what was remembered…")
-        self.search.setClearButtonEnabled(True)
+        self.status = choice_box(FACT_STATUS_CHOICES)
+        self.search = search_box("Search what was remembered…")
         self.model = RecordTableModel(FACT_COLUMNS, self)
         self.table = record_table(self.model, "Saved", descending=True)
         self.messages = RecordTableModel(FACT_EVIDENCE_COLUMNS, self)
@@ -100,24 +76,13 @@ class RememberedPage(QWidget):
         self.delete_button.setToolTip("It is wrong or private: agents will not recall it again (asked first; "
                                       "not undoable)")
 
-        filters = QHBoxLayout()
-        filters.addWidget(QLabel("Show"))
-        filters.addWidget(self.status)
-        filters.addWidget(self.search, 1)
-        actions = QHBoxLayout()
-        actions.addWidget(self.summary, 1)
-        actions.addWidget(self.delete_button)
-        detail = _vertical(actions, self.quote, _label("Evidence — the messages behind it:"), self.messages_view,
-                           self.missing, stretch=self.messages_view)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(detail)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.addWidget(_label("What agents saved with remember(), each with the words of yours that prove it."))
-        layout.addLayout(filters)
-        layout.addWidget(splitter, 1)
+        filters = in_a_row(QLabel("Show"), self.status, self.search, stretch=self.search)
+        actions = in_a_row(self.summary, self.delete_button, stretch=self.summary)
+        detail = boxed(actions, self.quote, _label("Evidence — the messages behind it:"), self.messages_view,
+                       self.missing, stretch=self.messages_view)
+        splitter = split(self.table, detail)
+        in_a_column(self, _label("What agents saved with remember(), each with the words of yours that prove it."),
+                    filters, splitter, stretch=splitter)
 
         self.status.currentIndexChanged.connect(self.refresh)
         self.search.textChanged.connect(self.refresh)
@@ -212,15 +177,10 @@ class ForgottenPage(QWidget):
         self.counts_view = record_table(self.counts, "Removed", descending=True)
         self.counts_view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.summary = _label("Select a receipt to see what each part of the memory lost.")
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(_vertical(self.summary, self.counts_view, stretch=self.counts_view))
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.addWidget(_label("Each time something was forgotten, a receipt of what went: the criteria and how "
-                                "many rows each part of the memory lost — never what they said."))
-        layout.addWidget(splitter, 1)
+        splitter = split(self.table, boxed(self.summary, self.counts_view, stretch=self.counts_view))
+        in_a_column(self, _label("Each time something was forgotten, a receipt of what went: the criteria and how "
+                            "many rows each part of the memory lost — never what they said."), splitter,
+               stretch=splitter)
         self.table.selectionModel().selectionChanged.connect(self.show_selected)
 
     def refresh(self) -> None:

@@ -41,6 +41,7 @@ from .qt import (
     QVBoxLayout,
     QWidget,
 )
+from .widgets import wrapped_label
 
 AGENT_COLUMNS = [
     Column("Agent", lambda a: a["client"], lambda a: f"first seen {when(a['first_used_at'])}"),
@@ -75,8 +76,7 @@ class CollectorBox(QGroupBox):
         self.setChecked(bool(entry.get("enabled")))
         values = entry.get("settings", {})
         form = QFormLayout(self)
-        note = QLabel(collector.privacy_note)
-        note.setWordWrap(True)
+        note = wrapped_label(collector.privacy_note)
         form.addRow(note)
         self.fields: dict[str, tuple[str, QWidget]] = {}
         for key, spec in dict(collector.settings_schema).items():
@@ -161,9 +161,8 @@ class SettingsDialog(QDialog):
     def _collectors_page(self, collectors: list[Any]) -> QWidget:
         inner = QWidget()
         layout = QVBoxLayout(inner)
-        intro = QLabel("Collectors are off until you turn them on. Each says what it reads; nothing leaves this "
-                       "machine.")
-        intro.setWordWrap(True)
+        intro = wrapped_label("Collectors are off until you turn them on. Each says what it reads; nothing leaves "
+                              "this machine.")
         layout.addWidget(intro)
         self.boxes = {c.name: CollectorBox(c, self.collector_settings.entries.get(c.name, {})) for c in collectors}
         for box in self.boxes.values():
@@ -182,9 +181,8 @@ class SettingsDialog(QDialog):
         self.paused = QCheckBox("Pause all collection (privacy pause)")
         self.paused.setChecked(self.collector_settings.paused)
         form.addRow(self.paused)
-        hint = QLabel("Never record anything that mentions these (one per line). Excluded web sites and folders are "
-                      "also dropped wherever they appear: a window title, a command.")
-        hint.setWordWrap(True)
+        hint = wrapped_label("Never record anything that mentions these (one per line). Excluded web sites and "
+                             "folders are also dropped wherever they appear: a window title, a command.")
         form.addRow(hint)
         self.exclusions: dict[str, QPlainTextEdit] = {}
         for kind in EXCLUSION_KINDS:
@@ -197,9 +195,8 @@ class SettingsDialog(QDialog):
     def _llm_page(self) -> QWidget:
         page = QWidget()
         form = QFormLayout(page)
-        intro = QLabel("Without an endpoint Magi uses its offline rules. Any OpenAI-compatible server works "
-                       "(Ollama, llama.cpp, vLLM, LM Studio, a hosted API). Takes effect at the next start.")
-        intro.setWordWrap(True)
+        intro = wrapped_label("Without an endpoint Magi uses its offline rules. Any OpenAI-compatible server works "
+                              "(Ollama, llama.cpp, vLLM, LM Studio, a hosted API). Takes effect at the next start.")
         form.addRow(intro)
         self.base_url = QLineEdit(self.app_settings.llm_base_url)
         self.base_url.setPlaceholderText("http://localhost:11434/v1")
@@ -232,8 +229,7 @@ class SettingsDialog(QDialog):
         row.addWidget(self.data_dir, 1)
         row.addWidget(change)
         form.addRow("Data folder:", row)
-        note = QLabel("A new data folder is used from the next start; the current memory stays where it is.")
-        note.setWordWrap(True)
+        note = wrapped_label("A new data folder is used from the next start; the current memory stays where it is.")
         form.addRow(note)
         self.autostart = QCheckBox("Start Magi Desktop when I log in")
         self.autostart.setChecked(autostart_enabled())
@@ -243,10 +239,9 @@ class SettingsDialog(QDialog):
     def _agents_page(self) -> QWidget:
         page = QWidget()
         layout = QVBoxLayout(page)
-        intro = QLabel("Agents that use this memory through its MCP server, by the name their client gives: what "
-                       "they asked, saved and logged, and how often the memory refused them (a quote that was "
-                       "not your words, a message without its origin).")
-        intro.setWordWrap(True)
+        intro = wrapped_label("Agents that use this memory through its MCP server, by the name their client gives: "
+                              "what they asked, saved and logged, and how often the memory refused them (a quote that "
+                              "was not your words, a message without its origin).")
         layout.addWidget(intro)
         self.agents_model = RecordTableModel(AGENT_COLUMNS)
         self.agents_table = record_table(self.agents_model, sort_by="Last used", descending=True)
@@ -258,10 +253,9 @@ class SettingsDialog(QDialog):
         layout.addWidget(refresh, 0, Qt.AlignmentFlag.AlignRight)
         connect = QGroupBox("Connect an agent")
         form = QVBoxLayout(connect)
-        how = QLabel("Add this to your MCP client's configuration — Claude Desktop: claude_desktop_config.json; "
-                     "Cursor: ~/.cursor/mcp.json; VS Code: .vscode/mcp.json under \"servers\" — then restart "
-                     "the client. The server runs beside this app on the same memory.")
-        how.setWordWrap(True)
+        how = wrapped_label("Add this to your MCP client's configuration — Claude Desktop: "
+                            "claude_desktop_config.json; Cursor: ~/.cursor/mcp.json; VS Code: .vscode/mcp.json under "
+                            '"servers" — then restart the client. The server runs beside this app on the same memory.')
         form.addWidget(how)
         self.mcp_snippet = QPlainTextEdit(client_config_json(self.data_folder))
         self.mcp_snippet.setReadOnly(True)

@@ -28,7 +28,6 @@ from .qt import (
     QAbstractItemView,
     QAction,
     QComboBox,
-    QHBoxLayout,
     QInputDialog,
     QKeySequence,
     QLabel,
@@ -36,7 +35,6 @@ from .qt import (
     QMainWindow,
     QMessageBox,
     QPushButton,
-    QSplitter,
     Qt,
     QTabWidget,
     QTextBrowser,
@@ -47,6 +45,7 @@ from .qt import (
 from .remembered import ForgottenPage, RememberedPage
 from .tasks import TaskRunner
 from .timeline import TimelineChart
+from .widgets import boxed, choice_box, in_a_column, in_a_row, search_box, split, wrapped_label
 
 STATE_CHOICES = [("Current", "current"), ("History", "history"), ("Deleted", "denied"), ("All", None)]
 TITLES = {"assertions": "Assertions", "facts": "Facts", "relationships": "Relationships"}
@@ -61,23 +60,16 @@ class BeliefPage(QWidget):
     def __init__(self, memory: Memory, runner: TaskRunner, category: str, parent=None):
         super().__init__(parent)
         self.memory, self.runner, self.category = memory, runner, category
-        self.state = QComboBox()
-        for label, value in STATE_CHOICES:
-            self.state.addItem(label, value)
-        self.entity = QLineEdit()
-        self.entity.setPlaceholderText("Entity or alias…")
-        self.entity.setClearButtonEnabled(True)
+        self.state = choice_box(STATE_CHOICES)
+        self.entity = search_box("Entity or alias…")
         self.source = QComboBox()
         self.model = RecordTableModel(BELIEF_COLUMNS, self)
         self.table = record_table(self.model, "Last seen", descending=True)
         self.events = RecordTableModel(EVENT_COLUMNS, self)
         self.events_view = record_table(self.events, "Time")
         self.events_view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.summary = QLabel("Select a row to see the evidence behind it.")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.history = QLabel("")
-        self.history.setWordWrap(True)
+        self.summary = wrapped_label("Select a row to see the evidence behind it.", text_format=Qt.TextFormat.RichText)
+        self.history = wrapped_label()
         self.confirm_button = QPushButton("Confirm")
         self.confirm_button.setToolTip("It is right: keep it as stable, confirmed by you")
         self.correct_button = QPushButton("Correct…")
@@ -85,30 +77,13 @@ class BeliefPage(QWidget):
         self.delete_button = QPushButton("Delete")
         self.delete_button.setToolTip("It is wrong: remove it; the same evidence will not bring it back")
 
-        filters = QHBoxLayout()
-        filters.addWidget(QLabel("Show"))
-        filters.addWidget(self.state)
-        filters.addWidget(self.entity, 1)
-        filters.addWidget(self.source)
-        actions = QHBoxLayout()
-        actions.addWidget(self.summary, 1)
-        for button in (self.confirm_button, self.correct_button, self.delete_button):
-            actions.addWidget(button)
-        detail = QWidget()
-        detail_layout = QVBoxLayout(detail)
-        detail_layout.setContentsMargins(0, 0, 0, 0)
-        detail_layout.addLayout(actions)
-        detail_layout.addWidget(QLabel("Evidence — the recorded events behind it:"))
-        detail_layout.addWidget(self.events_view, 1)
-        detail_layout.addWidget(self.history)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(detail)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
-        layout = QVBoxLayout(self)
-        layout.addLayout(filters)
-        layout.addWidget(splitter, 1)
+        filters = in_a_row(QLabel("Show"), self.state, self.entity, self.source, stretch=self.entity)
+        actions = in_a_row(self.summary, self.confirm_button, self.correct_button, self.delete_button,
+                           stretch=self.summary)
+        detail = boxed(actions, QLabel("Evidence — the recorded events behind it:"), self.events_view, self.history,
+                       stretch=self.events_view)
+        splitter = split(self.table, detail)
+        in_a_column(self, filters, splitter, stretch=splitter)
 
         self.state.currentIndexChanged.connect(self.refresh)
         self.entity.textChanged.connect(self.refresh)
@@ -238,22 +213,15 @@ class EntitiesPage(QWidget):
     def __init__(self, memory: Memory, runner: TaskRunner, parent=None):
         super().__init__(parent)
         self.memory, self.runner = memory, runner
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search names and aliases…")
-        self.search.setClearButtonEnabled(True)
+        self.search = search_box("Search names and aliases…")
         self.model = RecordTableModel(ENTITY_COLUMNS, self)
         self.table = record_table(self.model, "Events", descending=True)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.alias_button = QPushButton("Add alias…")
         self.merge_button = QPushButton("Merge selected")
         self.merge_button.setToolTip("Select two entities that are one and the same")
-        row = QHBoxLayout()
-        row.addWidget(self.search, 1)
-        row.addWidget(self.alias_button)
-        row.addWidget(self.merge_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addWidget(self.table, 1)
+        in_a_column(self, in_a_row(self.search, self.alias_button, self.merge_button, stretch=self.search), self.table,
+                    stretch=self.table)
         self.search.textChanged.connect(self.refresh)
         self.alias_button.clicked.connect(self.ask_alias)
         self.merge_button.clicked.connect(self.ask_merge)
@@ -324,12 +292,8 @@ class AskPage(QWidget):
         self.ask_button = QPushButton("Ask")
         self.result = QTextBrowser()
         self.result.setOpenExternalLinks(False)
-        row = QHBoxLayout()
-        row.addWidget(self.question, 1)
-        row.addWidget(self.ask_button)
-        layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addWidget(self.result, 1)
+        in_a_column(self, in_a_row(self.question, self.ask_button, stretch=self.question), self.result,
+                    stretch=self.result)
         self.question.returnPressed.connect(self.ask)
         self.ask_button.clicked.connect(self.ask)
 

@@ -17,10 +17,7 @@ log = logging.getLogger(__name__)
 def resolve_embedder(spec: str | Embedder) -> Embedder:
     """``"default"`` (MiniLM, else hashing with a warning), ``"minilm"``, ``"hashing"`` or an instance."""
     if not isinstance(spec, str):
-        embedder = completed_embedder(spec)
-        if embedder is None:
-            raise TypeError(f"not an embedder: {spec!r} (needs name, dimension and embed(texts))")
-        return embedder
+        return completed_embedder(spec)
     if spec == "minilm":
         return MiniLMEmbedder(idle_seconds=idle_seconds())
     if spec == "hashing":

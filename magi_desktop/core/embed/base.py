@@ -72,11 +72,11 @@ class CompletedEmbedder:
             release()
 
 
-def completed_embedder(spec: object) -> Embedder | None:
+def completed_embedder(spec: object) -> Embedder:
     """``spec`` as an Embedder: itself when it has every member, completed when it has the older minimum
-    (name, dimension, embed), else None."""
+    (name, dimension, embed); TypeError for anything else."""
     if isinstance(spec, Embedder):
         return spec
     if all(hasattr(spec, member) for member in ("name", "dimension", "embed")):
         return CompletedEmbedder(spec)
-    return None
+    raise TypeError(f"not an embedder: {spec!r} (needs name, dimension and embed(texts))")

@@ -95,10 +95,11 @@ class CompletedLLM:
         return getattr(self._inner, name)
 
 
-def completed_llm(spec: object) -> LLMProvider | None:
-    """``spec`` as an LLMProvider: itself when complete, completed when it has ``name`` and ``run``, else None."""
+def completed_llm(spec: object) -> LLMProvider:
+    """``spec`` as an LLMProvider: itself when complete, completed when it has ``name`` and ``run``; TypeError
+    for anything else."""
     if isinstance(spec, LLMProvider):
         return spec
     if hasattr(spec, "name") and callable(getattr(spec, "run", None)):
         return CompletedLLM(spec)
-    return None
+    raise TypeError(f"not an LLM provider: {spec!r} (needs name and run(task, inputs))")
