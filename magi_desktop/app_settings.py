@@ -67,12 +67,9 @@ def settings_path(data_folder: Path) -> Path:
 
 def load_app_settings(data_folder: Path) -> AppSettings:
     path = settings_path(data_folder)
-    raw = read_json_object(path, AppSettingsError)
+    raw = read_json_object(path, AppSettingsError, {"llm", "autostart"})
     if raw is None:
         return AppSettings()
-    unknown = set(raw) - {"llm", "autostart"}
-    if unknown:
-        raise AppSettingsError(path, setting_name(sorted(unknown)[0]), "unknown setting")
     if not isinstance(raw.get("autostart", False), bool):
         raise AppSettingsError(path, "autostart", "must be true or false")
     llm = raw.get("llm", {})

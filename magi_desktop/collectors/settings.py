@@ -41,8 +41,9 @@ class SettingsError(SettingsFileError):
     """collectors.json is not what it must be."""
 
 
-def read_json_object(path: Path, error: type[SettingsFileError]) -> dict[str, Any] | None:
-    """The JSON object a settings file holds, None when there is no file; ``error`` for anything else."""
+def read_json_object(path: Path, error: type[SettingsFileError], known: set[str]) -> dict[str, Any] | None:
+    """The JSON object a settings file holds, None when there is no file; ``error`` for anything else, a key
+    not in ``known`` too."""
     if not path.exists():
         return None
     try:
@@ -51,6 +52,9 @@ def read_json_object(path: Path, error: type[SettingsFileError]) -> dict[str, An
         raise error(path, "file", f"not readable JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise error(path, "file", "must be a JSON object")
+    unknown = set(raw) - known
+    if unknown:
+        raise error(path, setting_name(sorted(unknown)[0]), "unknown setting")
     return raw
 
 
@@ -68,12 +72,9 @@ def settings_path(data_folder: Path) -> Path:
 
 def load_settings(data_folder: Path) -> CollectorSettings:
     path = settings_path(data_folder)
-    raw = read_json_object(path, SettingsError)
+    raw = read_json_object(path, SettingsError, {"paused", "exclusions", "collectors"})
     if raw is None:
         return CollectorSettings()
-    unknown = set(raw) - {"paused", "exclusions", "collectors"}
-    if unknown:
-        raise SettingsError(path, setting_name(sorted(unknown)[0]), "unknown setting")
     paused = raw.get("paused", False)
     if not isinstance(paused, bool):
         raise SettingsError(path, "paused", "must be true or false")
