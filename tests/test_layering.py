@@ -74,7 +74,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/export_markdown.py": 2,
     "core/export_schema.py": 8,
     "core/extraction/pipeline.py": 14,
-    "core/forget.py": 33,
     "core/forget_job.py": 26,
     "core/import_events.py": 3,
     "core/import_facts.py": 7,
