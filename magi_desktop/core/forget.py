@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from .errors import InvalidInput
 from .l2 import endings, episodes, snapshots
 from .l2.maintenance import drop_orphans
+from .store import forgetting as forget_rows
 from .store.connection import Connection
 from .store.entities import name_key
 from .store.generations import note_events_deleted
@@ -53,65 +54,26 @@ class Targets:
 def find_targets(conn: Connection, *, event_ids=None, source_item_ids=None, entity: str | None = None,
                  source: str | None = None, start: float | None = None, end: float | None = None) -> Targets:
     """What the criteria (combined with AND) name now. ``ValueError`` when they name nothing at all."""
-    where, args = _where("e.event_id", event_ids, source_item_ids, source, start, end)
+    others = bool(event_ids or source_item_ids or source or start is not None or end is not None)
     entities: list[int] = []
     if entity:
-        entities = _entities_named(conn, entity)
-        marks = ", ".join("?" * len(entities)) or "NULL"
-        where.append(f"(e.id IN (SELECT event_rowid FROM l1_event_entities WHERE entity_id IN ({marks})) OR "
-                     f"e.id IN (SELECT event_rowid FROM entity_mentions WHERE name_key = ? OR entity_id IN ({marks})))")
-        args += [*entities, name_key(entity), *entities]
-    if not where:
+        entities = forget_rows.entities_named(conn, name_key(entity))
+    elif not others:
         raise InvalidInput("say what to forget: event ids, item ids, an entity, a source or a time range")
-    events = [r[0] for r in conn.execute(f"SELECT e.id FROM fact_events e WHERE {' AND '.join(where)} ORDER BY e.id",
-                                         args)]
+    events = forget_rows.event_rowids_matching(conn, event_ids=event_ids, source_item_ids=source_item_ids,
+                                               source=source, start=start, end=end,
+                                               entity_key=name_key(entity) if entity else None, entity_ids=entities)
     traces: list[int] = []
     if not entity:      # an entity names no trace: those are kept
-        where, args = _where("e.trace_id", event_ids, source_item_ids, source, start, end)
-        traces = [r[0] for r in conn.execute(f"SELECT e.id FROM runtime_traces e WHERE {' AND '.join(where)} "
-                                             f"ORDER BY e.id", args)]
+        traces = forget_rows.trace_rowids_matching(conn, event_ids=event_ids, source_item_ids=source_item_ids,
+                                                   source=source, start=start, end=end)
     # Forgetting by entity AND something else narrows the events; the entity itself goes only when asked alone.
-    alone = entity and not (event_ids or source_item_ids or source or start is not None or end is not None)
+    alone = entity and not others
     return Targets(events, traces, entities if alone else [])
 
 
-def _entities_named(conn: Connection, name: str) -> list[int]:
-    """The entities called ``name`` (any case) or with it as an alias, and those merged into them."""
-    key = name_key(name)
-    found = {r[0] for r in conn.execute(
-        "SELECT entity_id FROM entity_catalog c WHERE c.name_key = ? OR EXISTS (SELECT 1 FROM "
-        "json_each(c.aliases_json) a WHERE lower(a.value) = ?)", (key, key))}
-    frontier = set(found)
-    while frontier:
-        marks = ", ".join("?" * len(frontier))
-        frontier = {r[0] for r in conn.execute(f"SELECT entity_id FROM entity_catalog WHERE merged_into IN ({marks})",
-                                               sorted(frontier))} - found
-        found |= frontier
-    return sorted(found)
-
-
-def _where(id_column: str, event_ids, source_item_ids, source, start, end) -> tuple[list[str], list]:
-    where, args = [], []
-    if event_ids:
-        where.append(f"{id_column} IN ({', '.join('?' * len(event_ids))})")
-        args += list(event_ids)
-    if source_item_ids:
-        where.append(f"e.source_item_id IN ({', '.join('?' * len(source_item_ids))})")
-        args += list(source_item_ids)
-    if source:
-        where.append("e.source = ?")
-        args.append(source)
-    if start is not None:
-        where.append("e.timestamp >= ?")
-        args.append(float(start))
-    if end is not None:
-        where.append("e.timestamp < ?")
-        args.append(float(end))
-    return where, args
-
-
 def _counts(conn: Connection) -> dict[str, int]:
-    counts = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in COUNTED}
+    counts = forget_rows.row_counts(conn, COUNTED)
     # chunk_vectors holds one row per event_chunks row (a trigger deletes it with its chunk); counting the
     # vec0 table itself reads all of its chunks.
     counts["chunk_vectors"] = counts["event_chunks"]
@@ -135,9 +97,7 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
     now = time.time() if now is None else now
     rowids = list(rowids)
     before = _counts(conn)
-    marks = ", ".join("?" * len(rowids))
-    rows = conn.execute(f"SELECT event_id, source_item_id, session_id, source FROM fact_events WHERE id IN ({marks})",
-                        rowids).fetchall() if rowids else []
+    rows = forget_rows.events_of_rowids(conn, rowids)
     if not rows:
         return Removed()
     # A fact names its message by event id, or by the chat item id it was given before it was stored.
@@ -147,33 +107,18 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
     redraw_citing(conn, rowids)
     # An extraction's episode and report may quote any of its messages: it goes when one does, and
     # the messages left are read again (what they still support is found, no more).
-    extractions = [r[0] for r in conn.execute(f"SELECT DISTINCT extraction_id FROM chat_extraction WHERE "
-                                              f"event_rowid IN ({marks}) AND extraction_id IS NOT NULL", rowids)]
-    touched = _entities_touched(conn, rowids, marks)
+    extractions = forget_rows.extractions_of_events(conn, rowids)
+    touched = forget_rows.entities_touched_by(conn, rowids)
     ended = endings.ended_by(conn, rowids)
-    conn.execute(f"DELETE FROM fact_events WHERE id IN ({marks})", rowids)
+    forget_rows.delete_events(conn, rowids)
     endings.reinstate(conn, ended)   # "I quit Acme" forgotten: Acme is current again
     note_events_deleted(conn)   # a summary drawn from these events meanwhile is not written (l3/jobs.py)
     episodes.upkeep(conn)       # once per episode that lost events, not once per event (the trigger queues)
-    conn.executemany("DELETE FROM fact_extractions WHERE extraction_id = ?", [(e,) for e in extractions])
+    forget_rows.delete_extractions(conn, extractions)
     # A session with no message left starts again at generation 0: no retry state may carry over.
-    conn.execute("DELETE FROM extraction_retries WHERE session_id NOT IN (SELECT session_id FROM chat_sessions)")
+    forget_rows.delete_retries_of_gone_sessions(conn)
     _settle_entities(conn, touched, now)
     return Removed(_removed(before, _counts(conn)), {r[2] for r in rows if r[2]})
-
-
-def _entities_touched(conn: Connection, rowids: list[int], marks: str) -> list[int]:
-    """The entities these events link to, mention, or support an edge or assertion of."""
-    return sorted({r[0] for r in conn.execute(
-        f"SELECT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) "
-        f"UNION SELECT entity_id FROM entity_mentions WHERE event_rowid IN ({marks}) AND entity_id IS NOT NULL "
-        f"UNION SELECT k.subject_id FROM l2_evidence v JOIN kg_edges k ON k.triple_id = v.row_key "
-        f"WHERE v.kind = 'edge' AND v.event_rowid IN ({marks}) "
-        f"UNION SELECT k.object_id FROM l2_evidence v JOIN kg_edges k ON k.triple_id = v.row_key "
-        f"WHERE v.kind = 'edge' AND v.event_rowid IN ({marks}) "
-        f"UNION SELECT a.entity_id FROM l2_evidence v JOIN tom_trait_assertions a ON "
-        f"a.assertion_id = CAST(v.row_key AS INTEGER) WHERE v.kind = 'assertion' AND v.event_rowid IN ({marks})",
-        rowids * 5)})
 
 
 def _settle_entities(conn: Connection, touched: list[int], now: float) -> None:
@@ -198,23 +143,14 @@ def forget_entities(conn: Connection, entity_ids: Sequence[int], now: float | No
     """Inside the caller's write transaction: remove these entities (forgotten by name) with their aliases,
     mentions, edges, assertions and snapshot; the snapshots of others that listed them are rebuilt."""
     now = time.time() if now is None else now
-    ids = [r[0] for r in conn.execute(f"SELECT entity_id FROM entity_catalog WHERE entity_id IN "
-                                      f"({', '.join('?' * len(entity_ids))})", list(entity_ids))] if entity_ids else []
+    ids = forget_rows.stored_entities(conn, entity_ids)
     if not ids:
         return Removed()
     before = _counts(conn)
-    marks = ", ".join("?" * len(ids))
-    neighbours = [r[0] for r in conn.execute(
-        f"SELECT subject_id FROM kg_edges WHERE object_id IN ({marks}) UNION SELECT object_id FROM kg_edges "
-        f"WHERE subject_id IN ({marks})", ids * 2)]
-    conn.execute(f"DELETE FROM kg_edges WHERE subject_id IN ({marks}) OR object_id IN ({marks})", ids * 2)
-    conn.execute(f"DELETE FROM tom_trait_assertions WHERE entity_id IN ({marks})", ids)
-    conn.execute(f"DELETE FROM entity_mentions WHERE entity_id IN ({marks})", ids)
-    conn.execute(f"UPDATE entity_catalog SET merged_into = NULL WHERE merged_into IN ({marks})", ids)
-    conn.execute(f"DELETE FROM entity_catalog WHERE entity_id IN ({marks})", ids)
+    neighbours = forget_rows.edge_neighbours_of(conn, ids)
+    forget_rows.delete_entities(conn, ids)
     survivors = sorted(set(neighbours) - set(ids))
-    conn.executemany("INSERT OR IGNORE INTO snapshot_refresh_queue (entity_id, enqueued_at) VALUES (?, 0)",
-                     [(e,) for e in survivors])
+    forget_rows.queue_snapshot_refresh(conn, survivors)
     _settle_entities(conn, survivors, now)
     return Removed(_removed(before, _counts(conn)))
 
@@ -223,59 +159,36 @@ def _forget_facts(conn: Connection, message_ids: set[str]) -> None:
     """Facts that point at a forgotten message hold its words or rest on them: they go, and so does
     every fact merged from one of them (its text holds theirs). What one of them had replaced or
     absorbed is current again — unless something later replaced that, or the user deleted it."""
-    doomed: set[int] = set()
-    ids = sorted(message_ids)
-    for start in range(0, len(ids), 300):
-        chunk = ids[start:start + 300]
-        marks = ", ".join("?" * len(chunk))
-        doomed |= {r[0] for r in conn.execute(
-            f"SELECT fact_id FROM memory_facts WHERE source_message_id IN ({marks}) OR proposal_message_id IN "
-            f"({marks}) OR accepting_message_id IN ({marks})", chunk * 3)}
+    doomed = forget_rows.facts_citing(conn, sorted(message_ids))
     frontier = set(doomed)
     while frontier:
-        marks = ", ".join("?" * len(frontier))
-        frontier = {r[0] for r in conn.execute(
-            f"SELECT superseded_by FROM memory_facts WHERE fact_id IN ({marks}) AND status = 'merged' "
-            f"AND superseded_by IS NOT NULL", sorted(frontier))} - doomed
+        frontier = forget_rows.facts_merged_from(conn, sorted(frontier)) - doomed
         doomed |= frontier
     if not doomed:
         return
-    status = dict(conn.execute(f"SELECT fact_id, status FROM memory_facts WHERE fact_id IN "
-                               f"({', '.join('?' * len(doomed))})", sorted(doomed)).fetchall())
-    after = dict(conn.execute(f"SELECT fact_id, superseded_by FROM memory_facts WHERE fact_id IN "
-                              f"({', '.join('?' * len(doomed))})", sorted(doomed)).fetchall())
-    marks = ", ".join("?" * len(doomed))
-    retired = conn.execute(f"SELECT fact_id, superseded_by FROM memory_facts WHERE superseded_by IN ({marks}) "
-                           f"AND fact_id NOT IN ({marks})", sorted(doomed) * 2).fetchall()
+    status = forget_rows.fact_statuses(conn, sorted(doomed))
+    after = forget_rows.fact_successors(conn, sorted(doomed))
+    retired = forget_rows.facts_retired_by(conn, sorted(doomed))
     for fact_id, replaced_by in retired:
         # Follow what replaced it past the forgotten facts: the first survivor replaces it now; when
         # the chain ends in a forgotten fact that was current, it is current again; when the user had
         # deleted that one, it stays retired.
         last = replaced_by
-        while after.get(last) in doomed:
-            last = after[last]
+        while (following := after.get(last)) is not None and following in doomed:
+            last = following
         survivor = after.get(last)
         if survivor is not None:
-            conn.execute("UPDATE memory_facts SET superseded_by = ? WHERE fact_id = ?", (survivor, fact_id))
+            forget_rows.replace_fact_by(conn, fact_id, survivor)
         elif status[last] == "active":
-            conn.execute("UPDATE memory_facts SET status = 'active', superseded_by = NULL WHERE fact_id = ?",
-                         (fact_id,))
+            forget_rows.reinstate_fact(conn, fact_id)
         else:
-            conn.execute("UPDATE memory_facts SET superseded_by = NULL WHERE fact_id = ?", (fact_id,))
-    conn.execute(f"DELETE FROM memory_facts WHERE fact_id IN ({marks})", sorted(doomed))
+            forget_rows.clear_fact_successor(conn, fact_id)
+    forget_rows.delete_facts(conn, sorted(doomed))
 
 
 def _forget_traces(conn: Connection, traces: list[int]) -> None:
     """Runtime traces go with the L4 executions learnt from them; the tools' experience is re-derived."""
-    marks = ", ".join("?" * len(traces))
-    learnt = conn.execute(f"SELECT skill_id, count(*), sum(ok), sum(1 - ok) FROM l4_execution_traces "
-                          f"WHERE runtime_id IN ({marks}) GROUP BY skill_id", traces).fetchall()
-    conn.execute(f"DELETE FROM l4_execution_traces WHERE runtime_id IN ({marks})", traces)
-    conn.execute(f"DELETE FROM runtime_traces WHERE id IN ({marks})", traces)
+    learnt = forget_rows.executions_learnt_from(conn, traces)
+    forget_rows.delete_traces(conn, traces)
     for skill_id, runs, successes, failures in learnt:
-        conn.execute(
-            "UPDATE procedural_skills SET runs = max(0, runs - ?), successes = max(0, successes - ?), "
-            "failures = max(0, failures - ?), mean_duration_ms = (SELECT avg(duration_ms) FROM l4_execution_traces "
-            "WHERE skill_id = ?), strategy_json = NULL, optimized_prompt = NULL, distilled_at = NULL, "
-            "distilled_by = NULL, distill_due = 1 WHERE skill_id = ?", (runs, successes, failures, skill_id, skill_id))
-        conn.execute("DELETE FROM procedural_skills WHERE skill_id = ? AND runs = 0", (skill_id,))
+        forget_rows.unlearn(conn, skill_id, runs, successes, failures)

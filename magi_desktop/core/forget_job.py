@@ -26,10 +26,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
 from . import forget as forgetting
+from .store import forget_receipts as store_receipts
 from .store.connection import Connection
 from .store.entities import name_key
+from .store.forget_receipts import DELETING, DONE, RECEIPT_COLUMNS, SCRUBBING, in_state, last_deleted_at, unfinished
 
-DELETING, SCRUBBING, DONE = "deleting", "scrubbing", "done"
+# The receipts' states and reads are the store's; the job's door re-exports them for its callers.
+__all__ = ["DELETING", "DONE", "RECEIPT_COLUMNS", "SCRUBBING", "claim", "criteria_of", "delete_chunk",
+           "earlier_exports", "in_state", "keyed", "keyed_criteria", "last_deleted_at", "legacy_receipts_left",
+           "mark_scrubbed", "receipt_secret", "receipts", "record_export", "rekey_legacy", "release", "request",
+           "runner", "runner_alive", "unfinished"]
+
 LEASE_SECONDS = 60.0        # a deleting job whose runner has not committed a chunk for this long was left by a crash
 KEYED_CRITERIA = ("entity", "source_item_ids")
 _KINDS = ("event", "trace", "entity")          # the order a job removes them in
@@ -52,11 +59,11 @@ def receipt_secret(conn: Connection, *, create: bool) -> bytes | None: ...
 def receipt_secret(conn: Connection, *, create: bool = True) -> bytes | None:
     """The database's key for receipt hashes (made on first use when ``create``, inside the caller's
     transaction)."""
-    row = conn.execute("SELECT secret FROM forget_secret WHERE id = 1").fetchone()
-    if row is None and create:
-        conn.execute("INSERT OR IGNORE INTO forget_secret (id, secret) VALUES (1, ?)", (os.urandom(32),))
-        row = conn.execute("SELECT secret FROM forget_secret WHERE id = 1").fetchone()
-    return bytes(row[0]) if row else None
+    secret = store_receipts.stored_secret(conn)
+    if secret is None and create:
+        store_receipts.add_secret(conn, os.urandom(32))
+        secret = store_receipts.stored_secret(conn)
+    return secret
 
 
 def keyed(secret: bytes, kind: str, value: str) -> str:
@@ -84,39 +91,17 @@ def request(conn: Connection, criteria: Mapping[str, Any], now: float | None = N
     now = time.time() if now is None else now
     targets = forgetting.find_targets(conn, **criteria)
     secret = receipt_secret(conn)
-    event_ids = _column(conn, "SELECT event_id FROM fact_events WHERE id IN ({})", targets.events)
-    starts = [_since(conn, sql, rowids) for sql, rowids in (
-        ("SELECT min(ingested_at) FROM fact_events WHERE id IN ({})", targets.events),
-        ("SELECT min(ingested_at) FROM runtime_traces WHERE id IN ({})", targets.traces),
-        ("SELECT min(created_at) FROM entity_catalog WHERE entity_id IN ({})", targets.entities))]
-    since = [s for s in starts if s is not None]
-    receipt_id = conn.execute(
-        "INSERT INTO forget_receipts (created_at, criteria_json, event_ids_json, counts_json, state, data_since, "
-        "criteria_keyed, claimed_by, claimed_until) VALUES (?, ?, ?, '{}', ?, ?, 1, ?, ?)",
-        (now, json.dumps(keyed_criteria(secret, criteria)), json.dumps(event_ids),
-         DELETING if targets else DONE, min(since) if since else None, runner(), now + LEASE_SECONDS)).lastrowid
+    event_ids = store_receipts.event_ids_of(conn, targets.events)
+    # When the first of these rows was recorded: exports made before it cannot hold them.
+    since = store_receipts.first_recorded(conn, targets.events, targets.traces, targets.entities)
+    receipt_id = store_receipts.add_receipt(conn, now, json.dumps(keyed_criteria(secret, criteria)),
+                                            json.dumps(event_ids), DELETING if targets else DONE, since, runner(),
+                                            now + LEASE_SECONDS)
     if not targets:
-        conn.execute("UPDATE forget_receipts SET deleted_at = ?, scrubbed_at = ? WHERE receipt_id = ?",
-                     (now, now, receipt_id))
+        store_receipts.mark_finished_at_once(conn, receipt_id, now)
     for kind, rowids in zip(_KINDS, (targets.events, targets.traces, targets.entities), strict=True):
-        conn.executemany("INSERT OR IGNORE INTO forget_targets (receipt_id, kind, target_rowid) VALUES (?, ?, ?)",
-                         [(receipt_id, kind, rowid) for rowid in rowids])
+        store_receipts.add_targets(conn, receipt_id, kind, rowids)
     return receipt_id
-
-
-def _column(conn: Connection, sql: str, rowids: Sequence[int]) -> list:
-    out = []
-    for first in range(0, len(rowids), 500):
-        part = list(rowids[first:first + 500])
-        out += [r[0] for r in conn.execute(sql.format(", ".join("?" * len(part))), part)]
-    return out
-
-
-def _since(conn: Connection, sql: str, rowids: Sequence[int]) -> float | None:
-    """When the first of these rows was recorded: exports made before it cannot hold them."""
-    times = _column(conn, sql, rowids)
-    times = [t for t in times if t is not None]
-    return min(times) if times else None
 
 
 def delete_chunk(conn: Connection, receipt_id: int, size: int, now: float | None = None) -> forgetting.Removed | None:
@@ -125,9 +110,7 @@ def delete_chunk(conn: Connection, receipt_id: int, size: int, now: float | None
     receipt is then ``scrubbing``."""
     now = time.time() if now is None else now
     for kind in _KINDS:
-        rowids = [r[0] for r in conn.execute(
-            "SELECT target_rowid FROM forget_targets WHERE receipt_id = ? AND kind = ? ORDER BY target_rowid "
-            "LIMIT ?", (receipt_id, kind, size if kind != "entity" else 50))]
+        rowids = store_receipts.next_targets(conn, receipt_id, kind, size if kind != "entity" else 50)
         if not rowids:
             continue
         if kind == "event":
@@ -136,24 +119,14 @@ def delete_chunk(conn: Connection, receipt_id: int, size: int, now: float | None
             removed = forgetting.forget_traces(conn, rowids)
         else:
             removed = forgetting.forget_entities(conn, rowids, now)
-        conn.executemany("DELETE FROM forget_targets WHERE receipt_id = ? AND kind = ? AND target_rowid = ?",
-                         [(receipt_id, kind, rowid) for rowid in rowids])
-        counts = json.loads(conn.execute("SELECT counts_json FROM forget_receipts WHERE receipt_id = ?",
-                                         (receipt_id,)).fetchone()[0])
+        store_receipts.drop_targets(conn, receipt_id, kind, rowids)
+        counts = json.loads(store_receipts.counts_json(conn, receipt_id))
         for table, n in removed.counts.items():
             counts[table] = counts.get(table, 0) + n
-        conn.execute("UPDATE forget_receipts SET counts_json = ?, claimed_until = ? WHERE receipt_id = ?",
-                     (json.dumps(counts, sort_keys=True), time.time() + LEASE_SECONDS, receipt_id))
+        store_receipts.save_counts(conn, receipt_id, json.dumps(counts, sort_keys=True), time.time() + LEASE_SECONDS)
         return removed
-    conn.execute("UPDATE forget_receipts SET state = ?, deleted_at = ? WHERE receipt_id = ? AND state = ?",
-                 (SCRUBBING, now, receipt_id, DELETING))
+    store_receipts.mark_deleted(conn, receipt_id, now)
     return None
-
-
-def unfinished(conn: Connection) -> list[tuple[int, str]]:
-    """(receipt id, state) of every job not done, oldest first (a read)."""
-    return [tuple(r) for r in conn.execute(
-        "SELECT receipt_id, state FROM forget_receipts WHERE state != ? ORDER BY receipt_id", (DONE,))]
 
 
 def runner() -> str:
@@ -183,79 +156,56 @@ def runner_alive(claimed_by: str | None) -> bool:
     return now_started is not None and str(now_started) == started
 
 
-def in_state(conn: Connection, state: str) -> list[tuple[int, str | None, float | None]]:
-    """(receipt id, claimed_by, claimed_until) of every job in ``state`` (a read)."""
-    return [tuple(r) for r in conn.execute(
-        "SELECT receipt_id, claimed_by, claimed_until FROM forget_receipts WHERE state = ? ORDER BY receipt_id",
-        (state,))]
-
-
 def release(conn: Connection, receipt_ids: Sequence[int]) -> None:
     """Inside the caller's write transaction: the runner is through with these jobs (a scrub still pending
     is anyone's to retry)."""
-    conn.executemany("UPDATE forget_receipts SET claimed_until = NULL WHERE receipt_id = ?",
-                     [(r,) for r in receipt_ids])
+    store_receipts.release(conn, receipt_ids)
 
 
 def claim(conn: Connection, receipt_id: int, previous: str | None) -> bool:
     """Inside the caller's write transaction: take a job over from ``previous`` (its crashed runner); False
     if someone else took it meanwhile."""
-    return conn.execute("UPDATE forget_receipts SET claimed_by = ?, claimed_until = ? WHERE receipt_id = ? AND "
-                        "state = ? AND coalesce(claimed_by, '') = ?",
-                        (runner(), time.time() + LEASE_SECONDS, receipt_id, DELETING, previous or "")).rowcount > 0
-
-
-def last_deleted_at(conn: Connection) -> float | None:
-    """When the newest deletion finished (backups older than this may hold what it removed)."""
-    return conn.execute("SELECT max(deleted_at) FROM forget_receipts WHERE state != ?", (DELETING,)).fetchone()[0]
+    return store_receipts.claim(conn, receipt_id, previous, runner(), time.time() + LEASE_SECONDS)
 
 
 def mark_scrubbed(conn: Connection, receipt_ids: Sequence[int], now: float | None = None) -> None:
     now = time.time() if now is None else now
-    # A finished job has no runner: its claim goes with it.
-    conn.executemany("UPDATE forget_receipts SET state = ?, scrubbed_at = ?, claimed_by = NULL, claimed_until = NULL "
-                     "WHERE receipt_id = ? AND state = ?",
-                     [(DONE, now, receipt_id, SCRUBBING) for receipt_id in receipt_ids])
+    store_receipts.mark_scrubbed(conn, receipt_ids, now)        # a finished job has no runner: its claim goes with it
+
+
+def legacy_receipts_left(conn: Connection) -> bool:
+    """Whether a receipt written before keyed criteria is left for :func:`rekey_legacy` (a read)."""
+    return store_receipts.any_unkeyed(conn)
 
 
 def rekey_legacy(conn: Connection, now: float | None = None) -> int:
     """Inside the caller's write transaction: receipts written before keyed criteria get them, and are
     scrubbed again — as if their names were deleted now, so the backups made before (the one made before
     the upgrade among them) that hold the names are replaced too. Returns how many."""
-    rows = conn.execute("SELECT receipt_id, criteria_json FROM forget_receipts WHERE criteria_keyed = 0").fetchall()
-    if not rows:
+    legacy = store_receipts.unkeyed(conn)
+    if not legacy:
         return 0
     now = time.time() if now is None else now
     secret = receipt_secret(conn)
-    for receipt_id, text in rows:
-        conn.execute("UPDATE forget_receipts SET criteria_json = ?, criteria_keyed = 1, deleted_at = ?, state = ? "
-                     "WHERE receipt_id = ? AND state != ?",
-                     (json.dumps(keyed_criteria(secret, json.loads(text))), now, SCRUBBING, receipt_id, DELETING))
-    return len(rows)
+    for receipt_id, text in legacy:
+        store_receipts.rekey(conn, receipt_id, json.dumps(keyed_criteria(secret, json.loads(text))), now)
+    return len(legacy)
 
 
 # ------------------------------------------------------------------------ reading receipts
-
-
-RECEIPT_COLUMNS = ("receipt_id", "created_at", "criteria_json", "event_ids_json", "counts_json", "state",
-                   "deleted_at", "scrubbed_at", "data_since")
 
 
 def receipts(conn: Connection, limit: int = 50, *, receipt_id: int | None = None, entity: str | None = None,
              source_item_id: str | None = None) -> list[dict[str, Any]]:
     """Receipts newest first; ``entity`` / ``source_item_id``: only those that forgot it (matched by its keyed
     hash — the receipt itself never says the name)."""
-    where, args = "", []
-    if receipt_id is not None:
-        where, args = "WHERE receipt_id = ?", [receipt_id]
-    rows = conn.execute(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM forget_receipts {where} ORDER BY receipt_id DESC",
-                        args)
+    found = store_receipts.receipt_rows(conn, receipt_id)
     secret = receipt_secret(conn, create=False) if (entity or source_item_id) else None
     wanted_entity = keyed(secret, "entity", entity) if secret and entity else None
     wanted_item = keyed(secret, "item", source_item_id) if secret and source_item_id else None
     out = []
-    for row in rows:
-        receipt = _receipt(conn, dict(zip(RECEIPT_COLUMNS, row, strict=True)))
+    for row in found:
+        receipt = _receipt(conn, row)
         criteria = receipt["criteria"]
         if entity and (wanted_entity is None or criteria.get("entity") != wanted_entity):
             continue
@@ -280,8 +230,7 @@ def _receipt(conn: Connection, row: dict[str, Any]) -> dict[str, Any]:
 
 def record_export(conn: Connection, path: str, fmt: str, now: float | None = None) -> None:
     """Inside the caller's write transaction: an export was written to ``path``."""
-    conn.execute("INSERT INTO export_log (path, format, exported_at) VALUES (?, ?, ?)",
-                 (str(path), fmt, time.time() if now is None else now))
+    store_receipts.record_export(conn, str(path), fmt, time.time() if now is None else now)
 
 
 def earlier_exports(conn: Connection, row: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -290,6 +239,5 @@ def earlier_exports(conn: Connection, row: Mapping[str, Any]) -> list[dict[str, 
     if row["data_since"] is None:          # it named no stored row
         return []
     until = row["deleted_at"] if row["deleted_at"] is not None else float("inf")
-    found = conn.execute("SELECT path, format, exported_at FROM export_log WHERE exported_at < ? AND exported_at >= ? "
-                         "ORDER BY exported_at", (until, row["data_since"])).fetchall()
+    found = store_receipts.exports_between(conn, row["data_since"], until)
     return [{"path": path, "format": fmt, "exported_at": at} for path, fmt, at in found if os.path.exists(path)]

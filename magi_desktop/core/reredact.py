@@ -11,7 +11,8 @@ queued for embedding again; an entity's, a mention's or an assertion's key is ma
 text, and the vectors of changed entities, edges and summaries are made again. A rewritten value that
 would collide with a unique key gets a ``#rowid`` suffix (two names that differed only in a secret);
 chat sessions that become one are merged. The receipt counts what changed per table and per rule family,
-never the secrets.
+never the secrets. The queries are :mod:`.store.reredaction`'s; the scrub after a run is
+:func:`.store.erasure.scrub_rewritten_text`.
 """
 
 from __future__ import annotations
@@ -20,25 +21,24 @@ import contextlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .ingest import _keyed_hash
 from .redact import CURRENT, RuleSet
-from .store import summaries
+from .store import reredaction, summaries
 from .store.connection import Connection, IntegrityError, write_transaction
 from .store.entities import name_key
-from .store.queue import EMBEDDING_JOBS
-from .store.vectors import ENTITY_VEC_TABLE
+from .store.reredaction import Table, record_version, stored_version, text_tables
 
-META_KEY = "redaction_rules"
+__all__ = ["BATCH_ROWS", "HINT", "UNKNOWN", "Report", "Table", "note_rules_at_open", "record_version", "run",
+           "status", "stored_version", "text_tables"]
+
 UNKNOWN = "unknown"
 BATCH_ROWS = 200            # rows per write transaction: a few hundred keep each one well under a second
 HINT = "run `magi redact` to apply the current secret-redaction rules to what is stored"
 
-# Tables that are the memory's own bookkeeping: the dedupe secret, the migrations, these receipts.
-_SKIPPED_TABLES = frozenset({"memory_meta", "schema_migrations", "redaction_receipts"})
 # Columns whose value is made from another column of the row.
 _DERIVED = {("entity_catalog", "name_key"): "name", ("entity_mentions", "name_key"): "mention_text",
             ("tom_trait_assertions", "value_key"): "value"}
@@ -47,21 +47,10 @@ _DERIVED = {("entity_catalog", "name_key"): "name", ("entity_mentions", "name_ke
 # ------------------------------------------------------------------ the recorded version
 
 
-def stored_version(conn: Connection) -> str | None:
-    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (META_KEY,)).fetchone()
-    return row[0] if row else None
-
-
-def record_version(conn: Connection, version: str) -> None:
-    conn.execute("INSERT INTO memory_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
-                 "value = excluded.value", (META_KEY, version))
-
-
 def note_rules_at_open(conn: Connection, rules: RuleSet) -> None:
     """A new memory holds nothing older than ``rules``; one that holds data but no version predates them."""
     if stored_version(conn) is None:
-        empty = not any(conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
-                        for table in ("fact_events", "runtime_traces"))
+        empty = not reredaction.holds_events_or_traces(conn)
         record_version(conn, rules.version if empty else UNKNOWN)
 
 
@@ -69,48 +58,12 @@ def status(conn: Connection, rules: RuleSet = CURRENT) -> dict[str, Any]:
     """Whether what is stored was redacted with ``rules`` — and if not, what to run."""
     stored = stored_version(conn)
     current = stored == rules.version
-    last = conn.execute("SELECT receipt_id, finished_at, rules_from, rules_to, tables_json, families_json FROM "
-                        "redaction_receipts WHERE finished_at IS NOT NULL ORDER BY receipt_id DESC LIMIT 1"
-                        ).fetchone()
+    last = reredaction.last_finished_receipt(conn)
     return {"rules_version": rules.version, "stored_version": stored, "current": current,
             "hint": None if current else HINT,
             "last_run": None if last is None else {"receipt_id": last[0], "finished_at": last[1], "rules_from": last[2],
                                                    "rules_to": last[3], "changed": json.loads(last[4]),
                                                    "families": json.loads(last[5])}}
-
-
-# ------------------------------------------------------------------ the schema's text
-
-
-@dataclass(frozen=True)
-class Table:
-    name: str
-    key: tuple[str, ...]            # ("rowid",) or the primary key of a WITHOUT ROWID table
-    columns: tuple[str, ...]        # its TEXT columns
-    unique: frozenset[str]          # text columns in a primary key or a unique index
-
-
-def text_tables(conn: Connection) -> list[Table]:
-    """Every ordinary table with TEXT columns (FTS5 / vec0 tables and their shadow tables are indexes)."""
-    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-                        "ORDER BY name").fetchall()
-    virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
-    tables = []
-    for name, sql in rows:
-        if name in _SKIPPED_TABLES or name in virtual or any(name.startswith(v + "_") for v in virtual):
-            continue
-        info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
-        columns = tuple(c[1] for c in info if (c[2] or "").upper() == "TEXT")
-        if not columns:
-            continue
-        unique = {c[1] for c in info if c[5]}
-        for index in conn.execute(f'PRAGMA index_list("{name}")').fetchall():
-            if index[2]:
-                unique |= {c[2] for c in conn.execute(f'PRAGMA index_info("{index[1]}")').fetchall()}
-        without_rowid = "WITHOUT ROWID" in (sql or "").upper()
-        key = tuple(c[1] for c in sorted(info, key=lambda c: c[5]) if c[5]) if without_rowid else ("rowid",)
-        tables.append(Table(name, key, columns, frozenset(unique) & set(columns)))
-    return tables
 
 
 # ------------------------------------------------------------------ the run
@@ -146,16 +99,14 @@ def run(writer: Callable[[], contextlib.AbstractContextManager[Connection]], rea
     started = time.time()
     now = started if now is None else now
     report = Report(rules.version, stored_version(reader), dry_run)
-    reader.create_function("magi_may_redact", 1, lambda v: isinstance(v, str) and rules.may_need_redaction(v),
+    reader.create_function(reredaction.MAY_REDACT, 1, lambda v: isinstance(v, str) and rules.may_need_redaction(v),
                            deterministic=True)
     if not dry_run:
         with writer() as conn, write_transaction(conn):
-            report.receipt_id = conn.execute(
-                "INSERT INTO redaction_receipts (started_at, rules_from, rules_to) VALUES (?, ?, ?)",
-                (now, report.rules_from, rules.version)).lastrowid
+            report.receipt_id = reredaction.start_receipt(conn, now, report.rules_from, rules.version)
     pass_ = _Pass(rules, key_secret, report, now)
     for table in text_tables(reader):
-        for batch in _candidates(reader, table, batch_rows):
+        for batch in reredaction.candidate_rows(reader, table, batch_rows):
             report.rows_scanned += len(batch)
             edits = [edit for row in batch if (edit := pass_.row(table, row)) is not None]
             if edits and not dry_run:
@@ -171,31 +122,11 @@ def run(writer: Callable[[], contextlib.AbstractContextManager[Connection]], rea
     if not dry_run:
         with writer() as conn, write_transaction(conn):
             record_version(conn, rules.version)
-            conn.execute("UPDATE redaction_receipts SET finished_at = ?, rows_scanned = ?, tables_json = ?, "
-                         "families_json = ? WHERE receipt_id = ?",
-                         (time.time(), report.rows_scanned, json.dumps(dict(sorted(report.changed.items()))),
-                          json.dumps(dict(sorted(report.families.items()))), report.receipt_id))
+            reredaction.finish_receipt(conn, report.receipt_id, time.time(), report.rows_scanned,
+                                       json.dumps(dict(sorted(report.changed.items()))),
+                                       json.dumps(dict(sorted(report.families.items()))))
     report.seconds = time.time() - started
     return report
-
-
-def _candidates(reader: Connection, table: Table, batch_rows: int) -> Iterator[list[tuple]]:
-    """Rows of ``table`` with a text the rules may touch, ``batch_rows`` at a time: (key…, columns…)."""
-    selected = ", ".join(f'"{c}"' for c in (*table.key, *table.columns))
-    may = " OR ".join(f'magi_may_redact("{c}")' for c in table.columns)
-    if table.key != ("rowid",):
-        rows = reader.execute(f'SELECT {selected} FROM "{table.name}" WHERE {may}').fetchall()
-        for start in range(0, len(rows), batch_rows):
-            yield rows[start:start + batch_rows]
-        return
-    last = -1 << 62
-    while True:
-        rows = reader.execute(f'SELECT {selected} FROM "{table.name}" WHERE rowid > ? AND ({may}) ORDER BY rowid '
-                              f"LIMIT ?", (last, batch_rows)).fetchall()
-        if not rows:
-            return
-        yield rows
-        last = rows[-1][0]
 
 
 @dataclass
@@ -265,14 +196,13 @@ class _Pass:
             new.setdefault("optimized_prompt", edit.old.get("optimized_prompt"))   # its index follows this column
         if table.name == "fact_events":
             new.setdefault("content", edit.old["content"])                        # its index follows this column
-        where = " AND ".join(f'"{k}" = ?' for k in table.key)
         try:
-            with _savepoint(conn):
-                self._update(conn, table, new, where, edit.key)
+            with reredaction.row_savepoint(conn):
+                reredaction.update_row(conn, table, new, edit.key)
         except IntegrityError:
             for column in table.unique & set(new):       # two values that differed only in a secret
                 new[column] = f"{new[column]} #{edit.key[0]}"
-            self._update(conn, table, new, where, edit.key)
+            reredaction.update_row(conn, table, new, edit.key)
         self._follow(conn, table, edit, new)
         self._counted(table, edit)
 
@@ -280,28 +210,18 @@ class _Pass:
         self.report.changed[table.name] += 1
         self.report.families.update(edit.families)
 
-    @staticmethod
-    def _update(conn: Connection, table: Table, new: dict[str, Any], where: str, key: tuple) -> None:
-        sets = ", ".join(f'"{c}" = ?' for c in new)
-        conn.execute(f'UPDATE "{table.name}" SET {sets} WHERE {where}', (*new.values(), *key))
-
     def _follow(self, conn: Connection, table: Table, edit: _Edit, new: dict[str, Any]) -> None:
         """What is made from the changed row: vectors, the next turn's index, the embedding queue."""
         rowid = edit.key[0]
         if table.name == "fact_events" and new.get("content") != edit.old["content"]:
-            conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (rowid,))
-            EMBEDDING_JOBS.requeue(conn, "SELECT ?", (rowid,), self.now)
+            reredaction.embed_event_again(conn, rowid, self.now)
             # The next turn of the session indexes this one as its context: index it again.
-            conn.execute("UPDATE fact_events SET content = content WHERE id = (SELECT n.id FROM fact_events n, "
-                         "fact_events e WHERE e.id = ? AND e.session_id IS NOT NULL AND n.session_id = e.session_id "
-                         "AND (n.timestamp > e.timestamp OR (n.timestamp = e.timestamp AND n.id > e.id)) "
-                         "ORDER BY n.timestamp, n.id LIMIT 1)", (rowid,))
+            reredaction.reindex_next_turn(conn, rowid)
             self._derived_from_event(conn, rowid)
         elif table.name == "entity_catalog" and "name" in new:
-            with contextlib.suppress(Exception):        # no vector table before the first embedding
-                conn.execute(f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = ?", (rowid,))
+            reredaction.drop_entity_vector(conn, rowid)
         elif table.name == "kg_edges" and "edge_text" in new:
-            conn.execute("UPDATE kg_edges SET embedded = 0 WHERE rowid = ?", (rowid,))
+            reredaction.embed_edge_again(conn, rowid)
 
     def _derived_from_event(self, conn: Connection, rowid: int) -> None:
         """Texts cut from the event's old content hold a secret the rules may no longer see whole (an 80-
@@ -310,38 +230,15 @@ class _Pass:
         redrawn = summaries.redraw_citing(conn, [rowid])
         if redrawn:
             self.report.changed["l3_summaries (summarised again)"] += redrawn
-        conn.execute("UPDATE l2_episodes SET title = coalesce((SELECT substr(e.content, 1, 80) FROM l2_evidence v "
-                     "JOIN fact_events e ON e.id = v.event_rowid WHERE v.kind = 'episode' AND v.row_key = "
-                     "CAST(l2_episodes.episode_id AS TEXT) ORDER BY e.author_type != 'user', e.timestamp LIMIT 1), "
-                     "title) WHERE episode_id IN (SELECT CAST(row_key AS INTEGER) FROM l2_evidence WHERE kind = "
-                     "'episode' AND event_rowid = ?)", (rowid,))
+        reredaction.retitle_episodes_of(conn, rowid)
 
     @staticmethod
     def _merge_session(conn: Connection, edit: _Edit, new: dict[str, Any]) -> bool:
         """Two sessions whose ids differed only in a secret are now one (as ingest would have made them)."""
-        twin = conn.execute("SELECT 1 FROM chat_sessions WHERE session_id = ?", (new["session_id"],)).fetchone()
-        if twin is None:
+        if not reredaction.session_exists(conn, new["session_id"]):
             return False
-        old = edit.old["session_id"]
-        conn.execute("UPDATE chat_sessions SET message_count = message_count + o.message_count, "
-                     "first_event_at = min(first_event_at, o.first_event_at), last_event_at = max(last_event_at, "
-                     "o.last_event_at), generation = max(chat_sessions.generation, o.generation) FROM "
-                     "(SELECT * FROM chat_sessions WHERE session_id = ?) AS o WHERE chat_sessions.session_id = ?",
-                     (old, new["session_id"]))
-        conn.execute("DELETE FROM chat_sessions WHERE session_id = ?", (old,))
+        reredaction.merge_session(conn, edit.old["session_id"], new["session_id"])
         return True
-
-
-@contextlib.contextmanager
-def _savepoint(conn: Connection) -> Iterator[None]:
-    conn.execute("SAVEPOINT reredact_row")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK TO reredact_row")
-        conn.execute("RELEASE reredact_row")
-        raise
-    conn.execute("RELEASE reredact_row")
 
 
 def _metadata(rules: RuleSet, data: Any, counts: Counter) -> Any:
@@ -372,31 +269,3 @@ def _with_counts(metadata_json: str, counts: Counter) -> str:
     merged.update(counts)
     data["redactions"] = dict(sorted(merged.items()))
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-# ------------------------------------------------------------------ the scrub
-
-
-@contextlib.contextmanager
-def secure_writes(conn: Connection) -> Iterator[None]:
-    """``secure_delete`` for the writes inside: the old text's bytes are overwritten, not left in free pages."""
-    before = conn.execute("PRAGMA secure_delete").fetchone()[0]
-    conn.execute("PRAGMA secure_delete = ON")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA secure_delete = {int(before)}")
-
-
-def scrub(conn: Connection) -> None:
-    """What forget does after its writes — the full-text indexes rewritten without the old terms (FTS5 only
-    marks deletions until a merge), the write-ahead log that held the old pages checkpointed away — and a
-    VACUUM: an updated row leaves older copies of itself in its page's free space (written before
-    secure_delete was on, when the page was last rearranged), which only rebuilding the file removes.
-    One small function so it can be routed through forget's scrub job."""
-    with secure_writes(conn), write_transaction(conn):
-        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
-                                     "sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'").fetchall():
-            conn.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'optimize\')')
-    conn.execute("VACUUM")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

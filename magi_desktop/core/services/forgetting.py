@@ -72,8 +72,7 @@ class Forgetting:
         """Whether a forget still has rows to delete (here or in another process) or files to scrub (a
         read)."""
         conn = self.db.reader()
-        return bool(forget_job.unfinished(conn)) or conn.execute(
-            "SELECT 1 FROM forget_receipts WHERE criteria_keyed = 0 LIMIT 1").fetchone() is not None
+        return bool(forget_job.unfinished(conn)) or forget_job.legacy_receipts_left(conn)
 
     def resume_forget(self, budget: float | None = None) -> dict[str, Any]:
         """Finish every forget not done: delete what a crashed job left, then scrub (called at open, by
@@ -86,7 +85,7 @@ class Forgetting:
             return {"resumed": [], "scrubbed": [], "pending": None}
         with self._forget_lock:
             conn = self.db.reader()
-            if conn.execute("SELECT 1 FROM forget_receipts WHERE criteria_keyed = 0 LIMIT 1").fetchone():
+            if forget_job.legacy_receipts_left(conn):
                 with self.db.transaction() as tx:
                     forget_job.rekey_legacy(tx)
             resumed = []

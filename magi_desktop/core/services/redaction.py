@@ -12,7 +12,8 @@ from typing import Any
 from .. import reredact
 from ..redact import RuleSet
 from ..scrub import scrub
-from ..store import Database
+from ..store import Database, erasure
+from ..store import reredaction as redaction_rows
 from ..store.connection import Connection, write_transaction
 from ..store.entities import EntityLinker
 from .normalizer import Normalizer
@@ -49,7 +50,7 @@ class Redactor:
         ``dry_run``: count what would change and write nothing."""
         @contextlib.contextmanager
         def writer() -> Iterator[Connection]:
-            with self.db.writer() as conn, reredact.secure_writes(conn):
+            with self.db.writer() as conn, erasure.secure_writes(conn):
                 yield conn
 
         with self.lock:
@@ -59,7 +60,7 @@ class Redactor:
                 self.linker.reset()          # names it cached may be the old ones
                 if report.changed:
                     with self.db.writer() as conn:
-                        reredact.scrub(conn)
+                        erasure.scrub_rewritten_text(conn)
         if not dry_run and report.changed:
             # The rest of what forget's scrub does: older backups replaced, what `magi restore` kept aside
             # and collectors' temp copies deleted, the write-ahead log truncated (retried while a reader
@@ -73,17 +74,14 @@ class Redactor:
             report.backups_replaced = scrubbed.backups_replaced
             report.scrub = "done" if scrubbed.done else "pending"
             with self.db.transaction() as conn:
-                conn.execute("UPDATE redaction_receipts SET backups_replaced = ? WHERE receipt_id = ?",
-                             (report.backups_replaced, report.receipt_id))
+                redaction_rows.note_backups_replaced(conn, report.receipt_id, report.backups_replaced)
             self.notify()                      # changed events wait to be embedded again
         return report.to_dict()
 
     def redaction_receipts(self, limit: int = 20) -> list[dict[str, Any]]:
         keys = ("receipt_id", "started_at", "finished_at", "rules_from", "rules_to", "rows_scanned", "changed",
                 "families", "backups_replaced")
-        rows = self.db.reader().execute(
-            "SELECT receipt_id, started_at, finished_at, rules_from, rules_to, rows_scanned, tables_json, "
-            "families_json, backups_replaced FROM redaction_receipts ORDER BY receipt_id DESC LIMIT ?", (limit,))
+        rows = redaction_rows.receipts(self.db.reader(), limit)
         return [dict(zip(keys, (*r[:6], json.loads(r[6]), json.loads(r[7]), r[8]), strict=True)) for r in rows]
 
 

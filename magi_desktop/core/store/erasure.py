@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Iterator
 
 from .connection import BUSY_TIMEOUT_MS, Connection, DatabaseError, is_busy, write_transaction
 
@@ -37,6 +39,10 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _optimize(conn: Connection, table: str) -> None:
+    conn.execute(f"INSERT INTO {_quoted(table)} ({_quoted(table)}) VALUES ('optimize')")
+
+
 def merge_fts(conn: Connection, deleted_at: float | None = None) -> bool:
     """Rewrite every full-text index without the rows deleted from it, in one write transaction. Every index
     here is contentless (``contentless_delete=1``): a deletion only records the rowid as gone (FTS5's own
@@ -51,7 +57,7 @@ def merge_fts(conn: Connection, deleted_at: float | None = None) -> bool:
     with write_transaction(conn):
         started = time.time()
         for table in fts_tables(conn):
-            conn.execute(f"INSERT INTO {_quoted(table)} ({_quoted(table)}) VALUES ('optimize')")
+            _optimize(conn, table)
         conn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?, ?)", (FTS_MERGED_AT, repr(started)))
     return True
 
@@ -90,3 +96,30 @@ def vacuum_legacy_free_space(conn: Connection) -> bool:
         conn.execute("DELETE FROM memory_meta WHERE key = ?", (LEGACY_FREE_SPACE,))
     log.info("rewrote the database once to clear what older versions left in its free space")
     return True
+
+
+# ------------------------------------------------------------------ after re-redaction (reredact.py)
+
+
+@contextlib.contextmanager
+def secure_writes(conn: Connection) -> Iterator[None]:
+    """``secure_delete`` for the writes inside: the old text's bytes are overwritten, not left in free pages."""
+    before = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {int(before)}")
+
+
+def scrub_rewritten_text(conn: Connection) -> None:
+    """What forget does after its writes — the full-text indexes rewritten without the old terms (FTS5 only
+    marks deletions until a merge), the write-ahead log that held the old pages checkpointed away — and a
+    VACUUM: an updated row leaves older copies of itself in its page's free space (written before
+    secure_delete was on, when the page was last rearranged), which only rebuilding the file removes.
+    One small function so it can be routed through forget's scrub job."""
+    with secure_writes(conn), write_transaction(conn):
+        for table in fts_tables(conn):
+            _optimize(conn, table)
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
