@@ -119,3 +119,10 @@ def save_strategy(conn: Connection, skill_id: int, strategy_json: str, prompt: s
         "UPDATE procedural_skills SET strategy_json = ?, optimized_prompt = ?, distilled_at = ?, "
         "distilled_by = ?, pending_trace_count = 0, distill_due = 0 WHERE skill_id = ?",
         (strategy_json, prompt, now, by, skill_id))
+
+
+# --------------------------------------------------------------------- what the queue counts read (services/processing)
+
+def skills_due_count(conn: Connection) -> int:
+    """How many skills are marked for distillation."""
+    return conn.execute("SELECT count(*) FROM procedural_skills WHERE distill_due = 1").fetchone()[0]
