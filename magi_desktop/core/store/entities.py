@@ -230,3 +230,12 @@ def active_entity_id(conn: Connection, name_key: str) -> int | None:
     row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
                        (name_key,)).fetchone()
     return row[0] if row else None
+
+
+# --------------------------------------------------------------------- what the agents' desk reads (services/agents)
+
+def active_person_id(conn: Connection, name_key: str) -> int | None:
+    """The id of the active person with this name key (the user: ``SELF_KEY``), if any."""
+    row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = 'person' "
+                       "AND status = 'active'", (name_key,)).fetchone()
+    return row[0] if row else None
