@@ -90,3 +90,10 @@ def add_extracted_fact(conn: Connection, values: Sequence[Any]) -> int | None:
         "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
         "accepting_message_id, proposal_message_id, session_id, generation, extraction_id, created_at, "
         "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", tuple(values)).lastrowid
+
+
+def facts_not_deleted(conn: Connection) -> list[dict[str, Any]]:
+    """Every fact not deleted by the user, all its columns (whatever the schema adds), by id."""
+    cursor = conn.execute("SELECT * FROM memory_facts WHERE status != 'deleted' ORDER BY fact_id")
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor]
