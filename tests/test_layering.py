@@ -87,7 +87,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/services/forgetting.py": 2,
     "core/services/redaction.py": 2,
     "core/services/review.py": 2,
-    "core/services/statistics.py": 15,
     "core/services/transfer.py": 1,
     "doctor.py": 4,
 }
