@@ -20,6 +20,7 @@ from typing import Any
 from .errors import InvalidInput
 from .recalled import strip_recalled
 from .redact import redact_with
+from .storable import is_storable
 from .store import facts as stored_facts
 from .store.connection import Connection
 from .store.l1 import session_generation, stored_message_id
@@ -153,7 +154,7 @@ def _check_arguments(quote, content, turn_messages, category, replaces, project,
             continue
         if not isinstance(value, str):
             raise RememberRejected(f"invalid_{name}", f"{name} must be text, not {type(value).__name__}")
-        if "\x00" in value or not _encodable(value):
+        if not is_storable(value):
             raise RememberRejected(f"invalid_{name}", f"{name} holds a NUL character or a lone surrogate")
     if replaces is not None and (isinstance(replaces, bool) or not isinstance(replaces, int)):
         raise RememberRejected("invalid_replaces", "replaces is the id (a whole number) of the fact this replaces")
@@ -167,15 +168,7 @@ def _plain(value: Any) -> bool:
     """A message's id or text: text without NUL or lone surrogates (a number or null id is allowed)."""
     if value is None or isinstance(value, int) and not isinstance(value, bool):
         return True
-    return isinstance(value, str) and "\x00" not in value and _encodable(value)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return isinstance(value, str) and is_storable(value)
 
 
 def stored_message(conn: Connection, message_id: str) -> str:
