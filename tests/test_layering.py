@@ -86,9 +86,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/reredact.py": 34,
     "core/services/forgetting.py": 2,
     "core/services/redaction.py": 2,
-    "core/services/review.py": 2,
-    "core/services/transfer.py": 1,
-    "doctor.py": 4,
 }
 
 
