@@ -24,6 +24,7 @@ def _sqlite_checks() -> list[Check]:
     checks = []
     try:
         from .core.store.connection import connect, sqlite_version
+        from .core.store.diagnostics import make_contentless_fts5, vec_version
     except Exception as exc:  # noqa: BLE001 - report any import failure
         return [Check("sqlite", "FAIL", f"cannot import sqlean / sqlite-vec: {exc}; run ./install.sh")]
     version = sqlite_version()
@@ -32,12 +33,12 @@ def _sqlite_checks() -> list[Check]:
                         f"SQLite {version} (sqlean)" + ("" if ok else f"; need {'.'.join(map(str, MIN_SQLITE))}+")))
     conn = connect(":memory:")
     try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, content='', contentless_delete=1)")
+        make_contentless_fts5(conn)
         checks.append(Check("fts5", "OK", "FTS5 with contentless_delete"))
     except Exception as exc:  # noqa: BLE001
         checks.append(Check("fts5", "FAIL", f"FTS5 unavailable: {exc}"))
     try:
-        checks.append(Check("sqlite-vec", "OK", f"sqlite-vec {conn.execute('SELECT vec_version()').fetchone()[0]}"))
+        checks.append(Check("sqlite-vec", "OK", f"sqlite-vec {vec_version(conn)}"))
     except Exception as exc:  # noqa: BLE001
         checks.append(Check("sqlite-vec", "FAIL", f"sqlite-vec did not load: {exc}"))
     conn.close()
@@ -107,10 +108,11 @@ def _data_checks(data_dir: Path | None) -> list[Check]:
         return checks
     try:
         from .core.store.connection import connect
+        from .core.store.diagnostics import event_count, quick_check
 
         conn = connect(db_path, readonly=True)
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        events = conn.execute("SELECT count(*) FROM fact_events").fetchone()[0]
+        result = quick_check(conn)
+        events = event_count(conn)
         conn.close()
         checks.append(Check("database", "OK" if result == "ok" else "FAIL",
                             f"{db_path}: {events} events, quick_check {result}"))

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.storable import is_storable as is_text  # app_settings.py uses it by this name too
 
 FILE_NAME = "collectors.json"
 EXCLUSION_KINDS = ("domains", "apps", "repositories", "paths")
@@ -126,17 +127,6 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 def setting_name(key: str) -> str:
     """A key as an error names it: as written when it reads as a name, else its escaped repr ("" → '')."""
     return key if _PLAIN.match(key) else repr(key)[:40]
-
-
-def is_text(value: str) -> bool:
-    """Valid Unicode without NUL: JSON's "\\ud800" escape decodes to a lone surrogate no file can hold."""
-    if "\x00" in value:
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def write_private(path: Path, text: str) -> None:

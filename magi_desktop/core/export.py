@@ -28,14 +28,15 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import IO, Any
 
 from .errors import InvalidInput
-from .export_schema import NOT_EXPORTED, TableSpec, exported_tables, quote_name, schema_version
-from .store.connection import Connection
+from .export_schema import NOT_EXPORTED, exported_tables
+from .store.connection import Connection, read_snapshot
+from .store.exports import TableSpec, applied_migrations, chunk_model, exported_rows, row_count, schema_version
 
 FORMAT = "magi-desktop-export"
 FORMAT_VERSION = 1
@@ -77,28 +78,25 @@ def iso(ts: float) -> str:
 def export_jsonl(conn: Connection, out: IO[str], *, app_version: str, now: float | None = None) -> dict[str, int]:
     """Write the whole memory to ``out`` from one read snapshot; returns the rows written per table."""
     now = time.time() if now is None else now
-    conn.execute("BEGIN")                         # one snapshot: the header's counts match the rows
-    try:
+    with read_snapshot(conn):                     # one snapshot: the header's counts match the rows
         tables = exported_tables(conn)
-        counts = {t.name: conn.execute(f"SELECT count(*) FROM {quote_name(t.name)}").fetchone()[0] for t in tables}
-        model = conn.execute("SELECT model, dimension FROM vector_index WHERE name = 'chunks'").fetchone()
+        counts = {t.name: row_count(conn, t.name) for t in tables}
+        model = chunk_model(conn)
         out.write(_line({
             "format": FORMAT, "format_version": FORMAT_VERSION, "schema_version": schema_version(conn),
-            "migrations": [list(r) for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY 1")],
+            "migrations": [list(r) for r in applied_migrations(conn)],
             "exported_at": now, "exported_at_iso": iso(now), "app_version": app_version,
             "embedding": {"model": model[0], "dimension": model[1]} if model else None,
             "tables": [{"name": t.name, "rows": counts[t.name]} for t in tables],
             "not_exported": dict(NOT_EXPORTED) | {"virtual tables": "full-text and vector indexes, rebuilt"},
         }))
         for table in tables:
-            for values in conn.execute(table.select_sql()):
+            for values in exported_rows(conn, table):
                 record: dict[str, Any] = {"table": table.name}
                 if table.with_rowid:
                     record["rowid"], values = values[0], values[1:]
                 record["row"] = {c: _encode(v) for c, v in zip(table.columns, values, strict=True)}
                 out.write(_line(record))
-    finally:
-        conn.execute("COMMIT")
     return counts
 
 
@@ -147,18 +145,12 @@ def _check_header(obj: Any, target_version: int, known: dict[str, TableSpec]) ->
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise ImportFailed(f"not a Magi Desktop export (the first line must be its header, with \"format\": "
                            f"\"{FORMAT}\")", 1, "format")
-    version = obj.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ImportFailed("must be a positive integer", 1, "format_version")
-    if version > FORMAT_VERSION:
-        raise ImportFailed(f"the export's format version {version} is newer than this program reads "
-                           f"({FORMAT_VERSION}); upgrade Magi Desktop", 1, "format_version")
-    schema = obj.get("schema_version")
-    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 0:
-        raise ImportFailed("must be a non-negative integer", 1, "schema_version")
-    if schema > target_version:
-        raise ImportFailed(f"the export comes from a newer memory schema (v{schema}) than this one "
-                           f"(v{target_version}); upgrade Magi Desktop to import it", 1, "schema_version")
+    _check_version(obj, "format_version", 1, FORMAT_VERSION,
+                   lambda v: f"the export's format version {v} is newer than this program reads "
+                             f"({FORMAT_VERSION}); upgrade Magi Desktop")
+    _check_version(obj, "schema_version", 0, target_version,
+                   lambda v: f"the export comes from a newer memory schema (v{v}) than this one "
+                             f"(v{target_version}); upgrade Magi Desktop to import it")
     tables = obj.get("tables")
     if not isinstance(tables, list):
         raise ImportFailed("must be a list of {\"name\", \"rows\"}", 1, "tables")
@@ -175,6 +167,16 @@ def _check_header(obj: Any, target_version: int, known: dict[str, TableSpec]) ->
             raise ImportFailed(f"table {name!r} is listed twice", 1, f"tables[{i}].name")
         seen.add(name)
     return obj
+
+
+def _check_version(header: dict[str, Any], key: str, lowest: int, newest: int, too_new: Callable[[int], str]) -> None:
+    """A version number of the header: a whole number from ``lowest`` (1 or 0) up to ``newest``, the newest this
+    program reads (``too_new`` says so for a newer one)."""
+    version = header.get(key)
+    if not isinstance(version, int) or isinstance(version, bool) or version < lowest:
+        raise ImportFailed("must be a positive integer" if lowest == 1 else "must be a non-negative integer", 1, key)
+    if version > newest:
+        raise ImportFailed(too_new(version), 1, key)
 
 
 def _check_value(value: Any, line: int, where: str) -> None:

@@ -13,10 +13,9 @@ full-text indexes), then replaces what they wrote into an exported table with th
 from __future__ import annotations
 
 import heapq
-import re
-from dataclasses import dataclass
 
 from .store.connection import Connection
+from .store.exports import TableSpec, foreign_key_parents, insert_trigger_writes, quote_name, table_columns, table_list
 
 # Rows the importing memory derives or owns, so they are not exported (the header lists them too).
 NOT_EXPORTED = {
@@ -75,30 +74,6 @@ REBUILT = {
     "redaction_receipts": "this memory's own re-redactions: imported events are redacted with the current rules",
 }
 
-_TRIGGER_EVENT = re.compile(r"CREATE\s+(?:TEMP\w*\s+)?TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+"
-                            r"(?:BEFORE\s+|AFTER\s+|INSTEAD\s+OF\s+)?(INSERT|DELETE|UPDATE)\b", re.IGNORECASE)
-_WRITE_TARGET = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE\s+(?:OR\s+\w+\s+)?|"
-                           r"DELETE\s+FROM)\s+[\"`\[]?(\w+)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """An exported table: its columns, and whether its rowid is exported (a rowid table without an
-    INTEGER PRIMARY KEY, whose rowid something else may point at, e.g. kg_edges for its vectors)."""
-
-    name: str
-    columns: tuple[str, ...]
-    with_rowid: bool
-    order_by: str
-
-    def select_sql(self) -> str:
-        columns = ", ".join(quote_name(c) for c in self.columns)
-        rowid = "rowid, " if self.with_rowid else ""
-        return f"SELECT {rowid}{columns} FROM {quote_name(self.name)} ORDER BY {self.order_by}"
-
-
-def quote_name(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _is_integer_key(pk_columns: list[tuple[str, str]]) -> bool:
@@ -107,7 +82,7 @@ def _is_integer_key(pk_columns: list[tuple[str, str]]) -> bool:
 
 def _spec(conn: Connection, name: str, without_rowid: bool) -> TableSpec:
     # cid, name, type, notnull, default, pk, hidden (generated columns are not data)
-    info = conn.execute(f"PRAGMA table_xinfo({quote_name(name)})").fetchall()
+    info = table_columns(conn, name)
     columns = tuple(row[1] for row in info if row[6] == 0)
     pk = [(row[1], row[2]) for row in sorted(info, key=lambda r: r[5]) if row[5]]
     if without_rowid:
@@ -127,18 +102,12 @@ def _dependencies(conn: Connection, names: set[str]) -> dict[str, set[str]]:
     """For each table, the tables that must load before it (foreign-key parents, INSERT-trigger sources)."""
     before: dict[str, set[str]] = {name: set() for name in names}
     for name in names:
-        for fk in conn.execute(f"PRAGMA foreign_key_list({quote_name(name)})"):
-            if fk[2] in names and fk[2] != name:
-                before[name].add(fk[2])
-    for table, sql in conn.execute("SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"):
-        event = _TRIGGER_EVENT.search(sql or "")
-        if table not in names or not event or event.group(1).upper() != "INSERT":
-            continue
-        begin = re.search(r"\bBEGIN\b", sql, re.IGNORECASE)
-        body = sql[begin.end():] if begin else ""
-        for target in _WRITE_TARGET.findall(body):
-            if target in names and target != table:
-                before[target].add(table)
+        for parent in foreign_key_parents(conn, name):
+            if parent in names and parent != name:
+                before[name].add(parent)
+    for table, target in insert_trigger_writes(conn):
+        if table in names and target in names and target != table:
+            before[target].add(table)
     return before
 
 
@@ -161,11 +130,7 @@ def _ordered(before: dict[str, set[str]]) -> list[str]:
 
 def exported_tables(conn: Connection) -> list[TableSpec]:
     """The tables an export holds, in load order."""
-    listed = [(row[1], row[2], bool(row[4])) for row in conn.execute("PRAGMA main.table_list")]
+    listed = table_list(conn)
     skipped = _skipped([(name, kind) for name, kind, _ in listed])
     kept = {name: without_rowid for name, kind, without_rowid in listed if kind == "table" and name not in skipped}
     return [_spec(conn, name, kept[name]) for name in _ordered(_dependencies(conn, set(kept)))]
-
-
-def schema_version(conn: Connection) -> int:
-    return conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]

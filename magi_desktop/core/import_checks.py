@@ -6,6 +6,8 @@ import json
 import math
 from typing import Any
 
+from .storable import is_storable
+
 MAX_TEXT = 200_000
 MAX_ID = 512
 
@@ -22,13 +24,9 @@ def number(value: Any) -> float | None:
 
 def text(value: Any, max_chars: int = MAX_ID, *, empty: bool = False) -> str | None:
     """A string without NUL, within the length, not blank unless ``empty``."""
-    if not isinstance(value, str) or "\x00" in value or len(value) > max_chars or (not empty and not value.strip()):
+    if not isinstance(value, str) or len(value) > max_chars or (not empty and not value.strip()):
         return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return value
+    return value if is_storable(value) else None
 
 
 def json_of(value: Any, kind: type) -> Any:

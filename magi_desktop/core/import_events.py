@@ -27,6 +27,7 @@ from .ingest import RUNTIME_TRACE, rederive, tool_run_of
 from .mentioned_times import index_mentioned_times
 from .render import TemplateRegistry
 from .speakers import settle as settle_speakers
+from .store import imports
 from .store.connection import Connection
 from .store.l1 import insert_events, insert_traces
 
@@ -151,8 +152,7 @@ class EventLoader:
                                       ("id" if None not in rowids else None, rowids, "row.id")):
             if column is None:
                 continue
-            taken = {r[0] for r in self.conn.execute(
-                f"SELECT {column} FROM {table} WHERE {column} IN ({', '.join('?' * len(values))})", values)}
+            taken = imports.taken_values(self.conn, table, column, values)
             seen: set = set()
             for (line, _, _), value in zip(items, values, strict=True):
                 if value in taken or value in seen:
@@ -194,9 +194,7 @@ class EventLoader:
             self.report.took("runtime_traces")
             run = tool_run_of(event)
             if run is not None:          # L4 learns from it again, as it did when it was recorded
-                row = self.conn.execute("SELECT id FROM runtime_traces WHERE trace_id = ?",
-                                        (event.event_id,)).fetchone()
-                l4.record(self.conn, run, event.timestamp, row[0])
+                l4.record(self.conn, run, event.timestamp, imports.trace_rowid(self.conn, event.event_id))
         self._traces.clear()
 
     def finish(self) -> None:
@@ -204,7 +202,4 @@ class EventLoader:
         self._flush_events()
         self._flush_traces()
         self._flush_events([(line, None, event) for line, event in self._to_l1])
-        self.conn.execute(
-            "INSERT INTO source_counters (source, accepted, last_seen_at) SELECT source, count(*), max(ingested_at) "
-            "FROM (SELECT source, ingested_at FROM fact_events UNION ALL SELECT source, ingested_at FROM "
-            "runtime_traces) GROUP BY source")
+        imports.count_sources(self.conn)

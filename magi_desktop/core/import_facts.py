@@ -24,6 +24,7 @@ from .import_checks import integer, number, text
 from .import_report import ImportReport
 from .redact import redact_text, redact_with
 from .remember import MAX_CONTENT_CHARS, VALID_CELLS, RememberRejected, match_quote, normalise
+from .store import imports
 from .store.connection import Connection
 
 TABLE = "memory_facts"
@@ -38,11 +39,7 @@ def message_of(conn: Connection, pointer: Any) -> dict[str, Any] | None:
     """The imported chat message a pointer names (its event id, or the source item id it was sent with)."""
     if text(pointer) is None:
         return None
-    row = conn.execute(
-        "SELECT e.id, e.event_id, e.timestamp, e.session_id, e.content, e.content_type, e.metadata_json, "
-        "x.generation, x.extraction_id FROM fact_events e LEFT JOIN chat_extraction x ON x.event_rowid = e.id "
-        "WHERE e.source = 'chat' AND (e.event_id = ? OR e.source_item_id = ?) ORDER BY e.event_id != ? LIMIT 1",
-        (pointer, pointer, pointer)).fetchone()
+    row = imports.imported_message(conn, pointer)
     if row is None:
         return None
     timeline = json.loads(row[6]).get("timeline", {})
@@ -52,10 +49,7 @@ def message_of(conn: Connection, pointer: Any) -> dict[str, Any] | None:
 
 
 def generation_messages(conn: Connection, session_id: str, generation: int | None) -> dict[str, Message]:
-    rows = conn.execute(
-        "SELECT e.id, e.event_id, e.timestamp, e.content_type, e.content, e.metadata_json, x.extraction_id "
-        "FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid WHERE x.session_id = ? AND "
-        "x.generation IS ? ORDER BY e.timestamp, e.id", (session_id, generation))
+    rows = imports.generation_messages(conn, session_id, generation)
     out = {}
     for rowid, event_id, at, kind, content, metadata, extraction_id in rows:
         timeline = json.loads(metadata).get("timeline", {})
@@ -120,18 +114,16 @@ class FactLoader:
                "redacted as remember() stores it")
         if fact["quote"] is not None:
             change("quote", redact_with(normalise(fact["quote"]), said), "redacted as remember() stores it")
-        if fact["session_id"] is not None and not self.conn.execute(
-                "SELECT 1 FROM chat_sessions WHERE session_id = ?", (fact["session_id"],)).fetchone():
+        if fact["session_id"] is not None and not imports.session_exists(self.conn, fact["session_id"]):
             change("session_id", None, "names no imported session")
         if fact["generation"] is not None and integer(fact["generation"]) is None:
             change("generation", None, "not a generation")
-        if fact["extraction_id"] is not None and not (integer(fact["extraction_id"], 1) and self.conn.execute(
-                "SELECT 1 FROM fact_extractions WHERE extraction_id = ?", (fact["extraction_id"],)).fetchone()):
+        if fact["extraction_id"] is not None and not (integer(fact["extraction_id"], 1)
+                                                      and imports.extraction_exists(self.conn, fact["extraction_id"])):
             change("extraction_id", None, "names no imported extraction")
         if fact["superseded_by"] is not None and integer(fact["superseded_by"], 1) is None:
             change("superseded_by", None, "names no imported fact")
-        self.conn.execute(f"INSERT INTO memory_facts ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
-                          [fact[c] for c in _COLUMNS])
+        imports.add_fact(self.conn, _COLUMNS, [fact[c] for c in _COLUMNS])
         self.report.took(TABLE)
 
     def _evidence(self, fact: dict[str, Any], messages: dict[str, dict | None]) -> tuple[str, str]:
@@ -161,9 +153,6 @@ class FactLoader:
 
     def finish(self) -> None:
         """A fact that names a successor the import did not take points at nothing."""
-        for (fact_id,) in self.conn.execute(
-                "SELECT fact_id FROM memory_facts WHERE superseded_by IS NOT NULL AND superseded_by NOT IN "
-                "(SELECT fact_id FROM memory_facts)").fetchall():
+        for fact_id in imports.facts_with_missing_successor(self.conn):
             self.report.change(TABLE, "superseded_by", "names no imported fact", f"fact:{fact_id}")
-        self.conn.execute("UPDATE memory_facts SET superseded_by = NULL WHERE superseded_by IS NOT NULL AND "
-                          "superseded_by NOT IN (SELECT fact_id FROM memory_facts)")
+        imports.clear_missing_successors(self.conn)

@@ -19,6 +19,7 @@ from .import_checks import integer, json_of, number, text
 from .import_report import ImportReport
 from .l2 import jobs
 from .l2.replay import ACTIONS
+from .store import imports
 from .store.connection import Connection
 
 Rows = Iterable[Mapping[str, Any]]
@@ -87,15 +88,12 @@ class ReviewLoader:
     def _correction(self, detail: Mapping[str, Any]) -> dict[str, Any] | None:
         """A correction's value and its own statement (an imported event), or None."""
         value, rowid = text(detail.get("value"), 2000), integer(detail.get("event_rowid"), 1)
-        if value is None or rowid is None or not self.conn.execute(
-                "SELECT 1 FROM fact_events WHERE id = ? AND source = 'chat' AND author_type = 'user'",
-                (rowid,)).fetchone():
+        if value is None or rowid is None or not imports.is_user_chat_statement(self.conn, rowid):
             return None
         return {"value": value, "event_rowid": rowid}
 
     def _queue(self, action: str, target: dict[str, Any], detail: dict[str, Any], at: float) -> None:
-        self.conn.execute("INSERT INTO review_replays (action, target_json, detail_json, reviewed_at) VALUES "
-                          "(?, ?, ?, ?)", (action, json.dumps(target, ensure_ascii=False), json.dumps(detail), at))
+        imports.queue_replay(self.conn, action, json.dumps(target, ensure_ascii=False), json.dumps(detail), at)
 
     def add_review(self, row: Mapping[str, Any]) -> None:
         """A row of ``user_reviews``: queued by natural keys, or dropped and reported."""
@@ -142,12 +140,9 @@ class ReviewLoader:
     def finish(self, now: float) -> None:
         """Each replay waits for the events recorded before its review; a correction's own statement is
         not projected (the correction writes its belief, as in the viewer)."""
-        for replay_id, at, detail in self.conn.execute(
-                "SELECT replay_id, reviewed_at, detail_json FROM review_replays WHERE state = 'pending'").fetchall():
+        for replay_id, at, detail in imports.pending_replay_rows(self.conn):
             # The first event recorded after the review; none: the first one stored after this import.
-            hold = self.conn.execute("SELECT coalesce((SELECT min(id) FROM fact_events WHERE ingested_at > ?), "
-                                     "(SELECT coalesce(max(id), 0) + 1 FROM fact_events))", (at,)).fetchone()[0]
-            self.conn.execute("UPDATE review_replays SET hold_rowid = ? WHERE replay_id = ?", (hold, replay_id))
+            imports.hold_replay(self.conn, replay_id, imports.first_event_ingested_after(self.conn, at))
             rowid = json.loads(detail).get("event_rowid")
             if rowid is not None:
                 jobs.mark_done(self.conn, [rowid], now)

@@ -17,6 +17,7 @@ from typing import Any
 from .extraction.task import EPISODE_MAX_CHARS
 from .import_checks import integer, json_of, number, text
 from .import_report import ImportReport
+from .store import imports
 from .store.connection import Connection
 
 _SECRET = re.compile(r"^[0-9a-f]{64}$")
@@ -38,8 +39,7 @@ class StateLoader:
         if not isinstance(row.get("value"), str) or not _SECRET.match(row["value"]):
             return self.report.drop("memory_meta", "invalid_value", "idempotency_secret")
         # The exporting memory's secret, so the dedupe keys hashed with it still match a replay.
-        self.conn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('idempotency_secret', ?)",
-                          (row["value"],))
+        imports.keep_idempotency_secret(self.conn, row["value"])
         self.report.took("memory_meta")
 
     def session(self, row: Mapping[str, Any]) -> None:
@@ -47,8 +47,7 @@ class StateLoader:
         session_id, generation = text(row.get("session_id")), integer(row.get("generation"), 0, MAX_GENERATION)
         if session_id is None or generation is None:
             return self.report.drop("chat_sessions", "invalid_generation", session_id)
-        if not self.conn.execute("UPDATE chat_sessions SET generation = ? WHERE session_id = ?",
-                                 (generation, session_id)).rowcount:
+        if not imports.set_session_generation(self.conn, session_id, generation):
             return self.report.drop("chat_sessions", "names no imported chat message", session_id)
         self.report.took("chat_sessions")
 
@@ -61,7 +60,7 @@ class StateLoader:
                   number(row.get("created_at"))]
         if any(v is None for v in values):
             return self.report.drop("fact_extractions", "invalid_extraction", example)
-        if not self.conn.execute("SELECT 1 FROM chat_sessions WHERE session_id = ?", (values[1],)).fetchone():
+        if not imports.session_exists(self.conn, values[1]):
             return self.report.drop("fact_extractions", "names no imported session", example)
         episode = values[8]
         if isinstance(episode, str) and len(episode) > EPISODE_MAX_CHARS:   # a str: text() checked it
@@ -71,17 +70,14 @@ class StateLoader:
         if json_of(report, dict) is None:
             report = "{}"
             self.report.change("fact_extractions", "report_json", "not a JSON object", example)
-        self.conn.execute("INSERT INTO fact_extractions (extraction_id, session_id, generation, extractor, segments, "
-                          "message_count, first_at, last_at, episode, created_at, report_json) VALUES "
-                          "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [*values, report])
+        imports.add_extraction(self.conn, [*values, report])
         self.report.took("fact_extractions")
 
     def message_mark(self, row: Mapping[str, Any]) -> None:
         """A chat message's generation and whether an extraction consumed it (never a claim: a lease of a
         process of the exporting memory)."""
         rowid = integer(row.get("event_rowid"), 1)
-        found = self.conn.execute("SELECT x.session_id, s.generation FROM chat_extraction x JOIN chat_sessions s "
-                                  "ON s.session_id = x.session_id WHERE x.event_rowid = ?", (rowid,)).fetchone()
+        found = imports.message_session(self.conn, rowid)
         if found is None:
             return self.report.drop("chat_extraction", "names no imported chat message", rowid)
         session_id, latest = found
@@ -90,14 +86,12 @@ class StateLoader:
             self.report.change("chat_extraction", "generation", "not a generation its session had", rowid)
             generation = latest
         extraction = row.get("extraction_id")
-        if extraction is not None and not self.conn.execute(
-                "SELECT 1 FROM fact_extractions WHERE extraction_id = ? AND session_id = ?",
-                (integer(extraction, 1), session_id)).fetchone():
+        if extraction is not None and not imports.extraction_of_session_exists(self.conn, integer(extraction, 1),
+                                                                              session_id):
             self.report.change("chat_extraction", "extraction_id", "names no imported extraction of its session",
                                rowid)
             extraction = None
-        self.conn.execute("UPDATE chat_extraction SET generation = ?, extraction_id = ?, claim_id = NULL, "
-                          "claimed_until = NULL WHERE event_rowid = ?", (generation, extraction, rowid))
+        imports.mark_message(self.conn, rowid, generation, extraction)
         self.report.took("chat_extraction")
 
     def receipt(self, row: Mapping[str, Any]) -> None:
@@ -114,10 +108,7 @@ class StateLoader:
         # A receipt from before keyed criteria names what it forgot: this memory keys it (rekey_legacy).
         # A keyed one stays keyed with the exporting memory's secret, which is never exported.
         keyed = 1 if row.get("criteria_keyed") in (1, True) else 0
-        self.conn.execute("INSERT INTO forget_receipts (receipt_id, created_at, criteria_json, event_ids_json, "
-                          "counts_json, state, deleted_at, scrubbed_at, data_since, criteria_keyed) "
-                          "VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)",
-                          (ident, row["created_at"], row["criteria_json"], row["event_ids_json"], row["counts_json"],
-                           number(row.get("deleted_at")), number(row.get("scrubbed_at")),
-                           number(row.get("data_since")), keyed))
+        imports.add_forget_receipt(self.conn, (ident, row["created_at"], row["criteria_json"], row["event_ids_json"],
+                                               row["counts_json"], number(row.get("deleted_at")),
+                                               number(row.get("scrubbed_at")), number(row.get("data_since")), keyed))
         self.report.took("forget_receipts")

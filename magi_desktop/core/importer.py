@@ -24,31 +24,25 @@ import time
 from typing import IO
 
 from .export import ImportFailed, check_file, table_rows
-from .export_schema import IMPORTED, REBUILT, TRANSLATION_ONLY, exported_tables, quote_name, schema_version
+from .export_schema import IMPORTED, REBUILT, TRANSLATION_ONLY, exported_tables
 from .import_events import EventLoader, Failed, Link
 from .import_facts import FactLoader
 from .import_report import ImportReport
 from .import_reviews import ExportedL2, ReviewLoader
 from .import_state import StateLoader
 from .render import TemplateRegistry
+from .store import event_index, imports
 from .store.connection import Connection
+from .store.exports import schema_version
 from .store.queue import EMBEDDING_JOBS, L2_PROJECTION_JOBS
 
 # What the importing memory writes itself when it opens, so its presence does not make it "not empty".
 _OWN_ROWS = ("memory_meta",)
-# The event index is written by store/l1.py per batch; made once more over the whole import, so each
-# turn's context (the turn before it) is the one the finished table gives, as Memory.reindex does.
-_REINDEX = (
-    "DELETE FROM fact_events_fts",
-    "INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
-    "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), c.context "
-    "FROM fact_events e JOIN fact_events_context c ON c.id = e.id",
-)
 
 
 def _refuse_if_not_empty(conn: Connection) -> None:
     holding = [t.name for t in exported_tables(conn) if t.name not in _OWN_ROWS
-               and conn.execute(f"SELECT 1 FROM {quote_name(t.name)} LIMIT 1").fetchone()]
+               and imports.has_rows(conn, t.name)]
     if holding:
         raise ImportFailed(f"this memory is not empty ({', '.join(holding[:3])}{' …' if len(holding) > 3 else ''} "
                            "hold rows); import into a new data folder — merging is not supported")
@@ -72,7 +66,7 @@ def import_jsonl(conn: Connection, handle: IO[bytes], *, templates: TemplateRegi
     listed = {t["name"] for t in header["tables"] if t["rows"]}
     report.rebuilt = {name: REBUILT.get(name, "not imported: made afresh by this memory")
                       for name in sorted(listed - set(IMPORTED))}
-    conn.execute("PRAGMA defer_foreign_keys = ON")
+    imports.defer_foreign_keys(conn)
     events = EventLoader(conn, report, templates, link, key_secret=key_secret, user_id=user_id)
     state, facts = StateLoader(conn, report), FactLoader(conn, report)
     exported = ExportedL2()
@@ -95,9 +89,10 @@ def import_jsonl(conn: Connection, handle: IO[bytes], *, templates: TemplateRegi
         raise ImportFailed(exc.reason, exc.line, exc.field) from None
     facts.finish()
     reviews.finish(now)
-    for statement in _REINDEX:
-        conn.execute(statement)
-    problem = conn.execute("PRAGMA foreign_key_check").fetchone()
+    # The event index is written by store/l1.py per batch; made once more over the whole import, so each
+    # turn's context (the turn before it) is the one the finished table gives, as Memory.reindex does.
+    event_index.reindex_all(conn)
+    problem = imports.foreign_key_problem(conn)
     if problem:                 # every reference was checked above: this is a bug here, not the file
         raise ImportFailed(f"the import left a row of {problem[0]} (rowid {problem[1]}) referring to a missing row "
                            f"of {problem[2]}; please report it")
@@ -106,12 +101,8 @@ def import_jsonl(conn: Connection, handle: IO[bytes], *, templates: TemplateRegi
 
 
 def _queued(conn: Connection) -> dict[str, int]:
-    one = {
-        "fact_extraction": "SELECT count(DISTINCT session_id || ':' || generation) FROM chat_extraction "
-                           "WHERE extraction_id IS NULL",
-        "review_replays": "SELECT count(*) FROM review_replays WHERE state = 'pending'",
-    }
     queued = {"embedding": sum(EMBEDDING_JOBS.counts(conn).values()),
               "l2_projection": L2_PROJECTION_JOBS.counts(conn).get("pending", 0),
-              **{name: conn.execute(sql).fetchone()[0] for name, sql in one.items()}}
+              "fact_extraction": imports.unextracted_generations(conn),
+              "review_replays": imports.pending_replays(conn)}
     return {name: n for name, n in queued.items() if n}

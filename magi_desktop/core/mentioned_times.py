@@ -22,6 +22,7 @@ from datetime import tzinfo
 from typing import Any
 
 from .retrieval.temporal import _Calendar, _window_of
+from .store.mentions import add_mentioned_times
 
 MAX_MENTIONS = 8                 # per event; a pasted diary should not become a calendar
 LONGEST_DAYS = 366               # a mentioned window longer than a year ("in the 2010s") is not kept
@@ -73,6 +74,5 @@ def index_mentioned_times(conn: Any, inserted: Sequence[tuple[int, Any]], tz: tz
     rows = [(rowid, start, end) for rowid, event in inserted if event.event_type == "CHAT_MESSAGE"
             for start, end in mentioned_windows(event.content, event.timestamp, tz)]
     if rows:
-        conn.executemany("INSERT OR IGNORE INTO event_mentioned_times (event_rowid, start, end) VALUES (?, ?, ?)",
-                         rows)
+        add_mentioned_times(conn, rows)
     return len(rows)

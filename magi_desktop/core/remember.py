@@ -20,7 +20,10 @@ from typing import Any
 from .errors import InvalidInput
 from .recalled import strip_recalled
 from .redact import redact_with
+from .storable import is_storable
+from .store import facts as stored_facts
 from .store.connection import Connection
+from .store.l1 import session_generation, stored_message_id
 from .text import has_cjk
 from .utterance import HYPOTHETICAL, QUESTION, text_kind
 
@@ -131,21 +134,15 @@ def remember(conn: Connection, quote: str, content: str, turn_messages: Sequence
                                                    f"{', '.join(VALID_CELLS[scope])}")
     message = match_quote(quote, turn_messages)
     if replaces is not None:
-        row = conn.execute("SELECT status FROM memory_facts WHERE fact_id = ?", (replaces,)).fetchone()
-        if row is None or row[0] != "active":
+        if stored_facts.fact_status(conn, replaces) != "active":
             raise RememberRejected("nothing_to_replace", f"fact {replaces} does not exist or was already replaced")
-    generation = conn.execute("SELECT generation FROM chat_sessions WHERE session_id = ?",
-                              (session_id,)).fetchone() if session_id else None
+    generation = session_generation(conn, session_id) if session_id else None
     pointer = stored_message(conn, str(message["id"]))
     said = str(message.get("text", ""))
-    fact_id = conn.execute(
-        "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
-        "session_id, generation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'stated', ?, ?, ?, ?, ?)",
-        (redact_with(content, said), redact_with(normalise(quote), said), scope, category, project, pointer,
-         session_id, generation[0] if generation else None, now, now)).lastrowid
+    fact_id = stored_facts.add_stated_fact(conn, redact_with(content, said), redact_with(normalise(quote), said),
+                                           scope, category, project, pointer, session_id, generation, now)
     if replaces is not None:
-        conn.execute("UPDATE memory_facts SET status = 'superseded', superseded_by = ?, updated_at = ? "
-                     "WHERE fact_id = ?", (fact_id, now, replaces))
+        stored_facts.supersede_fact(conn, replaces, fact_id, now)
     return fact_id
 
 
@@ -157,7 +154,7 @@ def _check_arguments(quote, content, turn_messages, category, replaces, project,
             continue
         if not isinstance(value, str):
             raise RememberRejected(f"invalid_{name}", f"{name} must be text, not {type(value).__name__}")
-        if "\x00" in value or not _encodable(value):
+        if not is_storable(value):
             raise RememberRejected(f"invalid_{name}", f"{name} holds a NUL character or a lone surrogate")
     if replaces is not None and (isinstance(replaces, bool) or not isinstance(replaces, int)):
         raise RememberRejected("invalid_replaces", "replaces is the id (a whole number) of the fact this replaces")
@@ -171,44 +168,26 @@ def _plain(value: Any) -> bool:
     """A message's id or text: text without NUL or lone surrogates (a number or null id is allowed)."""
     if value is None or isinstance(value, int) and not isinstance(value, bool):
         return True
-    return isinstance(value, str) and "\x00" not in value and _encodable(value)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return isinstance(value, str) and is_storable(value)
 
 
 def stored_message(conn: Connection, message_id: str) -> str:
     """The event id of the stored chat message a runtime's message id names (its event id, or the
     ``source_item_id`` it was ingested with); the id as given when it was not stored (yet)."""
-    row = conn.execute("SELECT event_id FROM fact_events WHERE event_id = ? UNION ALL SELECT event_id FROM "
-                       "fact_events WHERE source = 'chat' AND source_item_id = ? LIMIT 1",
-                       (message_id, message_id)).fetchone()
-    return row[0] if row else message_id
+    stored = stored_message_id(conn, message_id)
+    return message_id if stored is None else stored
 
 
 def merge(conn: Connection, fact_ids: Sequence[int], content: str, now: float | None = None) -> int:
     """Consolidate facts into one: the new fact inherits the WEAKEST evidence and its pointers."""
     now = time.time() if now is None else now
-    rows = conn.execute(
-        f"SELECT fact_id, evidence_type, source_message_id, accepting_message_id, session_id, scope, category, "
-        f"project, proposal_message_id, generation, quote FROM memory_facts WHERE status = 'active' "
-        f"AND fact_id IN ({', '.join('?' * len(fact_ids))})",
-        list(fact_ids)).fetchall()
+    rows = stored_facts.active_facts_to_merge(conn, fact_ids)
     if len(rows) != len(set(fact_ids)) or len(rows) < 2:
         raise InvalidInput("merge needs two or more active facts")
     weakest = weakest_evidence(r[1] for r in rows)
     source = next(r for r in rows if r[1] == weakest)
-    merged = conn.execute(
-        "INSERT INTO memory_facts (content, scope, category, project, evidence_type, source_message_id, "
-        "accepting_message_id, session_id, proposal_message_id, generation, quote, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (normalise(content), source[5], source[6], source[7], weakest, source[2], source[3], source[4], source[8],
-         source[9], source[10] if weakest == "stated" else None, now, now)).lastrowid
-    conn.executemany("UPDATE memory_facts SET status = 'merged', superseded_by = ?, updated_at = ? WHERE fact_id = ?",
-                     [(merged, now, r[0]) for r in rows])
+    merged = stored_facts.add_merged_fact(
+        conn, (normalise(content), source[5], source[6], source[7], weakest, source[2], source[3], source[4],
+               source[8], source[9], source[10] if weakest == "stated" else None, now, now))
+    stored_facts.mark_merged(conn, [r[0] for r in rows], merged, now)
     return merged

@@ -15,6 +15,7 @@ import json
 from .contracts import IngestResult, MemoryEvent, PayloadError
 from .speakers import said_speaker
 from .store.connection import Connection
+from .store.l1 import last_chat_message, message_with_item_id
 
 _SAID = ("role", "provenance", "tool_name")
 
@@ -25,16 +26,12 @@ def repeated(conn: Connection, event: MemoryEvent, within: float) -> IngestResul
     if event.event_type != "CHAT_MESSAGE" or event.session_id is None:
         return None
     if event.source_item_id is not None:
-        row = conn.execute("SELECT session_id, content FROM fact_events WHERE source = ? AND source_item_id = ? "
-                           "LIMIT 1", (event.source, event.source_item_id)).fetchone()
-        if row is not None and (row[0] != event.session_id or row[1] != event.content):
+        other = message_with_item_id(conn, event.source, event.source_item_id)
+        if other is not None and (other[0] != event.session_id or other[1] != event.content):
             raise PayloadError("source_item_id", f"{event.source_item_id!r} is already the id of another message "
                                                  "(another session, or other words): give each message its own id")
         return None                     # new, or the same message: the dedupe key does the rest
-    row = conn.execute(
-        "SELECT event_id, timestamp, content, metadata_json, ingest_target, evidence_class FROM fact_events "
-        "WHERE session_id = ? AND event_type = 'CHAT_MESSAGE' ORDER BY timestamp DESC, id DESC LIMIT 1",
-        (event.session_id,)).fetchone()
+    row = last_chat_message(conn, event.session_id)
     if row is None or not 0 <= event.timestamp - row[1] <= within or row[2] != event.content:
         return None
     timeline = json.loads(row[3]).get("timeline", {})

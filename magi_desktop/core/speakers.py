@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from .store import speakers as stored_speakers
+
 if TYPE_CHECKING:   # the store imports ingest, which imports this module
     from .contracts import MemoryEvent
     from .store.connection import Connection
@@ -90,12 +92,8 @@ def with_candidate(timeline: dict[str, Any], text: str | None) -> dict[str, Any]
 
 def _known(conn: Connection, name: str, batch: set[int]) -> tuple[bool, list[int]]:
     """(is ``name`` a stored speaker, the stored turns that wait with it as their candidate), outside ``batch``."""
-    speaker = any(row[0] not in batch for row in conn.execute(
-        "SELECT id FROM fact_events WHERE json_extract(metadata_json, '$.timeline.speaker') = ? LIMIT ?",
-        (name, len(batch) + 1)))
-    waiting = [row[0] for row in conn.execute(
-        "SELECT id FROM fact_events WHERE json_extract(metadata_json, '$.timeline.speaker_candidate') = ?", (name,))
-        if row[0] not in batch]
+    speaker = any(rowid not in batch for rowid in stored_speakers.turns_spoken_by(conn, name, len(batch) + 1))
+    waiting = [rowid for rowid in stored_speakers.turns_waiting_for(conn, name) if rowid not in batch]
     return speaker, waiting
 
 
@@ -129,8 +127,7 @@ def settle(conn: Connection, inserted: Sequence[tuple[int, MemoryEvent]],
             continue                                   # a first turn: it waits for the name to recur
         for _, event in turns:
             _accept(event.metadata["timeline"])
-        conn.executemany("UPDATE fact_events SET metadata_json = ? WHERE id = ?",
-                         [(_metadata_json(event.metadata), rowid) for rowid, event in turns])
+        stored_speakers.set_metadata(conn, [(_metadata_json(event.metadata), rowid) for rowid, event in turns])
         settled += len(turns) + len(waiting)
         _settle_stored(conn, waiting, link)
     return settled
@@ -139,16 +136,14 @@ def settle(conn: Connection, inserted: Sequence[tuple[int, MemoryEvent]],
 def _settle_stored(conn: Connection, rowids: list[int],
                    link: Callable[[Connection, list[tuple[int, Any]]], Any]) -> None:
     for rowid in rowids:
-        metadata_json, content = conn.execute("SELECT metadata_json, content FROM fact_events WHERE id = ?",
-                                              (rowid,)).fetchone()
+        metadata_json, content = stored_speakers.metadata_and_content(conn, rowid)
         metadata = json.loads(metadata_json)
         _accept(metadata["timeline"])
-        conn.execute("UPDATE fact_events SET metadata_json = ? WHERE id = ?", (_metadata_json(metadata), rowid))
+        stored_speakers.set_metadata(conn, [(_metadata_json(metadata), rowid)])
         # The linker reads an event's metadata and content only; the speaker becomes a person link.
         link(conn, [(rowid, SimpleNamespace(metadata=metadata, content=content))])
         # L2 held back what the turn says of its speaker while the name was only a candidate: project again.
-        conn.execute("UPDATE l2_projection_jobs SET state = 'pending', attempts = 0, next_attempt_at = 0, "
-                     "finished_at = NULL WHERE event_rowid = ? AND state = 'done'", (rowid,))
+        stored_speakers.project_again(conn, rowid)
 
 
 def speaking_names(conn: Connection, named: Sequence[tuple[int, str, str]]) -> set[str]:
@@ -157,9 +152,5 @@ def speaking_names(conn: Connection, named: Sequence[tuple[int, str, str]]) -> s
     a search word."""
     if not named:
         return set()
-    marks = ", ".join("?" * len(named))
-    names = conn.execute(f"SELECT name, name_key FROM entity_catalog WHERE entity_id IN ({marks})",
-                         [entity_id for entity_id, _, _ in named]).fetchall()
-    return {key for name, key in names if conn.execute(
-        "SELECT 1 FROM fact_events WHERE json_extract(metadata_json, '$.timeline.speaker') = ? LIMIT 1",
-        (name,)).fetchone()}
+    names = stored_speakers.names_and_keys(conn, [entity_id for entity_id, _, _ in named])
+    return {key for name, key in names if stored_speakers.has_spoken(conn, name)}

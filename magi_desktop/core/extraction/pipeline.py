@@ -31,7 +31,8 @@ from ..errors import MemoryUnavailable
 from ..llm import LLMError, LLMOutputInvalid, LLMProvider, UnexpectedLLMCall
 from ..remember import normalise
 from ..session_constants import SESSION_IDLE_SECONDS as IDLE_SECONDS
-from ..store import Database
+from ..store import Database, extractions
+from ..store import facts as stored_facts
 from ..store.connection import Connection
 from ..store.queue import EXTRACTION_RETRIES as RETRIES
 from ..store.queue import LEASE_SECONDS, PROVIDER_BACKOFF_SECONDS
@@ -75,27 +76,18 @@ class Aborted(Exception):
         self.reason = reason
 
 
-_DUE = """
-SELECT x.session_id, x.generation
-FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid
-LEFT JOIN chat_sessions s ON s.session_id = x.session_id
-LEFT JOIN extraction_retries r ON r.session_id = x.session_id AND r.generation = x.generation
-WHERE x.extraction_id IS NULL AND (r.state IS NULL OR (r.state = 'pending' AND r.next_attempt_at <= :now))
-GROUP BY x.session_id, x.generation
-HAVING x.generation < coalesce(max(s.generation), 0)
-    OR (max(e.timestamp) <= :idle AND max(e.ingested_at) <= :idle)
-ORDER BY min(e.timestamp)
-"""
-
-
 def due(conn: Connection, now: float, limit: int | None = None) -> list[tuple[str, int]]:
     """Session generations ready for extraction (ended or idle, not waiting out a backoff)."""
-    sql = _DUE + (" LIMIT :limit" if limit else "")
-    return [(r[0], r[1]) for r in conn.execute(sql, {"now": now, "idle": now - IDLE_SECONDS, "limit": limit})]
+    return extractions.due_generations(conn, now, now - IDLE_SECONDS, limit)
 
 
 def pending_count(conn: Connection, now: float) -> int:
-    return conn.execute(f"SELECT count(*) FROM ({_DUE})", {"now": now, "idle": now - IDLE_SECONDS}).fetchone()[0]
+    return extractions.due_count(conn, now, now - IDLE_SECONDS)
+
+
+def held_count(conn: Connection, now: float) -> int:
+    """Session generations an extractor has claimed and whose claim is live."""
+    return extractions.held_count(conn, now)
 
 
 def revive_dead(db: Database) -> int:
@@ -129,8 +121,7 @@ def extract(db: Database, llm: LLMProvider, session_id: str, generation: int, no
     def renew() -> None:
         """Hold the claim for another lease: a long conversation may take several model calls."""
         with db.transaction() as conn:
-            conn.execute("UPDATE chat_extraction SET claimed_until = ? WHERE claim_id = ?",
-                         (now + (time.monotonic() - started) + LEASE_SECONDS, claim))
+            extractions.renew_claim(conn, claim, now + (time.monotonic() - started) + LEASE_SECONDS)
 
     try:
         messages = _messages(db.reader(), session_id, generation)
@@ -186,27 +177,21 @@ def _charge(db: Database, session_id: str, generation: int, claim: str, exc: Exc
 
 def _claim(db: Database, session_id: str, generation: int, claim: str, now: float) -> set[int]:
     with db.transaction() as conn:
-        rows = conn.execute("SELECT event_rowid, claim_id, claimed_until FROM chat_extraction WHERE session_id = ? "
-                            "AND generation = ? AND extraction_id IS NULL", (session_id, generation)).fetchall()
+        rows = extractions.unextracted_claims(conn, session_id, generation)
         if not rows or any(c is not None and until is not None and until > now for _, c, until in rows):
             return set()
-        conn.execute("UPDATE chat_extraction SET claim_id = ?, claimed_until = ? WHERE session_id = ? "
-                     "AND generation = ? AND extraction_id IS NULL", (claim, now + LEASE_SECONDS, session_id,
-                                                                       generation))
+        extractions.claim(conn, session_id, generation, claim, now + LEASE_SECONDS)
     return {r[0] for r in rows}
 
 
 def _release(db: Database, claim: str) -> None:
     with db.transaction() as conn:
-        conn.execute("UPDATE chat_extraction SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", (claim,))
+        extractions.release_claim(conn, claim)
 
 
 def _messages(conn: Connection, session_id: str, generation: int) -> list[Message]:
     """Every message of the generation, in order (earlier extracted ones are context only)."""
-    rows = conn.execute(
-        "SELECT e.id, e.event_id, e.timestamp, e.content_type, e.content, e.metadata_json, x.extraction_id "
-        "FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid "
-        "WHERE x.session_id = ? AND x.generation = ? ORDER BY e.timestamp, e.id", (session_id, generation))
+    rows = extractions.generation_messages(conn, session_id, generation)
     out = []
     for rowid, event_id, at, kind, content, metadata, extraction_id in rows:
         timeline = json.loads(metadata).get("timeline", {})
@@ -251,45 +236,34 @@ def _segments(llm: LLMProvider, session_id: str, messages: list[Message], pendin
 def _commit(conn: Connection, llm: LLMProvider, session_id: str, generation: int, claim: str, claimed: set[int],
             pending: list[Message], kept: list[dict], rejected: list[dict], episode: str, segments: int,
             now: float) -> tuple[int, int]:
-    held = conn.execute("SELECT count(*) FROM chat_extraction WHERE claim_id = ? AND extraction_id IS NULL",
-                        (claim,)).fetchone()[0]
+    held = extractions.claimed_count(conn, claim)
     if held != len(claimed):
         raise Aborted("claim_lost")                # a lease ran out and another took it, or messages were forgotten
-    arrived = conn.execute("SELECT count(*) FROM chat_extraction WHERE session_id = ? AND generation = ? "
-                           "AND extraction_id IS NULL AND (claim_id IS NULL OR claim_id != ?)",
-                           (session_id, generation, claim)).fetchone()[0]
+    arrived = extractions.unclaimed_count(conn, session_id, generation, claim)
     if arrived:
         raise Aborted("new_messages")              # the discussion went on: read it again, whole
     report = {"committed": [], "rejected": rejected}
-    extraction_id = conn.execute(
-        "INSERT INTO fact_extractions (session_id, generation, extractor, segments, message_count, first_at, "
-        "last_at, episode, report_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', ?)",
-        (session_id, generation, llm.name, segments, len(pending), pending[0].at, pending[-1].at,
-         normalise(episode)[:EPISODE_MAX_CHARS] or f"{len(pending)} messages", now)).lastrowid
+    extraction_id = extractions.add_extraction(
+        conn, session_id, generation, llm.name, segments, len(pending), pending[0].at, pending[-1].at,
+        normalise(episode)[:EPISODE_MAX_CHARS] or f"{len(pending)} messages", now)
     for candidate in kept:
         content = normalise(candidate["content"])
-        duplicate = conn.execute("SELECT fact_id FROM memory_facts WHERE status = 'active' AND lower(content) = ? "
-                                 "AND coalesce(project, '') = ?",
-                                 (content.lower(), candidate.get("project") or "")).fetchone()
-        if duplicate:
-            report["rejected"].append(dict(candidate, reason="already_known", fact_id=duplicate[0]))
+        duplicate = stored_facts.active_fact_with_content(conn, content.lower(), candidate.get("project") or "")
+        if duplicate is not None:
+            report["rejected"].append(dict(candidate, reason="already_known", fact_id=duplicate))
             continue
-        fact_id = conn.execute(
-            "INSERT INTO memory_facts (content, quote, scope, category, project, evidence_type, source_message_id, "
-            "accepting_message_id, proposal_message_id, session_id, generation, extraction_id, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        fact_id = stored_facts.add_extracted_fact(
+            conn,
             # Only a stated fact keeps a quote: anything else shown in quotes would pass for the user's words.
             (content, (normalise(candidate.get("quote") or "") or None) if candidate["evidence"] == "stated" else None,
              "project" if candidate.get("project") else "user", candidate.get("category") or "knowledge",
              candidate.get("project") or None, candidate["evidence"], candidate["source_message_id"],
              candidate.get("accepting_message_id") if candidate["evidence"] == "accepted" else None,
              candidate.get("proposal_message_id") if candidate["evidence"] == "accepted" else None,
-             session_id, generation, extraction_id, now, now)).lastrowid
+             session_id, generation, extraction_id, now, now))
         report["committed"].append(dict(candidate, fact_id=fact_id))
-    conn.execute("UPDATE fact_extractions SET report_json = ? WHERE extraction_id = ?",
-                 (json.dumps(report, ensure_ascii=False), extraction_id))
-    conn.execute("UPDATE chat_extraction SET extraction_id = ?, claim_id = NULL, claimed_until = NULL "
-                 "WHERE claim_id = ?", (extraction_id, claim))
+    extractions.save_report(conn, extraction_id, json.dumps(report, ensure_ascii=False))
+    extractions.mark_extracted(conn, claim, extraction_id)
     RETRIES.finish(conn, [(session_id, generation)], now)
     return extraction_id, len(report["committed"])
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from ..l2 import snapshots
 from ..l2.constants import SELF_KEY
-from ..store import Database
+from ..store import Database, agents_usage
+from ..store.entities import active_person_id
+from ..store.summaries import latest_summaries
 from .facts import FactBook
 
 MAX_CLIENT_CHARS = 100
@@ -39,15 +41,8 @@ class AgentDesk:
         client = " ".join(str(client or "").split())[:MAX_CLIENT_CHARS] or UNKNOWN_CLIENT
         refused = rejected is not None
         with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO agent_usage (client, tool, calls, rejections, last_rejection, last_rejected_at, "
-                "first_used_at, last_used_at) VALUES (?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (client, tool) DO UPDATE "
-                "SET calls = calls + 1, rejections = rejections + excluded.rejections, "
-                "last_rejection = coalesce(excluded.last_rejection, last_rejection), "
-                "last_rejected_at = coalesce(excluded.last_rejected_at, last_rejected_at), "
-                "last_used_at = max(last_used_at, excluded.last_used_at)",
-                (client, tool, int(refused), str(rejected)[:MAX_REJECTION_CHARS] if refused else None,
-                 now if refused else None, now, now))
+            agents_usage.count_call(conn, client, tool, str(rejected)[:MAX_REJECTION_CHARS] if refused else None,
+                                    now if refused else None, now)
 
     def agent_usage(self) -> list[dict[str, Any]]:
         """Per agent (client), most recently active first: ``queries``, ``remembers`` (facts saved),
@@ -55,9 +50,7 @@ class AgentDesk:
         (all), ``rejections`` (calls the memory refused, e.g. a remember whose quote failed the gate), the
         last refusal's reason, and when the agent was first and last seen. ``by_tool`` has the raw rows."""
         clients: dict[str, dict[str, Any]] = {}
-        rows = self.db.reader().execute(
-            "SELECT client, tool, calls, rejections, last_rejection, last_rejected_at, first_used_at, last_used_at "
-            "FROM agent_usage ORDER BY client, tool")
+        rows = agents_usage.usage_rows(self.db.reader())
         for client, tool, calls, rejections, last_rejection, last_rejected_at, first, last in rows:
             entry = clients.setdefault(client, {
                 "client": client, "queries": 0, "remembers": 0, "turns": 0, "tool_runs": 0, "reads": 0, "calls": 0,
@@ -78,9 +71,8 @@ class AgentDesk:
         (from their own statements and observations), and the active facts agents saved with remember()."""
         now = time.time() if now is None else now
         conn = self.db.reader()
-        row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = 'person' "
-                           "AND status = 'active'", (SELF_KEY,)).fetchone()
-        built = snapshots.build(conn, row[0], now) if row else None
+        self_id = active_person_id(conn, SELF_KEY)
+        built = snapshots.build(conn, self_id, now) if self_id is not None else None
         facts = [{key: fact[key] for key in ("fact_id", "content", "category", "evidence_type", "created_at")}
                  for fact in self.fact_book.facts() if fact["scope"] == "user"]
         return {"traits": built["traits"] if built else {}, "states": built["states"] if built else {},
@@ -88,8 +80,5 @@ class AgentDesk:
 
     def recent_summaries(self, limit: int = 5, summary_type: str | None = None) -> list[dict[str, Any]]:
         """The latest L3 summaries (temporal | thematic | insight; None: all), newest window first."""
-        where = "WHERE summary_type = ? " if summary_type else ""
-        rows = self.db.reader().execute(
-            f"SELECT {', '.join(SUMMARY_KEYS)} FROM l3_summaries {where}ORDER BY window_end DESC, summary_id DESC "
-            f"LIMIT ?", ([summary_type] if summary_type else []) + [limit])
+        rows = latest_summaries(self.db.reader(), SUMMARY_KEYS, limit, summary_type)
         return [dict(zip(SUMMARY_KEYS, r, strict=True)) for r in rows]

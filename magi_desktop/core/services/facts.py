@@ -15,6 +15,8 @@ from ..remember import merge as merge_facts
 from ..remember import remember as remember_fact
 from ..remember import stored_message
 from ..store import Database
+from ..store import facts as stored_facts
+from ..store.extractions import latest_extractions
 from ..store.l1 import event_row
 
 FACT_KEYS = ("fact_id", "content", "quote", "scope", "category", "project", "evidence_type", "source_message_id",
@@ -44,11 +46,8 @@ class FactBook:
 
     def facts(self, status: str | None = "active", *, fact_id: int | None = None) -> list[dict[str, Any]]:
         """Facts with ``status`` (active | superseded | merged | deleted; None: all), oldest first."""
-        where = {"status = ?": status, "fact_id = ?": fact_id}
-        where = {clause: value for clause, value in where.items() if value is not None}
-        sql = f"SELECT {', '.join(FACT_KEYS)} FROM memory_facts" + (
-            f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY fact_id"
-        return [dict(zip(FACT_KEYS, row, strict=True)) for row in self.db.reader().execute(sql, list(where.values()))]
+        return [dict(zip(FACT_KEYS, row, strict=True))
+                for row in stored_facts.fact_rows(self.db.reader(), FACT_KEYS, status, fact_id)]
 
     def fact(self, fact_id: int) -> dict[str, Any] | None:
         """One fact with its evidence trail: the human message that states it (``source_message``) and,
@@ -69,9 +68,7 @@ class FactBook:
         """The user deletes a fact: its words are erased (from the index too); a row marked ``deleted``
         stays, so what it had replaced is not brought back by mistake."""
         with self.db.transaction() as conn:
-            return conn.execute("UPDATE memory_facts SET status = 'deleted', content = '(deleted by the user)', "
-                                "quote = NULL, updated_at = ? WHERE fact_id = ? AND status != 'deleted'",
-                                (time.time(), fact_id)).rowcount > 0
+            return stored_facts.delete_fact(conn, fact_id, time.time())
 
     def extract_facts(self, now: float | None = None, limit: int | None = None) -> dict[str, Any]:
         """Run fact extraction over the conversations that are due now (ended, or idle 30 minutes)."""
@@ -81,7 +78,5 @@ class FactBook:
         """The committed extractions, newest first: the episode, and what was kept or rejected and why."""
         keys = ("extraction_id", "session_id", "generation", "extractor", "segments", "message_count", "first_at",
                 "last_at", "episode", "report", "created_at")
-        rows = self.db.reader().execute(
-            "SELECT extraction_id, session_id, generation, extractor, segments, message_count, first_at, last_at, "
-            "episode, report_json, created_at FROM fact_extractions ORDER BY extraction_id DESC LIMIT ?", (limit,))
+        rows = latest_extractions(self.db.reader(), limit)
         return [dict(zip(keys, (*row[:9], json.loads(row[9]), row[10]), strict=True)) for row in rows]

@@ -17,8 +17,8 @@ from ..l3 import insights as l3_insights
 from ..llm import LLMProvider
 from ..reports import QUEUES, PendingReport, QueueState
 from ..store import Database
-from ..store.connection import Connection
 from ..store.entities import EntityLinker
+from ..store.skills import skills_due_count
 
 
 class Processing:
@@ -71,8 +71,7 @@ class Processing:
         """Due jobs per queue: {"embedding": n, "l2": m, "l4": k, "facts": conversations to extract}."""
         return {"embedding": pending_count(self.db) if self.vectors_ready() else 0,
                 "l2": l2_jobs.pending_count(self.db),
-                "l4": self.db.reader().execute("SELECT count(*) FROM procedural_skills WHERE distill_due = 1"
-                                               ).fetchone()[0],
+                "l4": skills_due_count(self.db.reader()),
                 "facts": extraction.pending_count(self.db.reader(), time.time())}
 
     def pending_work(self) -> int:
@@ -86,19 +85,10 @@ class Processing:
         now = time.time()
         conn = self.db.reader()
         held = {"embedding": 0, "l2": l2_jobs.counts(conn).get("running", 0), "l4": 0,
-                "facts": _held_extractions(conn, now)}
+                "facts": extraction.held_count(conn, now)}
         return QueueState(due=self.pending_by_queue(), held=held)
 
     def retry_dead_jobs(self) -> int:
         """Give dead-lettered L2 jobs and fact extractions another five attempts; returns how many were revived."""
         return l2_jobs.revive_dead(self.db) + extraction.revive_dead(self.db)
 
-
-def _held_extractions(conn: Connection, now: float) -> int:
-    """Conversations an extractor has claimed and whose claim is live (extraction/pipeline.py's lease).
-
-    The extraction queue has no public count of its claims yet; the one job-queue primitive (issue 18,
-    item 4) is to provide ``held`` for every queue, and this query goes then."""
-    return conn.execute("SELECT count(*) FROM (SELECT DISTINCT session_id, generation FROM chat_extraction "
-                        "WHERE extraction_id IS NULL AND claim_id IS NOT NULL AND claimed_until > ?)",
-                        (now,)).fetchone()[0]

@@ -14,7 +14,8 @@ from ..l2 import review as l2_review
 from ..store import Database
 from ..store.connection import Connection
 from ..store.entities import EntityLinker
-from ..store.l1 import count_ingest, insert_events
+from ..store.l1 import count_ingest, delete_event, insert_events
+from ..store.reviews import latest_review_ids
 from .normalizer import Normalizer
 
 VIEWER_SESSION = "magi-viewer"   # the session of what the user says through the memory viewer
@@ -82,15 +83,14 @@ class BeliefReview:
             done = l2_review.review(conn, review_id)
             rowid = (done or {}).get("detail", {}).get("event_rowid")
             if done and done["action"] == "correct" and done["undone_at"] is None and rowid is not None:
-                conn.execute("DELETE FROM fact_events WHERE id = ?", (rowid,))   # its chunks and vectors go too
+                delete_event(conn, rowid)   # its chunks and vectors go too
                 l2_episodes.upkeep(conn)
             return l2_review.undo(conn, review_id, now)
         return self._review(run)
 
     def reviews(self, limit: int = 100) -> list[dict[str, Any]]:
         """The user's latest reviews, newest first."""
-        ids = [r[0] for r in self.db.reader().execute(
-            "SELECT review_id FROM user_reviews ORDER BY review_id DESC LIMIT ?", (limit,))]
+        ids = latest_review_ids(self.db.reader(), limit)
         # Reviews are never deleted, so each id just read has its review.
         return [review for i in ids if (review := l2_review.review(self.db.reader(), i)) is not None]
 

@@ -16,6 +16,7 @@ from ..import_report import ImportReport
 from ..importer import import_jsonl
 from ..store import Database
 from ..store.entities import EntityLinker
+from ..store.l1 import stored_secret
 from .normalizer import Normalizer
 from .review import BeliefReview
 
@@ -88,11 +89,10 @@ class Transfer:
                                               user_id=self.normalize.user_id)
                 finally:
                     self.linker.reset()      # ids it cached may be rolled back, or now name other rows
-                row = self.db.reader().execute(
-                    "SELECT value FROM memory_meta WHERE key = 'idempotency_secret'").fetchone()
-                if row:
+                secret = stored_secret(self.db.reader(), "idempotency_secret")
+                if secret is not None:
                     # The exported memory's secret, so its dedupe keys match.
-                    self.normalize.key_secret = bytes.fromhex(row[0])
+                    self.normalize.key_secret = secret
         finally:
             if handle is not source:
                 handle.close()

@@ -238,3 +238,14 @@ def write_transaction(conn: Connection) -> Iterator[Connection]:
                 with contextlib.suppress(DatabaseError):
                     conn.execute("ROLLBACK")
             raise
+
+
+@contextlib.contextmanager
+def read_snapshot(conn: Connection) -> Iterator[Connection]:
+    """``BEGIN`` … ``COMMIT``: the reads inside see one snapshot of the database (a deferred transaction takes
+    no write lock)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from ..contracts import MemoryEvent
-from .connection import Connection
+from .connection import Connection, placeholders
 from .l1 import EventFilter
 
 HINT_CONFIDENCE = 1.0
@@ -237,5 +237,14 @@ def entity_names(conn: Connection, entity_ids: Sequence[int]) -> dict[int, str]:
     if not entity_ids:
         return {}
     return dict(conn.execute(
-        f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({', '.join('?' * len(entity_ids))})",
+        f"SELECT entity_id, name FROM entity_catalog WHERE entity_id IN ({placeholders(len(entity_ids))})",
         list(entity_ids)).fetchall())
+
+
+# --------------------------------------------------------------------- what the agents' desk reads (services/agents)
+
+def active_person_id(conn: Connection, name_key: str) -> int | None:
+    """The id of the active person with this name key (the user: ``SELF_KEY``), if any."""
+    row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = 'person' "
+                       "AND status = 'active'", (name_key,)).fetchone()
+    return row[0] if row else None

@@ -20,3 +20,10 @@ def visible_evidence(conn: Connection, kind: str, row_key: str, now: float, star
         "SELECT e.event_id, e.source_item_id, e.evidence_class, e.session_id FROM l2_evidence v JOIN fact_events e "
         "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.recorded_at <= ? AND e.timestamp >= ? "
         "AND e.timestamp < ? ORDER BY e.timestamp", (kind, row_key, now, start, end)).fetchall()
+
+
+# --------------------------------------------------------------------- what the Markdown export reads
+
+def evidence_counts(conn: Connection) -> list[tuple[str, str, int]]:
+    """(kind, row_key, how many events) of every L2 row with evidence."""
+    return conn.execute("SELECT kind, row_key, count(*) FROM l2_evidence GROUP BY kind, row_key").fetchall()

@@ -502,3 +502,40 @@ def trace_rowid(conn: Connection, trace_id: str) -> int | None:
     """The runtime_traces row of a stored trace (L4 cites it), or None."""
     row = conn.execute("SELECT id FROM runtime_traces WHERE trace_id = ?", (trace_id,)).fetchone()
     return row[0] if row else None
+
+
+# --------------------------------------------------------------------- what remember() and the chat retries read
+
+def session_generation(conn: Connection, session_id: str) -> int | None:
+    """A chat session's generation, or None when the session is not stored."""
+    row = conn.execute("SELECT generation FROM chat_sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return row[0] if row else None
+
+
+def stored_message_id(conn: Connection, message_id: str) -> str | None:
+    """The event id of the stored event ``message_id`` names: its event id, or a chat message's
+    ``source_item_id``; None when none is stored."""
+    row = conn.execute("SELECT event_id FROM fact_events WHERE event_id = ? UNION ALL SELECT event_id FROM "
+                       "fact_events WHERE source = 'chat' AND source_item_id = ? LIMIT 1",
+                       (message_id, message_id)).fetchone()
+    return row[0] if row else None
+
+
+def message_with_item_id(conn: Connection, source: str, source_item_id: str) -> tuple[str | None, str] | None:
+    """(session_id, content) of the stored event of ``source`` with this item id, if any."""
+    return conn.execute("SELECT session_id, content FROM fact_events WHERE source = ? AND source_item_id = ? "
+                        "LIMIT 1", (source, source_item_id)).fetchone()
+
+
+def last_chat_message(conn: Connection, session_id: str) -> tuple[str, float, str, str, str, str] | None:
+    """(event_id, timestamp, content, metadata_json, ingest_target, evidence_class) of a session's latest chat
+    message, if any."""
+    return conn.execute(
+        "SELECT event_id, timestamp, content, metadata_json, ingest_target, evidence_class FROM fact_events "
+        "WHERE session_id = ? AND event_type = 'CHAT_MESSAGE' ORDER BY timestamp DESC, id DESC LIMIT 1",
+        (session_id,)).fetchone()
+
+
+def delete_event(conn: Connection, rowid: int) -> None:
+    """Delete one event row (its chunks and vectors go too, by the schema's triggers)."""
+    conn.execute("DELETE FROM fact_events WHERE id = ?", (rowid,))

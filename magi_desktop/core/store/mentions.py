@@ -3,7 +3,7 @@ matched against a question's calendar window: the April turn about "last month" 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .connection import Connection
 
@@ -29,3 +29,8 @@ def about_window(conn: Connection, rowids: Iterable[int], start: float, end: flo
     return {row[0] for row in conn.execute(
         f"SELECT e.id FROM fact_events e WHERE e.id IN ({marks}) AND {mention_sql('e')}",
         [*rowids, *mention_params(start, end)])}
+
+
+def add_mentioned_times(conn: Connection, rows: Sequence[tuple[int, float, float]]) -> None:
+    """Record (event_rowid, start, end) windows events mention (a window already recorded is kept once)."""
+    conn.executemany("INSERT OR IGNORE INTO event_mentioned_times (event_rowid, start, end) VALUES (?, ?, ?)", rows)

@@ -129,3 +129,10 @@ def skill_rows(conn: Connection) -> list[dict[str, Any]]:
     """Every tool's experience, the most recently run first (``Memory.skills``)."""
     rows = conn.execute(f"SELECT {', '.join(_SKILL_COLUMNS)} FROM procedural_skills ORDER BY last_run_at DESC")
     return [dict(zip(_SKILL_COLUMNS, row, strict=True)) for row in rows.fetchall()]
+
+
+# --------------------------------------------------------------------- what the queue counts read (services/processing)
+
+def skills_due_count(conn: Connection) -> int:
+    """How many skills are marked for distillation."""
+    return conn.execute("SELECT count(*) FROM procedural_skills WHERE distill_due = 1").fetchone()[0]

@@ -237,3 +237,14 @@ def write_summary(conn: Connection, summary_type: str, category: str, granularit
     conn.executemany("INSERT OR IGNORE INTO summary_children (summary_id, child_id) VALUES (?, ?)",
                      [(summary_id, child) for child in children])
     return summary_id
+
+
+# --------------------------------------------------------------------- what the agents' desk reads (services/agents)
+
+def latest_summaries(conn: Connection, columns: Sequence[str], limit: int,
+                     summary_type: str | None = None) -> list[tuple[Any, ...]]:
+    """These columns of the latest summaries (of one type when given), newest window first."""
+    where = "WHERE summary_type = ? " if summary_type else ""
+    return conn.execute(
+        f"SELECT {', '.join(columns)} FROM l3_summaries {where}ORDER BY window_end DESC, summary_id DESC "
+        f"LIMIT ?", ([summary_type] if summary_type else []) + [limit]).fetchall()
