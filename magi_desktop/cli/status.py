@@ -13,46 +13,46 @@ if TYPE_CHECKING:      # the CLI imports the core lazily: `magi --help` starts f
 
 
 def print_status(stats: MemoryStats) -> None:
-    events = stats["events"]
-    emb = stats["embedding"]
-    print(f"database      {stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB, schema v{stats['schema_version']})")
-    storage = stats["storage"]
+    events = stats.events
+    emb = stats.embedding
+    print(f"database      {stats.database} ({stats.size_bytes / 1e6:.1f} MB, schema v{stats.schema_version})")
+    storage = stats.storage
     last = storage["last_backup"]
     print(f"storage       {'writable' if storage['writable'] else 'DISK FULL: read-only until space is freed'}; "
           + (f"last backup {last['label']}" if last else "no backup yet")
           + (f"; last backup failed: {storage['backup_error']}" if storage["backup_error"] else ""))
-    redaction = stats.get("redaction")
+    redaction = stats.redaction
     if redaction and not redaction["current"]:
         print(f"redaction     stored data predates the current rules ({redaction['stored_version']} -> "
               f"{redaction['rules_version']}): {redaction['hint']}")
     print(f"L1 events     {events['total']}")
     for name, count in events["by_evidence_class"].items():
         print(f"  {name:<22}{count}")
-    print(f"runtime trace {stats['runtime_traces']}")
-    print(f"chat sessions {stats['chat_sessions']}")
+    print(f"runtime trace {stats.runtime_traces}")
+    print(f"chat sessions {stats.chat_sessions}")
     print(f"embedding     {emb['model']} ({emb['dimension']} d): {emb['chunks']} chunks, "
           f"{emb['pending']} queued, {emb['dead']} dead")
-    cognition = stats["l2"]
+    cognition = stats.l2
     jobs = cognition["jobs"]
     lag = cognition["oldest_pending_seconds"]
     print(f"L2 ({cognition['llm']:<5})   {jobs['pending']} queued, {jobs['running']} running, {jobs['done']} done, "
           f"{jobs['dead']} dead" + (f"; oldest waiting {lag:.0f} s" if lag is not None else ""))
     print(f"  {cognition['entities']} entities, {cognition['edges']} edges, {cognition['assertions']} assertions, "
           f"{cognition['episodes']} episodes")
-    facts = stats["facts"]
+    facts = stats.facts
     evidence = ", ".join(f"{n} {kind}" for kind, n in facts["by_evidence"].items()) or "none"
     failed = facts["failed"]
     print(f"facts         {evidence}; {facts['extractions']} conversations read, {facts['conversations_due']} due"
           + (f", {failed.get('pending', 0)} retrying, {failed.get('dead', 0)} failed" if failed else ""))
-    if stats["sources"]:
+    if stats.sources:
         print("sources       accepted  duplicates  rejected")
-        for source, c in stats["sources"].items():
+        for source, c in stats.sources.items():
             print(f"  {source:<20}{c['accepted']:>9}  {c['duplicates']:>10}  {c['rejected']:>8}")
             if c["last_rejection"]:
                 print(f"    last rejection: {c['last_rejection']}")
-    if stats["collectors"]:
+    if stats.collectors:
         print("collectors    runs  stored  duplicates  rejected  dropped  state")
-        for name, c in stats["collectors"].items():
+        for name, c in stats.collectors.items():
             counts = c.get("counts", {})
             state = ("quarantined" if c.get("quarantined") else f"failing ({c['failures']})" if c.get("failures")
                      else "ok")

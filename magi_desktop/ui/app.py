@@ -119,7 +119,7 @@ class DesktopApp:
         """The tray menu's first line: collectors, queued work and how long the oldest job has waited."""
         stats = self.memory.stats()
         pending = stats.queued
-        lag = stats["l2"]["oldest_pending_seconds"]
+        lag = stats.l2["oldest_pending_seconds"]
         waiting = f", oldest {lag / 60:.0f} min" if lag and lag >= 60 else f", oldest {lag:.0f} s" if lag else ""
         full = "Disk full — read-only · " if not stats.writable else ""
         return f"{full}Collectors: {self.collectors_status()} · {pending} queued{waiting}"

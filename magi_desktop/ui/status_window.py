@@ -110,31 +110,31 @@ class StatusWindow(QMainWindow):
 
     def refresh(self) -> None:
         stats = self.memory.stats()
-        events = stats["events"]
-        emb = stats["embedding"]
-        self.fields["database"].setText(f"{stats['database']} ({stats['size_bytes'] / 1e6:.1f} MB)")
-        redaction = stats.get("redaction") or {}
-        self.fields["storage"].setText(storage_text(stats["storage"]) + (
+        events = stats.events
+        emb = stats.embedding
+        self.fields["database"].setText(f"{stats.database} ({stats.size_bytes / 1e6:.1f} MB)")
+        redaction = stats.redaction or {}
+        self.fields["storage"].setText(storage_text(stats.storage) + (
             f"; stored before the current secret-redaction rules: {redaction['hint']}" if redaction.get("hint")
             else ""))
-        self.fields["storage"].setStyleSheet("" if stats["storage"]["writable"] else "color: #b3261e")
+        self.fields["storage"].setStyleSheet("" if stats.storage["writable"] else "color: #b3261e")
         self.fields["events"].setText(str(events["total"]))
         self.fields["classes"].setText(
             ", ".join(f"{name} {count}" for name, count in events["by_evidence_class"].items()) or "none yet")
-        self.fields["sessions"].setText(str(stats["chat_sessions"]))
-        self.fields["traces"].setText(str(stats["runtime_traces"]))
+        self.fields["sessions"].setText(str(stats.chat_sessions))
+        self.fields["traces"].setText(str(stats.runtime_traces))
         state = "model loaded" if emb["model_loaded"] else "model released (loads on demand)"
         if not emb["vectors_ready"]:
             state = "paused: the model that made the vectors is not installed"
         self.fields["embedding"].setText(f"{emb['model']} — {emb['chunks']} chunks; {state}")
-        l2 = stats["l2"]
+        l2 = stats.l2
         lag = l2["oldest_pending_seconds"]
         self.fields["queue"].setText(
             f"{emb['pending']} to embed, {l2['jobs']['pending']} to understand"
             + (f" (oldest waiting {lag:.0f} s)" if lag else "")
             + f"; {emb['dead'] + l2['jobs']['dead']} failed for good")
         llm = l2["llm"]
-        breaker = stats["llm"].get("breaker")
+        breaker = stats.llm.get("breaker")
         if breaker and breaker["state"] != "closed":
             llm += f": the endpoint keeps failing, paused after {breaker['failures_in_a_row']} failures"
         self.fields["cognition"].setText(f"{l2['assertions']} assertions, {l2['edges']} facts and relationships, "

@@ -384,7 +384,7 @@ class ViewerWindow(QMainWindow):
                                      "undone until this window closes.")
 
     def refresh(self) -> None:
-        sources = sorted(self.memory.stats()["events"]["by_source"])
+        sources = sorted(self.memory.stats().events["by_source"])
         for page in self.pages.values():
             page.set_sources(sources)
             page.refresh()
