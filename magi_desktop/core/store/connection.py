@@ -69,6 +69,11 @@ _SQL_FUNCTIONS: dict[str, tuple[int, Callable]] = {
 }
 
 
+def placeholders(n: int) -> str:
+    """``?, ?, ?`` for an ``IN (…)`` list of ``n`` parameters."""
+    return ", ".join("?" * n)
+
+
 def sqlite_version() -> str:
     return sqlite3.sqlite_version
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from ..contracts import MemoryEvent
-from .connection import Connection
+from .connection import Connection, placeholders
 from .l1 import EventFilter
 
 HINT_CONFIDENCE = 1.0
@@ -230,3 +230,48 @@ def active_entity_id(conn: Connection, name_key: str) -> int | None:
     row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND status = 'active'",
                        (name_key,)).fetchone()
     return row[0] if row else None
+
+
+# --- the L2 worker: resolution, projection, maintenance and reviews (core/l2) ---------------------------------
+
+def entity_card(conn: Connection, entity_id: int) -> tuple[str, str, str] | None:
+    """(name, entity_type, aliases_json) of an entity, whatever its status."""
+    return conn.execute("SELECT name, entity_type, aliases_json FROM entity_catalog WHERE entity_id = ?",
+                        (entity_id,)).fetchone()
+
+
+def person_by_key(conn: Connection, name_key: str) -> tuple[int, str, str] | None:
+    """(entity_id, name, entity_type) of the person with this name key, whatever its status."""
+    return conn.execute("SELECT entity_id, name, entity_type FROM entity_catalog WHERE name_key = ? "
+                        "AND entity_type = 'person'", (name_key,)).fetchone()
+
+
+def entity_merge_row(conn: Connection, entity_id: int) -> tuple[int, str, str, str, int | None] | None:
+    """(entity_id, name, entity_type, status, merged_into) of an entity."""
+    return conn.execute("SELECT entity_id, name, entity_type, status, merged_into FROM entity_catalog "
+                        "WHERE entity_id = ?", (entity_id,)).fetchone()
+
+
+def active_entities_named(conn: Connection, key: str, alias_pattern: str) -> list[tuple[int, str, str, str]]:
+    """(entity_id, name, entity_type, aliases_json) of the active entities whose name key is ``key`` or whose
+    aliases are LIKE ``alias_pattern``, oldest first."""
+    return conn.execute(
+        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' AND "
+        "(name_key = ? OR aliases_json LIKE ?) ORDER BY entity_id", (key, alias_pattern)).fetchall()
+
+
+def active_entities_overlapping(conn: Connection, key: str, min_chars: int,
+                                limit: int) -> list[tuple[int, str, str, str]]:
+    """(entity_id, name, entity_type, aliases_json) of the active entities whose name key (of ``min_chars`` or
+    more) contains ``key`` or is contained in it, newest first."""
+    return conn.execute(
+        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+        "AND length(name_key) >= ? AND (instr(name_key, ?) > 0 OR instr(?, name_key) > 0) "
+        "ORDER BY entity_id DESC LIMIT ?", (min_chars, key, key, limit)).fetchall()
+
+
+def active_entities_among(conn: Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+    """(entity_id, name, entity_type, aliases_json) of those of these entities that are active."""
+    return conn.execute(
+        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+        f"AND entity_id IN ({placeholders(len(entity_ids))})", entity_ids).fetchall()
