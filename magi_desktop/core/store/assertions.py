@@ -62,3 +62,18 @@ def snapshot(conn: Connection, entity_id: int) -> tuple[str, float] | None:
     """(snapshot_json, refreshed_at) of an entity's theory-of-mind snapshot, if it has one."""
     return conn.execute("SELECT snapshot_json, refreshed_at FROM tom_snapshots WHERE entity_id = ?",
                         (entity_id,)).fetchone()
+
+
+# --- the L2 worker's writes and the reads they make (core/l2) -------------------------------------------------
+
+def supersede_assertions_of_edge(conn: Connection, triple_id: str, live: Sequence[str], now: float) -> None:
+    """The live assertions an edge made become history with it, replaced by nothing."""
+    conn.execute(f"UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = NULL, "
+                 f"retired_at = ? WHERE triple_id = ? AND status IN {tuple(live)}", (now, triple_id))
+
+
+def revive_assertions_of_edge(conn: Connection, triple_id: str) -> None:
+    """The assertions an edge's ending superseded (replaced by nothing) are live again."""
+    conn.execute("UPDATE tom_trait_assertions SET status = CASE WHEN observations > 1 THEN 'corroborated' "
+                 "ELSE 'tentative' END, retired_at = NULL WHERE triple_id = ? AND status = 'superseded' "
+                 "AND superseded_by IS NULL", (triple_id,))

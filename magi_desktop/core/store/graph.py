@@ -114,3 +114,34 @@ def edge_object_name(conn: Connection, triple_id: str) -> str | None:
 def denied_edges(conn: Connection) -> set[str]:
     """The denial keys of the edges the user deleted (``user_denials``)."""
     return {r[0] for r in conn.execute("SELECT denial_key FROM user_denials WHERE kind = 'edge'")}
+
+
+# --- the L2 worker's writes and the reads they make (core/l2) -------------------------------------------------
+
+def active_edges_observed_before(conn: Connection, subject_id: int, predicate: str,
+                                 before: float) -> list[tuple[str, str]]:
+    """(triple_id, object's name key) of a subject's active edges of a predicate last observed before ``before``."""
+    return conn.execute(
+        "SELECT k.triple_id, c.name_key FROM kg_edges k JOIN entity_catalog c ON c.entity_id = k.object_id "
+        "WHERE k.subject_id = ? AND k.predicate = ? AND k.status = 'active' AND k.last_observed_at < ?",
+        (subject_id, predicate, before)).fetchall()
+
+
+def has_newer_active_edge(conn: Connection, subject_id: int, predicate: str, other_than: str, after: float) -> bool:
+    """Whether another active edge of the subject and predicate was last observed after ``after``."""
+    return conn.execute(
+        "SELECT 1 FROM kg_edges WHERE subject_id = ? AND predicate = ? AND status = 'active' "
+        "AND triple_id != ? AND last_observed_at > ?",
+        (subject_id, predicate, other_than, after)).fetchone() is not None
+
+
+def mark_evolved(conn: Connection, triple_id: str) -> None:
+    """An edge becomes history of the newer value that replaced it."""
+    conn.execute("UPDATE kg_edges SET retired_reason = 'evolved', status = 'superseded' WHERE triple_id = ?",
+                 (triple_id,))
+
+
+def reactivate_edge(conn: Connection, triple_id: str) -> None:
+    """A retired edge is current again."""
+    conn.execute("UPDATE kg_edges SET status = 'active', retired_at = NULL, retired_reason = NULL "
+                 "WHERE triple_id = ?", (triple_id,))
