@@ -275,3 +275,17 @@ def active_entities_among(conn: Connection, entity_ids: Sequence[int]) -> list[t
     return conn.execute(
         "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
         f"AND entity_id IN ({placeholders(len(entity_ids))})", entity_ids).fetchall()
+
+
+def active_entities_by_mentions(conn: Connection, search: str | None,
+                                limit: int) -> list[tuple[int, str, str, str, int]]:
+    """(entity_id, name, entity_type, aliases_json, events mentioning it) of the active entities whose name or
+    aliases contain ``search`` (None: all), most mentioned first."""
+    where, args = "WHERE c.status = 'active'", []
+    if search:
+        where += " AND instr(lower(c.name || ' ' || c.aliases_json), lower(?)) > 0"
+        args.append(search)
+    return conn.execute(
+        "SELECT c.entity_id, c.name, c.entity_type, c.aliases_json, "
+        "(SELECT count(*) FROM l1_event_entities l WHERE l.entity_id = c.entity_id) AS mentions "
+        f"FROM entity_catalog c {where} ORDER BY mentions DESC, c.name LIMIT ?", [*args, limit]).fetchall()

@@ -496,3 +496,12 @@ def session_turns_after(conn: Connection, session_id: str, timestamp: float, vis
     return [r[0] for r in conn.execute(
         f"SELECT e.id FROM fact_events e WHERE e.session_id = ? AND e.timestamp > ? AND {visible.clause} "
         "ORDER BY e.timestamp ASC LIMIT ?", [session_id, timestamp, *visible.args, limit]).fetchall()]
+
+
+# --- the activity timeline of the memory viewer (core/l2/beliefs.py) ------------------------------------------
+
+def events_per_source_and_day(conn: Connection, since: float, until: float) -> list[tuple[str, str, int]]:
+    """(source, local day "YYYY-MM-DD", stored events) between two times, by day."""
+    return conn.execute(
+        "SELECT source, date(timestamp, 'unixepoch', 'localtime') AS day, count(*) FROM fact_events "
+        "WHERE timestamp >= ? AND timestamp < ? GROUP BY source, day ORDER BY day", (since, until)).fetchall()
