@@ -85,7 +85,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/l2/graph.py": 21,
     "core/l2/maintenance.py": 31,
     "core/l2/projection.py": 12,
-    "core/l2/replay.py": 14,
     "core/l2/review.py": 31,
     "core/memory.py": 4,
     "core/mentioned_times.py": 1,

@@ -77,3 +77,12 @@ def revive_assertions_of_edge(conn: Connection, triple_id: str) -> None:
     conn.execute("UPDATE tom_trait_assertions SET status = CASE WHEN observations > 1 THEN 'corroborated' "
                  "ELSE 'tentative' END, retired_at = NULL WHERE triple_id = ? AND status = 'superseded' "
                  "AND superseded_by IS NULL", (triple_id,))
+
+
+def assertion_with_value(conn: Connection, entity_id: int, trait: str, value_key: str,
+                         live: Sequence[str]) -> int | None:
+    """The id of an entity's assertion of this trait and value: a live one first, then the newest."""
+    row = conn.execute(f"SELECT assertion_id FROM tom_trait_assertions WHERE entity_id = ? AND trait = ? AND "
+                       f"value_key = ? ORDER BY status IN {tuple(live)} DESC, assertion_id DESC LIMIT 1",
+                       (entity_id, trait, value_key)).fetchone()
+    return row[0] if row else None

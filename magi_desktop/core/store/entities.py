@@ -289,3 +289,15 @@ def active_entities_by_mentions(conn: Connection, search: str | None,
         "SELECT c.entity_id, c.name, c.entity_type, c.aliases_json, "
         "(SELECT count(*) FROM l1_event_entities l WHERE l.entity_id = c.entity_id) AS mentions "
         f"FROM entity_catalog c {where} ORDER BY mentions DESC, c.name LIMIT ?", [*args, limit]).fetchall()
+
+
+def entity_status_by_key(conn: Connection, key: str, entity_type: str) -> tuple[int, str, int | None] | None:
+    """(entity_id, status, merged_into) of the entity of this name key and type."""
+    return conn.execute("SELECT entity_id, status, merged_into FROM entity_catalog WHERE name_key = ? AND "
+                        "entity_type = ?", (key, entity_type)).fetchone()
+
+
+def entity_status(conn: Connection, entity_id: int) -> tuple[int, str, int | None] | None:
+    """(entity_id, status, merged_into) of an entity."""
+    return conn.execute("SELECT entity_id, status, merged_into FROM entity_catalog WHERE entity_id = ?",
+                        (entity_id,)).fetchone()

@@ -505,3 +505,8 @@ def events_per_source_and_day(conn: Connection, since: float, until: float) -> l
     return conn.execute(
         "SELECT source, date(timestamp, 'unixepoch', 'localtime') AS day, count(*) FROM fact_events "
         "WHERE timestamp >= ? AND timestamp < ? GROUP BY source, day ORDER BY day", (since, until)).fetchall()
+
+
+def event_exists(conn: Connection, rowid: int) -> bool:
+    """Whether the event of this rowid is still stored."""
+    return conn.execute("SELECT 1 FROM fact_events WHERE id = ?", (rowid,)).fetchone() is not None
