@@ -48,7 +48,7 @@ def apply(conn: Connection, endings: list[Ending]) -> tuple[int, set[int]]:
         for tid, key in rows:
             if not _same_thing(key, ending.object_key):
                 continue
-            graph.retire_edge(conn, tid, replaced_by=None, reason=ENDED, now=ending.timestamp)
+            store_graph.retire_edge(conn, tid, replaced_by=None, reason=ENDED, now=ending.timestamp)
             assertions.supersede_assertions_of_edge(conn, tid, graph.LIVE, ending.timestamp)
             store.record_ending(conn, tid, ending.event_rowid, ending.timestamp)
             retired += 1

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..store import episodes as store
 from ..store.connection import Connection
 from ..store.entities import entities_of_event_rowids
-from .graph import link_evidence
+from ..store.evidence import link_evidence
 
 EPISODE_GAP_SECONDS = 2 * 3600
 PROMOTE_MIN_EVENTS = 4

@@ -11,9 +11,11 @@ import json
 
 from ..store.connection import Connection
 from ..store.entities import name_key
+from ..store.evidence import link_evidence
+from ..store.snapshots import queue_snapshot
 from . import episodes
 from . import predicates as P
-from .graph import LIVE, link_evidence, queue_snapshot, saturate, triple_id
+from .graph import LIVE, saturate, triple_id
 from .resolve import COMPATIBLE, SELF_KEY
 
 

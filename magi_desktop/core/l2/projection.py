@@ -28,7 +28,10 @@ from typing import Any
 from ..governance import POLICIES, EvidenceClass
 from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store import Database
-from ..store.entities import EntityLinker, name_key
+from ..store.entities import EntityLinker, link_event_entity, name_key
+from ..store.evidence import link_evidence
+from ..store.graph import retire_edge
+from ..store.snapshots import queue_snapshot
 from . import endings, episodes, graph, jobs, review
 from . import predicates as P
 from .resolve import Resolved, Resolver
@@ -155,7 +158,7 @@ class Projector:
             retired, subjects = endings.apply(wconn, ended)
             report.superseded += retired
             for entity_id in subjects:
-                graph.queue_snapshot(wconn, entity_id, now)
+                queue_snapshot(wconn, entity_id, now)
             jobs.mark_done(wconn, rowids, now)
         return report
 
@@ -456,7 +459,7 @@ class Projector:
             tid = graph.write_edge(conn, (cause_id, cause_name), "LED_TO", (claim.obj.entity_id, claim.obj.name),
                                    event_rowid=event.rowid, observed_at=event.timestamp,
                                    confidence=CAUSAL_WEAK, strength=CAUSAL_WEAK)
-            graph.link_evidence(conn, "edge", tid, earlier)
+            link_evidence(conn, "edge", tid, earlier)
             report.edges += 1
 
     def _write(self, conn, events, mentions, claims: list[_Claim], report: ProjectionReport, now: float) -> None:
@@ -474,7 +477,7 @@ class Projector:
             created = resolved.entity_id is None
             entity_id = graph.ensure_entity(conn, resolved, now)
             report.entities += created
-            graph.link_event_entity(conn, event.rowid, entity_id, resolved.entity_type, item.get("confidence", 1.0))
+            link_event_entity(conn, event.rowid, entity_id, resolved.entity_type, item.get("confidence", 1.0))
         for claim in claims:
             if claim.decision == "keep_old":
                 report.dropped["kept_old_fact"] += 1
@@ -484,8 +487,8 @@ class Projector:
             if not claim.about_self:
                 # The speaker is linked at ingest; "the user" is in every claim and would make
                 # every event a neighbour of every other in entity expansion.
-                graph.link_event_entity(conn, claim.event.rowid, subject_id, claim.subject.entity_type, 1.0)
-            graph.link_event_entity(conn, claim.event.rowid, object_id, claim.obj.entity_type, 0.8)
+                link_event_entity(conn, claim.event.rowid, subject_id, claim.subject.entity_type, 1.0)
+            link_event_entity(conn, claim.event.rowid, object_id, claim.obj.entity_type, 0.8)
             predicate = graph.family_predicate(conn, subject_id, claim.predicate, object_id)
             spec = P.spec(predicate)
             if spec and spec.single_valued and claim.decision is None:
@@ -517,7 +520,7 @@ class Projector:
                 old_tid = claim.conflict_with.split(":", 1)[1]
                 if old_tid != tid:
                     reason = "antonym" if claim.conflict_type == "antonym" else "evolved"
-                    graph.retire_edge(conn, old_tid, replaced_by=tid, reason=reason, now=claim.event.timestamp)
+                    retire_edge(conn, old_tid, replaced_by=tid, reason=reason, now=claim.event.timestamp)
                     report.superseded += 1
                     replaced = [r[0] for r in conn.execute(
                         "SELECT assertion_id FROM tom_trait_assertions WHERE triple_id = ? AND status IN "
@@ -540,5 +543,5 @@ class Projector:
             touched.add(subject_id)
         self._causal_hypotheses(conn, claims, report)
         for entity_id in touched:
-            graph.queue_snapshot(conn, entity_id, now)
+            queue_snapshot(conn, entity_id, now)
         episodes.extend_candidate(conn, events, now)

@@ -19,7 +19,8 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..store.connection import Connection
-from ..store.entities import name_key
+from ..store.entities import link_event_entity, name_key
+from ..store.snapshots import queue_snapshot
 from . import graph
 from .beliefs import get_belief
 from .resolve import SELF_NAME, Resolved
@@ -101,7 +102,7 @@ def confirm(conn: Connection, key: str, now: float) -> int:
         else:
             conn.execute("UPDATE kg_edges SET user_confirmed_at = ?, confidence = max(confidence, ?) "
                          "WHERE triple_id = ?", (now, USER_CONFIDENCE, row_key))
-    graph.queue_snapshot(conn, belief.subject_id, now)
+    queue_snapshot(conn, belief.subject_id, now)
     return _record(conn, "confirm", key, before, {"also": keys[1:]}, now)
 
 
@@ -140,7 +141,7 @@ def deny(conn: Connection, key: str, now: float) -> int:
     review_id = _record(conn, "delete", key, before, {"also": keys[1:]}, now)
     conn.executemany("INSERT OR REPLACE INTO user_denials (kind, denial_key, review_id, denied_at) VALUES (?, ?, ?, ?)",
                      [(kind, dkey, review_id, now) for kind, dkey in _denial_keys(conn, keys)])
-    graph.queue_snapshot(conn, belief.subject_id, now)
+    queue_snapshot(conn, belief.subject_id, now)
     return review_id
 
 
@@ -191,7 +192,7 @@ def correct(conn: Connection, key: str, value: str, event_rowid: int, now: float
                      (now, USER_CONFIDENCE, new_tid))
         conn.execute("UPDATE kg_edges SET status = 'superseded', superseded_by = ?, retired_at = ?, "
                      "retired_reason = 'user_corrected' WHERE triple_id = ?", (new_tid, now, tid))
-        graph.link_event_entity(conn, event_rowid, object_id, object_type, 1.0)
+        link_event_entity(conn, event_rowid, object_id, object_type, 1.0)
         new_keys.append(f"edge:{new_tid}")
     assertion_key = next((k for k in keys if k.startswith("assertion:")), None)
     if assertion_key is not None:
@@ -211,7 +212,7 @@ def correct(conn: Connection, key: str, value: str, event_rowid: int, now: float
                      "retired_at = coalesce(retired_at, ?) WHERE assertion_id = ? AND status != 'superseded'",
                      (new_id, now, old_id))
         new_keys.append(f"assertion:{new_id}")
-    graph.queue_snapshot(conn, belief.subject_id, now)
+    queue_snapshot(conn, belief.subject_id, now)
     return _record(conn, "correct", key, before, {"value": value, "old_value": belief.value, "new": new_keys,
                                                   "event_rowid": event_rowid, "also": keys[1:]}, now)
 
@@ -248,7 +249,7 @@ def undo(conn: Connection, review_id: int, now: float) -> dict[str, Any]:
         "CAST(substr(?, 11) AS INTEGER) UNION SELECT subject_id FROM kg_edges WHERE ? LIKE 'edge:%' "
         "AND triple_id = substr(?, 6)", (done["key"],) * 4).fetchone()
     if subject is not None:
-        graph.queue_snapshot(conn, subject[0], now)
+        queue_snapshot(conn, subject[0], now)
     return done
 
 

@@ -86,3 +86,67 @@ def assertion_with_value(conn: Connection, entity_id: int, trait: str, value_key
                        f"value_key = ? ORDER BY status IN {tuple(live)} DESC, assertion_id DESC LIMIT 1",
                        (entity_id, trait, value_key)).fetchone()
     return row[0] if row else None
+
+
+def live_assertion_keys(conn: Connection, entity_id: int, trait: str,
+                        live: Sequence[str]) -> list[tuple[int, str, float]]:
+    """(assertion_id, value_key, last_observed_at) of an entity's assertions of a trait whose status is one of
+    ``live``."""
+    return conn.execute(f"SELECT assertion_id, value_key, last_observed_at FROM tom_trait_assertions "
+                        f"WHERE entity_id = ? AND trait = ? AND status IN {tuple(live)}", (entity_id, trait)).fetchall()
+
+
+def live_assertion_of_value(conn: Connection, entity_id: int, trait: str, value_key: str,
+                            live: Sequence[str]) -> tuple[int, float, float, float | None] | None:
+    """(assertion_id, confidence, first_observed_at, expires_at) of the entity's assertion of this trait and value
+    whose status is one of ``live``."""
+    return conn.execute(
+        f"SELECT assertion_id, confidence, first_observed_at, expires_at FROM tom_trait_assertions WHERE entity_id = ? "
+        f"AND trait = ? AND value_key = ? AND status IN {tuple(live)}", (entity_id, trait, value_key)).fetchone()
+
+
+def expire_at_its_time(conn: Connection, assertion_id: int) -> None:
+    """A state that had lapsed becomes history, retired when it expired."""
+    conn.execute("UPDATE tom_trait_assertions SET status = 'expired', retired_at = expires_at "
+                 "WHERE assertion_id = ?", (assertion_id,))
+
+
+def observe_assertion_again(conn: Connection, assertion_id: int, confidence: float, observed_at: float,
+                            expires: float | None, status: str) -> None:
+    """One more observation of an assertion: its new confidence and status (a stable one stays stable), its span
+    and expiry stretched."""
+    conn.execute(
+        "UPDATE tom_trait_assertions SET observations = observations + 1, confidence = ?, "
+        "last_observed_at = max(last_observed_at, ?), first_observed_at = min(first_observed_at, ?), "
+        "expires_at = CASE WHEN ? IS NULL THEN expires_at ELSE max(coalesce(expires_at, 0), ?) END, "
+        "status = CASE status WHEN 'stable' THEN 'stable' ELSE ? END WHERE assertion_id = ?",
+        (confidence, observed_at, observed_at, expires, expires, status, assertion_id))
+
+
+def assertion_stated_by(conn: Connection, entity_id: int, trait: str, value_key: str, event_rowid: int) -> int | None:
+    """The id of an assertion of this entity, trait and value that this event is evidence for, whatever its
+    status."""
+    row = conn.execute(
+        "SELECT a.assertion_id FROM tom_trait_assertions a JOIN l2_evidence v ON v.kind = 'assertion' "
+        "AND v.row_key = CAST(a.assertion_id AS TEXT) WHERE a.entity_id = ? AND a.trait = ? AND a.value_key = ? "
+        "AND v.event_rowid = ?", (entity_id, trait, value_key, event_rowid)).fetchone()
+    return row[0] if row else None
+
+
+def add_assertion(conn: Connection, entity_id: int, trait: str, value: str, value_key: str, term: str,
+                  confidence: float, observed_at: float, expires: float | None, replaces: int | None,
+                  triple_id: str | None) -> int:
+    """A new tentative assertion; returns its id."""
+    return conn.execute(
+        "INSERT INTO tom_trait_assertions (entity_id, trait, value, value_key, term, status, confidence, "
+        "first_observed_at, last_observed_at, expires_at, replaces, triple_id) "
+        "VALUES (?, ?, ?, ?, ?, 'tentative', ?, ?, ?, ?, ?, ?)",
+        (entity_id, trait, value, value_key, term, confidence, observed_at, observed_at, expires, replaces,
+         triple_id)).lastrowid
+
+
+def replace_assertion(conn: Connection, assertion_id: int, *, by: int, status: str, now: float,
+                      live: Sequence[str]) -> None:
+    """A live assertion is retired (``status``) in favour of ``by``."""
+    conn.execute(f"UPDATE tom_trait_assertions SET status = ?, superseded_by = ?, retired_at = ? "
+                 f"WHERE assertion_id = ? AND status IN {tuple(live)}", (status, by, now, assertion_id))

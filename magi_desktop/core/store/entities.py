@@ -301,3 +301,29 @@ def entity_status(conn: Connection, entity_id: int) -> tuple[int, str, int | Non
     """(entity_id, status, merged_into) of an entity."""
     return conn.execute("SELECT entity_id, status, merged_into FROM entity_catalog WHERE entity_id = ?",
                         (entity_id,)).fetchone()
+
+
+def add_entity(conn: Connection, name: str, key: str, entity_type: str, now: float) -> int:
+    """The id of the entity of this name key and type, created (named ``name``) when there is none."""
+    conn.execute("INSERT OR IGNORE INTO entity_catalog (name, name_key, entity_type, created_at, updated_at) "
+                 "VALUES (?, ?, ?, ?, ?)", (name, key, entity_type, now, now))
+    return conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = ?",
+                        (key, entity_type)).fetchone()[0]
+
+
+def entity_aliases_json(conn: Connection, entity_id: int) -> str:
+    """An entity's aliases, as stored (a JSON list)."""
+    return conn.execute("SELECT aliases_json FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone()[0]
+
+
+def set_aliases(conn: Connection, entity_id: int, aliases_json: str, now: float) -> None:
+    conn.execute("UPDATE entity_catalog SET aliases_json = ?, updated_at = ? WHERE entity_id = ?",
+                 (aliases_json, now, entity_id))
+
+
+def link_event_entity(conn: Connection, event_rowid: int, entity_id: int, entity_type: str, confidence: float) -> None:
+    """An event mentions an entity (with the higher of the confidences when it already did)."""
+    conn.execute(
+        "INSERT INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (event_rowid, entity_id) DO UPDATE SET confidence = max(confidence, excluded.confidence)",
+        (event_rowid, entity_id, entity_type, confidence))

@@ -20,3 +20,17 @@ def visible_evidence(conn: Connection, kind: str, row_key: str, now: float, star
         "SELECT e.event_id, e.source_item_id, e.evidence_class, e.session_id FROM l2_evidence v JOIN fact_events e "
         "ON e.id = v.event_rowid WHERE v.kind = ? AND v.row_key = ? AND e.recorded_at <= ? AND e.timestamp >= ? "
         "AND e.timestamp < ? ORDER BY e.timestamp", (kind, row_key, now, start, end)).fetchall()
+
+
+# --- the L2 worker's writes (core/l2) -------------------------------------------------------------------------
+
+def link_evidence(conn: Connection, kind: str, key: str | int, event_rowid: int) -> bool:
+    """Tie a row to an event; False if it already was (a retried batch must not count twice)."""
+    return conn.execute("INSERT OR IGNORE INTO l2_evidence (kind, row_key, event_rowid) VALUES (?, ?, ?)",
+                        (kind, str(key), event_rowid)).rowcount == 1
+
+
+def evidence_count(conn: Connection, kind: str, row_key: str) -> int:
+    """How many events stand behind one L2 row."""
+    return conn.execute("SELECT count(*) FROM l2_evidence WHERE kind = ? AND row_key = ?",
+                        (kind, row_key)).fetchone()[0]

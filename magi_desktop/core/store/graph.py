@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .connection import Connection
+from .connection import Connection, placeholders
 
 
 def edge_currency_by_event(conn: Connection, event_ids: Sequence[str], subject_ids: Sequence[int],
@@ -145,3 +145,50 @@ def reactivate_edge(conn: Connection, triple_id: str) -> None:
     """A retired edge is current again."""
     conn.execute("UPDATE kg_edges SET status = 'active', retired_at = NULL, retired_reason = NULL "
                  "WHERE triple_id = ?", (triple_id,))
+
+
+def active_predicate_between(conn: Connection, subject_id: int, object_id: int,
+                             predicates: Sequence[str]) -> str | None:
+    """The first observed of these predicates an active edge between the pair uses, if any."""
+    row = conn.execute(f"SELECT predicate FROM kg_edges WHERE subject_id = ? AND object_id = ? AND status = 'active' "
+                       f"AND predicate IN ({placeholders(len(predicates))}) ORDER BY first_observed_at LIMIT 1",
+                       (subject_id, object_id, *predicates)).fetchone()
+    return row[0] if row else None
+
+
+def edge_state(conn: Connection, triple_id: str) -> tuple[float, str, float | None] | None:
+    """(confidence, status, retired_at) of an edge, or None when there is none."""
+    return conn.execute("SELECT confidence, status, retired_at FROM kg_edges WHERE triple_id = ?",
+                        (triple_id,)).fetchone()
+
+
+def add_edge(conn: Connection, triple_id: str, subject_id: int, predicate: str, object_id: int, confidence: float,
+             observed_at: float, strength: float | None, edge_text: str) -> None:
+    conn.execute(
+        "INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, confidence, first_observed_at, "
+        "last_observed_at, strength, edge_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (triple_id, subject_id, predicate, object_id, confidence, observed_at, observed_at, strength, edge_text))
+
+
+def observe_edge_again(conn: Connection, triple_id: str, confidence: float, observed_at: float,
+                       strength: float | None) -> None:
+    """One more observation of an edge: its new confidence, its span stretched, the stronger strength kept."""
+    conn.execute(
+        "UPDATE kg_edges SET observations = observations + 1, confidence = ?, "
+        "first_observed_at = min(first_observed_at, ?), last_observed_at = max(last_observed_at, ?), "
+        "strength = CASE WHEN ? IS NULL THEN strength ELSE max(coalesce(strength, 0), ?) END WHERE triple_id = ?",
+        (confidence, observed_at, observed_at, strength, strength, triple_id))
+
+
+def revive_edge(conn: Connection, triple_id: str, observed_at: float) -> None:
+    """An edge observed again after it was replaced is current once more."""
+    conn.execute("UPDATE kg_edges SET status = 'active', superseded_by = NULL, retired_at = NULL, "
+                 "retired_reason = NULL, last_observed_at = max(last_observed_at, ?) WHERE triple_id = ?",
+                 (observed_at, triple_id))
+
+
+def retire_edge(conn: Connection, tid: str, *, replaced_by: str | None, reason: str, now: float) -> None:
+    """Retire a live edge: superseded by ``replaced_by`` when it evolved, else retired (an antonym, an ending)."""
+    status = "superseded" if reason == "evolved" else "retired"
+    conn.execute("UPDATE kg_edges SET status = ?, superseded_by = ?, retired_at = ?, retired_reason = ? "
+                 "WHERE triple_id = ? AND status = 'active'", (status, replaced_by, now, reason, tid))
