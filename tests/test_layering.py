@@ -81,7 +81,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/import_reviews.py": 5,
     "core/import_state.py": 8,
     "core/importer.py": 7,
-    "core/l2/maintenance.py": 31,
     "core/l2/projection.py": 12,
     "core/l2/review.py": 31,
     "core/memory.py": 4,

@@ -150,3 +150,45 @@ def replace_assertion(conn: Connection, assertion_id: int, *, by: int, status: s
     """A live assertion is retired (``status``) in favour of ``by``."""
     conn.execute(f"UPDATE tom_trait_assertions SET status = ?, superseded_by = ?, retired_at = ? "
                  f"WHERE assertion_id = ? AND status IN {tuple(live)}", (status, by, now, assertion_id))
+
+
+def expiring(conn: Connection, now: float, live: Sequence[str]) -> list[tuple[int, int]]:
+    """(assertion_id, entity_id) of the live assertions whose time is up by ``now``."""
+    return conn.execute(f"SELECT assertion_id, entity_id FROM tom_trait_assertions WHERE expires_at IS NOT NULL "
+                        f"AND expires_at <= ? AND status IN {tuple(live)}", (now,)).fetchall()
+
+
+def expire(conn: Connection, assertion_id: int, now: float) -> None:
+    conn.execute("UPDATE tom_trait_assertions SET status = 'expired', retired_at = ? WHERE assertion_id = ?",
+                 (now, assertion_id))
+
+
+def live_assertion_values(conn: Connection, entity_id: int, live: Sequence[str]) -> list[tuple[int, str, str]]:
+    """(assertion_id, trait, value_key) of an entity's assertions whose status is one of ``live``."""
+    return conn.execute(
+        f"SELECT assertion_id, trait, value_key FROM tom_trait_assertions WHERE entity_id = ? AND status IN "
+        f"{tuple(live)}", (entity_id,)).fetchall()
+
+
+def live_twin(conn: Connection, entity_id: int, trait: str, value_key: str, live: Sequence[str]) -> int | None:
+    """The id of the entity's live assertion of this trait and value, if any."""
+    row = conn.execute(f"SELECT assertion_id FROM tom_trait_assertions WHERE entity_id = ? AND trait = ? "
+                       f"AND value_key = ? AND status IN {tuple(live)}", (entity_id, trait, value_key)).fetchone()
+    return row[0] if row else None
+
+
+def supersede_by(conn: Connection, assertion_id: int, by: int, now: float) -> None:
+    conn.execute("UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = ?, retired_at = ? "
+                 "WHERE assertion_id = ?", (by, now, assertion_id))
+
+
+def move_assertions(conn: Connection, keep: int, drop: int, live: Sequence[str]) -> None:
+    """An entity's assertions, the live ones first, move to the entity that absorbed it."""
+    conn.execute(f"UPDATE tom_trait_assertions SET entity_id = ? WHERE entity_id = ? AND status IN {tuple(live)}",
+                 (keep, drop))
+    conn.execute("UPDATE tom_trait_assertions SET entity_id = ? WHERE entity_id = ?", (keep, drop))
+
+
+def repoint_edge(conn: Connection, old_tid: str, new_tid: str) -> None:
+    """The assertions an edge made follow it to the triple it was rewritten to."""
+    conn.execute("UPDATE tom_trait_assertions SET triple_id = ? WHERE triple_id = ?", (new_tid, old_tid))

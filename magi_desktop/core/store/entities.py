@@ -327,3 +327,55 @@ def link_event_entity(conn: Connection, event_rowid: int, entity_id: int, entity
         "INSERT INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (event_rowid, entity_id) DO UPDATE SET confidence = max(confidence, excluded.confidence)",
         (event_rowid, entity_id, entity_type, confidence))
+
+
+def split_entity_pairs(conn: Connection) -> list[tuple[int, str, int, str]]:
+    """(older id, its type, newer id, its type) of the pairs of active entities sharing a name key."""
+    return conn.execute("SELECT a.entity_id, a.entity_type, b.entity_id, b.entity_type FROM entity_catalog a "
+                        "JOIN entity_catalog b ON a.name_key = b.name_key AND a.entity_id < b.entity_id "
+                        "WHERE a.status = 'active' AND b.status = 'active'").fetchall()
+
+
+def name_and_aliases(conn: Connection, entity_id: int) -> tuple[str, str]:
+    """(name, aliases_json) of an entity."""
+    return conn.execute("SELECT name, aliases_json FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone()
+
+
+def names_of(conn: Connection, first: int, second: int) -> dict[int, str]:
+    """The names of two entities, by id (an id that is gone is missing)."""
+    return dict(conn.execute("SELECT entity_id, name FROM entity_catalog WHERE entity_id IN (?, ?)",
+                             (first, second)).fetchall())
+
+
+def statuses_of(conn: Connection, first: int, second: int) -> dict[int, str]:
+    """The statuses of two entities, by id (an id that is gone is missing)."""
+    return dict(conn.execute("SELECT entity_id, status FROM entity_catalog WHERE entity_id IN (?, ?)",
+                             (first, second)).fetchall())
+
+
+def merge_entity_rows(conn: Connection, keep: int, drop: int, now: float) -> None:
+    """``drop`` is merged into ``keep``: its events and mentions move there."""
+    conn.execute("UPDATE entity_catalog SET status = 'merged', merged_into = ?, updated_at = ? WHERE entity_id = ?",
+                 (keep, now, drop))
+    conn.execute("INSERT OR IGNORE INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) "
+                 "SELECT event_rowid, ?, entity_type, confidence FROM l1_event_entities WHERE entity_id = ?",
+                 (keep, drop))
+    conn.execute("DELETE FROM l1_event_entities WHERE entity_id = ?", (drop,))
+    conn.execute("UPDATE entity_mentions SET entity_id = ? WHERE entity_id = ?", (keep, drop))
+
+
+def drop_orphan_entities(conn: Connection, self_key: str, among: Sequence[int] | None) -> int:
+    """Delete the active entities nothing refers to any more (no event, edge, assertion or merged entity), but
+    the one of ``self_key``; ``among``: only these. Returns how many."""
+    only, args = "", list[str | int]([self_key])
+    if among is not None:
+        only = f"AND entity_id IN ({placeholders(len(among))}) "
+        args += list(among)
+    return conn.execute(
+        "DELETE FROM entity_catalog WHERE status = 'active' AND name_key != ? " + only +
+        "AND NOT EXISTS (SELECT 1 FROM l1_event_entities l WHERE l.entity_id = entity_catalog.entity_id) "
+        "AND NOT EXISTS (SELECT 1 FROM kg_edges k WHERE k.subject_id = entity_catalog.entity_id "
+        "                OR k.object_id = entity_catalog.entity_id) "
+        "AND NOT EXISTS (SELECT 1 FROM tom_trait_assertions a WHERE a.entity_id = entity_catalog.entity_id) "
+        "AND NOT EXISTS (SELECT 1 FROM entity_catalog m WHERE m.merged_into = entity_catalog.entity_id)",
+        args).rowcount

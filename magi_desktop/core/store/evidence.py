@@ -34,3 +34,9 @@ def evidence_count(conn: Connection, kind: str, row_key: str) -> int:
     """How many events stand behind one L2 row."""
     return conn.execute("SELECT count(*) FROM l2_evidence WHERE kind = ? AND row_key = ?",
                         (kind, row_key)).fetchone()[0]
+
+
+def copy_evidence(conn: Connection, kind: str, from_key: str, to_key: str) -> None:
+    """The events behind one L2 row of ``kind`` stand behind another too."""
+    conn.execute("INSERT OR IGNORE INTO l2_evidence (kind, row_key, event_rowid) SELECT kind, ?, "
+                 "event_rowid FROM l2_evidence WHERE kind = ? AND row_key = ?", (to_key, kind, from_key))

@@ -192,3 +192,62 @@ def retire_edge(conn: Connection, tid: str, *, replaced_by: str | None, reason: 
     status = "superseded" if reason == "evolved" else "retired"
     conn.execute("UPDATE kg_edges SET status = ?, superseded_by = ?, retired_at = ?, retired_reason = ? "
                  "WHERE triple_id = ? AND status = 'active'", (status, replaced_by, now, reason, tid))
+
+
+def edge_for_rewrite(conn: Connection, triple_id: str) -> tuple[Any, ...]:
+    """(confidence, observations, first_observed_at, last_observed_at, status, edge_text, retired_at,
+    retired_reason) of an edge."""
+    return conn.execute("SELECT confidence, observations, first_observed_at, last_observed_at, status, edge_text, "
+                        "retired_at, retired_reason FROM kg_edges WHERE triple_id = ?", (triple_id,)).fetchone()
+
+
+def add_rewritten_edge(conn: Connection, triple_id: str, subject_id: int, predicate: str, object_id: int,
+                       old: Sequence[Any], edge_text: str) -> None:
+    """A new edge carrying an old one's state (``old``: as :func:`edge_for_rewrite` reads it)."""
+    conn.execute(
+        "INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, status, confidence, observations, "
+        "first_observed_at, last_observed_at, edge_text, retired_at, retired_reason) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (triple_id, subject_id, predicate, object_id, old[4], old[0], old[1], old[2], old[3], edge_text, old[6],
+         old[7]))
+
+
+def absorb_edge_counts(conn: Connection, triple_id: str, confidence: float, observations: int, first: float,
+                       last: float) -> None:
+    """An edge takes in another's observations and span, at a new confidence."""
+    conn.execute("UPDATE kg_edges SET confidence = ?, observations = observations + ?, "
+                 "first_observed_at = min(first_observed_at, ?), last_observed_at = max(last_observed_at, ?) "
+                 "WHERE triple_id = ?", (confidence, observations, first, last, triple_id))
+
+
+def recount_observations(conn: Connection, triple_id: str) -> None:
+    """An edge's observations are its evidence events (one event behind two merged halves counts once)."""
+    conn.execute("UPDATE kg_edges SET observations = (SELECT count(*) FROM l2_evidence WHERE kind = 'edge' "
+                 "AND row_key = ?) WHERE triple_id = ?", (triple_id, triple_id))
+
+
+def repoint_superseded_by(conn: Connection, old_tid: str, new_tid: str) -> None:
+    conn.execute("UPDATE kg_edges SET superseded_by = ? WHERE superseded_by = ?", (new_tid, old_tid))
+
+
+def delete_edge(conn: Connection, triple_id: str) -> None:
+    """An edge and its evidence rows go."""
+    conn.execute("DELETE FROM kg_edges WHERE triple_id = ?", (triple_id,))
+    conn.execute("DELETE FROM l2_evidence WHERE kind = 'edge' AND row_key = ?", (triple_id,))
+
+
+def edges_of_merged_entities(conn: Connection) -> list[tuple[str, int, int, str, int, int]]:
+    """(triple_id, subject_id, subject after merges, predicate, object_id, object after merges) of the edges with
+    an end that was merged into another entity."""
+    return conn.execute(
+        "SELECT k.triple_id, k.subject_id, coalesce(s.merged_into, k.subject_id), k.predicate, k.object_id, "
+        "coalesce(o.merged_into, k.object_id) FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
+        "JOIN entity_catalog o ON o.entity_id = k.object_id "
+        "WHERE s.status = 'merged' OR o.status = 'merged'").fetchall()
+
+
+def edges_with_other_predicates(conn: Connection, predicates: Sequence[str]) -> list[tuple[str, int, str, int]]:
+    """(triple_id, subject_id, predicate, object_id) of the edges whose predicate is none of these."""
+    return conn.execute(
+        f"SELECT triple_id, subject_id, predicate, object_id FROM kg_edges "
+        f"WHERE predicate NOT IN ({placeholders(len(predicates))})", predicates).fetchall()
