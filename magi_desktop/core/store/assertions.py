@@ -192,3 +192,43 @@ def move_assertions(conn: Connection, keep: int, drop: int, live: Sequence[str])
 def repoint_edge(conn: Connection, old_tid: str, new_tid: str) -> None:
     """The assertions an edge made follow it to the triple it was rewritten to."""
     conn.execute("UPDATE tom_trait_assertions SET triple_id = ? WHERE triple_id = ?", (new_tid, old_tid))
+
+
+def edge_of_assertion(conn: Connection, assertion_id: int) -> str | None:
+    """The triple id of the edge that stated an assertion, if any."""
+    row = conn.execute("SELECT triple_id FROM tom_trait_assertions WHERE assertion_id = ?",
+                       (assertion_id,)).fetchone()
+    return row[0] if row and row[0] else None
+
+
+def newest_assertion_of_edge(conn: Connection, triple_id: str) -> list[int]:
+    """The id of the newest assertion an edge stated that the user did not deny (none or one)."""
+    return [r[0] for r in conn.execute(
+        "SELECT assertion_id FROM tom_trait_assertions WHERE triple_id = ? AND status != 'user_denied'"
+        " ORDER BY assertion_id DESC LIMIT 1", (triple_id,)).fetchall()]
+
+
+def assertion_value_key(conn: Connection, assertion_id: int) -> tuple[int, str, str]:
+    """(entity_id, trait, value_key) of an assertion."""
+    return conn.execute("SELECT entity_id, trait, value_key FROM tom_trait_assertions WHERE assertion_id = ?",
+                        (assertion_id,)).fetchone()
+
+
+def entity_and_trait(conn: Connection, assertion_id: int) -> tuple[int, str]:
+    """(entity_id, trait) of an assertion."""
+    return conn.execute("SELECT entity_id, trait FROM tom_trait_assertions WHERE assertion_id = ?",
+                        (assertion_id,)).fetchone()
+
+
+def confirm_as_stated(conn: Connection, assertion_id: int, now: float, confidence: float) -> None:
+    """The user's own statement: stable, confirmed now, at ``confidence``."""
+    conn.execute("UPDATE tom_trait_assertions SET status = 'stable', user_confirmed_at = ?, confidence = ? "
+                 "WHERE assertion_id = ?", (now, confidence, assertion_id))
+
+
+def supersede_corrected(conn: Connection, assertion_id: int, by: int, now: float) -> None:
+    """A corrected assertion is superseded by the correction, live or history already (then it keeps its
+    retirement time)."""
+    conn.execute("UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = ?, "
+                 "retired_at = coalesce(retired_at, ?) WHERE assertion_id = ? AND status != 'superseded'",
+                 (by, now, assertion_id))

@@ -379,3 +379,19 @@ def drop_orphan_entities(conn: Connection, self_key: str, among: Sequence[int] |
         "AND NOT EXISTS (SELECT 1 FROM tom_trait_assertions a WHERE a.entity_id = entity_catalog.entity_id) "
         "AND NOT EXISTS (SELECT 1 FROM entity_catalog m WHERE m.merged_into = entity_catalog.entity_id)",
         args).rowcount
+
+
+def entity_name(conn: Connection, entity_id: int) -> str:
+    return conn.execute("SELECT name FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone()[0]
+
+
+def active_entity_of_type(conn: Connection, key: str, entity_type: str) -> tuple[int, str] | None:
+    """(entity_id, name) of the active entity of this name key and type."""
+    return conn.execute("SELECT entity_id, name FROM entity_catalog WHERE name_key = ? AND entity_type = ? "
+                        "AND status = 'active'", (key, entity_type)).fetchone()
+
+
+def active_aliases_and_name(conn: Connection, entity_id: int) -> tuple[str, str] | None:
+    """(aliases_json, name) of an active entity."""
+    return conn.execute("SELECT aliases_json, name FROM entity_catalog WHERE entity_id = ? AND status = 'active'",
+                        (entity_id,)).fetchone()

@@ -251,3 +251,22 @@ def edges_with_other_predicates(conn: Connection, predicates: Sequence[str]) -> 
     return conn.execute(
         f"SELECT triple_id, subject_id, predicate, object_id FROM kg_edges "
         f"WHERE predicate NOT IN ({placeholders(len(predicates))})", predicates).fetchall()
+
+
+def edge_ends(conn: Connection, triple_id: str) -> tuple[int, str, str]:
+    """(subject_id, predicate, object's entity_type) of an edge."""
+    return conn.execute(
+        "SELECT k.subject_id, k.predicate, o.entity_type FROM kg_edges k JOIN entity_catalog o "
+        "ON o.entity_id = k.object_id WHERE k.triple_id = ?", (triple_id,)).fetchone()
+
+
+def confirm_as_stated(conn: Connection, triple_id: str, now: float, confidence: float) -> None:
+    """The user's own statement: confirmed now, at ``confidence``."""
+    conn.execute("UPDATE kg_edges SET user_confirmed_at = ?, confidence = ? WHERE triple_id = ?",
+                 (now, confidence, triple_id))
+
+
+def supersede_corrected(conn: Connection, triple_id: str, by: str, now: float) -> None:
+    """A corrected edge is superseded by the correction."""
+    conn.execute("UPDATE kg_edges SET status = 'superseded', superseded_by = ?, retired_at = ?, "
+                 "retired_reason = 'user_corrected' WHERE triple_id = ?", (by, now, triple_id))

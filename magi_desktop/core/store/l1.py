@@ -510,3 +510,9 @@ def events_per_source_and_day(conn: Connection, since: float, until: float) -> l
 def event_exists(conn: Connection, rowid: int) -> bool:
     """Whether the event of this rowid is still stored."""
     return conn.execute("SELECT 1 FROM fact_events WHERE id = ?", (rowid,)).fetchone() is not None
+
+
+def ingested_at(conn: Connection, rowid: int) -> float | None:
+    """When the event of this rowid was stored, or None when it is gone."""
+    row = conn.execute("SELECT ingested_at FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+    return None if row is None else row[0]
