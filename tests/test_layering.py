@@ -81,7 +81,6 @@ SQL_OUTSIDE_THE_STORE = {
     "core/import_reviews.py": 5,
     "core/import_state.py": 8,
     "core/importer.py": 7,
-    "core/l2/projection.py": 12,
     "core/memory.py": 4,
     "core/mentioned_times.py": 1,
     "core/remember.py": 8,

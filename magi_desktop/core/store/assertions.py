@@ -232,3 +232,10 @@ def supersede_corrected(conn: Connection, assertion_id: int, by: int, now: float
     conn.execute("UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = ?, "
                  "retired_at = coalesce(retired_at, ?) WHERE assertion_id = ? AND status != 'superseded'",
                  (by, now, assertion_id))
+
+
+def live_assertions_of_edge(conn: Connection, triple_id: str, live: Sequence[str]) -> list[int]:
+    """The ids of the assertions an edge made whose status is one of ``live``."""
+    return [r[0] for r in conn.execute(
+        "SELECT assertion_id FROM tom_trait_assertions WHERE triple_id = ? AND status IN "
+        f"{tuple(live)}", (triple_id,))]

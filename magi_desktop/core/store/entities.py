@@ -395,3 +395,11 @@ def active_aliases_and_name(conn: Connection, entity_id: int) -> tuple[str, str]
     """(aliases_json, name) of an active entity."""
     return conn.execute("SELECT aliases_json, name FROM entity_catalog WHERE entity_id = ? AND status = 'active'",
                         (entity_id,)).fetchone()
+
+
+def add_unbound_mention(conn: Connection, event_rowid: int, text: str, key: str, entity_type: str | None,
+                        confidence: float, now: float) -> None:
+    """A mention kept without an entity (no usable type, or too unsure), to be bound later."""
+    conn.execute(
+        "INSERT OR IGNORE INTO entity_mentions (event_rowid, mention_text, name_key, entity_type, "
+        "confidence, created_at) VALUES (?, ?, ?, ?, ?, ?)", (event_rowid, text, key, entity_type, confidence, now))

@@ -270,3 +270,11 @@ def supersede_corrected(conn: Connection, triple_id: str, by: str, now: float) -
     """A corrected edge is superseded by the correction."""
     conn.execute("UPDATE kg_edges SET status = 'superseded', superseded_by = ?, retired_at = ?, "
                  "retired_reason = 'user_corrected' WHERE triple_id = ?", (by, now, triple_id))
+
+
+def newest_rival_edge(conn: Connection, subject_id: int, predicate: str, object_id: int) -> tuple[str, float] | None:
+    """(triple_id, last_observed_at) of the subject's latest active edge of the predicate to another object."""
+    return conn.execute(
+        "SELECT triple_id, last_observed_at FROM kg_edges WHERE subject_id = ? AND predicate = ? "
+        "AND object_id != ? AND status = 'active' ORDER BY last_observed_at DESC LIMIT 1",
+        (subject_id, predicate, object_id)).fetchone()
