@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .connection import Connection
+from .connection import Connection, placeholders
 
 
 def assertion_trait(conn: Connection, assertion_id: int) -> str | None:
@@ -28,8 +28,8 @@ def assertions_of(conn: Connection, entity_ids: Sequence[int], traits: Sequence[
     """(assertion_id, entity name, trait, value, status, confidence, first_observed_at, last_observed_at,
     expires_at, retired_at) of these entities' assertions of these traits known by ``now``, but for those the
     user denied; last observed first."""
-    subjects = ", ".join("?" * len(entity_ids))
-    marks = ", ".join("?" * len(traits))
+    subjects = placeholders(len(entity_ids))
+    marks = placeholders(len(traits))
     return conn.execute(
         "SELECT a.assertion_id, e.name, a.trait, a.value, a.status, a.confidence, a.first_observed_at, "
         "a.last_observed_at, a.expires_at, a.retired_at FROM tom_trait_assertions a "

@@ -14,9 +14,9 @@ def edge_currency_by_event(conn: Connection, event_ids: Sequence[str], subject_i
     """(event_id, 1 if current else 0) for each of these events that supports an edge of these subjects and
     predicates known by ``now`` (current: the edge is active, or was retired after ``now``); edges the user
     denied do not count."""
-    marks = ", ".join("?" * len(event_ids))
-    subjects = ", ".join("?" * len(subject_ids))
-    kinds = ", ".join("?" * len(predicates))
+    marks = placeholders(len(event_ids))
+    subjects = placeholders(len(subject_ids))
+    kinds = placeholders(len(predicates))
     return conn.execute(
         "SELECT e.event_id, max(k.status = 'active' OR coalesce(k.retired_at > ?, 0)) FROM l2_evidence v "
         "JOIN fact_events e ON e.id = v.event_rowid JOIN kg_edges k ON v.kind = 'edge' AND v.row_key = k.triple_id "
@@ -35,7 +35,7 @@ def edge_neighbours(conn: Connection, entity_ids: Sequence[int], now: float, lim
     """(entity at the other end, its strongest edge's confidence) of the edges touching these entities that are
     known by ``now`` and current then (active, or retired later by anything but the user's denial), strongest
     first."""
-    marks = ", ".join("?" * len(entity_ids))
+    marks = placeholders(len(entity_ids))
     return conn.execute(
         "SELECT CASE WHEN subject_id IN ({m}) THEN object_id ELSE subject_id END AS other, max(confidence) "
         "FROM kg_edges WHERE (subject_id IN ({m}) OR object_id IN ({m})) AND first_observed_at <= ? "
@@ -56,8 +56,8 @@ def edges_with_predicates(conn: Connection, subject_ids: Sequence[int], predicat
     """Edge rows (triple_id, subject, predicate, object, status, confidence, observations, first_observed_at,
     last_observed_at, retired_at, superseded_by, object_id) of these subjects and predicates known by ``now``,
     HAS_STATE aside; most confident first."""
-    subjects = ", ".join("?" * len(subject_ids))
-    marks = ", ".join("?" * len(predicates))
+    subjects = placeholders(len(subject_ids))
+    marks = placeholders(len(predicates))
     return conn.execute(
         f"SELECT {_EDGE_COLUMNS} {_EDGE_JOINS} WHERE k.subject_id IN ({subjects}) AND k.predicate IN ({marks}) "
         "AND k.predicate != 'HAS_STATE' "
@@ -69,8 +69,8 @@ def edges_by_rowid(conn: Connection, rowids: Sequence[int], subject_ids: Sequenc
                    now: float) -> list[tuple[Any, ...]]:
     """Edge rows (as :func:`edges_with_predicates`, then the edge's rowid) of these rowids and subjects known by
     ``now``, HAS_STATE aside."""
-    subjects = ", ".join("?" * len(subject_ids))
-    marks = ", ".join("?" * len(rowids))
+    subjects = placeholders(len(subject_ids))
+    marks = placeholders(len(rowids))
     return conn.execute(
         f"SELECT {_EDGE_COLUMNS}, k.rowid {_EDGE_JOINS} WHERE k.rowid IN ({marks}) "
         f"AND k.subject_id IN ({subjects}) AND k.predicate != 'HAS_STATE' AND k.first_observed_at <= ?",
@@ -81,7 +81,7 @@ def edges_to_objects_like(conn: Connection, subject_ids: Sequence[int], patterns
                           limit: int) -> list[tuple[Any, ...]]:
     """Edge rows (as :func:`edges_with_predicates`) of these subjects whose object's name key is LIKE one of
     ``patterns``, known by ``now``, HAS_STATE aside; most confident first."""
-    subjects = ", ".join("?" * len(subject_ids))
+    subjects = placeholders(len(subject_ids))
     likes = " OR ".join("o.name_key LIKE ?" for _ in patterns)
     return conn.execute(
         f"SELECT {_EDGE_COLUMNS} {_EDGE_JOINS} WHERE k.subject_id IN ({subjects}) AND ({likes}) "
@@ -96,8 +96,8 @@ def edges_touching(conn: Connection, side: str, entity_ids: Sequence[int], not_s
     entities and whose subject is none of ``not_subjects``, known by ``now``."""
     if side not in ("object_id", "subject_id"):
         raise ValueError(f"not a side of an edge: {side!r}")
-    marks = ", ".join("?" * len(entity_ids))
-    subjects = ", ".join("?" * len(not_subjects))
+    marks = placeholders(len(entity_ids))
+    subjects = placeholders(len(not_subjects))
     return conn.execute(
         f"SELECT {_EDGE_COLUMNS} {_EDGE_JOINS} WHERE k.{side} IN ({marks}) "
         f"AND k.subject_id NOT IN ({subjects}) AND k.first_observed_at <= ? LIMIT ?",
