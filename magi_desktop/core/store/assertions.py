@@ -1,6 +1,5 @@
 """Theory-of-mind trait assertions (``tom_trait_assertions``) and snapshots (``tom_snapshots``): the reads recall
-makes. The L2 worker's writes
-are still in ``core/l2`` (issue 18, item 2)."""
+makes, then the L2 worker's writes and the reads they make (``core/l2``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""L2 episodes (``l2_episodes``): the reads recall makes. The L2 worker's writes are still in ``core/l2``
-(issue 18, item 2)."""
+"""L2 episodes (``l2_episodes``): the reads recall makes, then the L2 worker's writes and upkeep
+(``core/l2/episodes.py``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``l2_evidence``: the events behind each L2 row (an assertion, an edge, an episode): the reads L3 makes. The L2
-worker's writes are still in ``core/l2`` (issue 18, item 2)."""
+"""``l2_evidence``: the events behind each L2 row (an assertion, an edge, an episode): the reads L3 makes, then the
+L2 worker's writes."""
 
 from __future__ import annotations
 

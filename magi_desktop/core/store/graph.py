@@ -1,5 +1,5 @@
 """The L2 knowledge graph's edges (``kg_edges``) and the evidence rows that tie them to events
-(``l2_evidence``): the reads recall makes. The L2 worker's writes are still in ``core/l2`` (issue 18, item 2)."""
+(``l2_evidence``): the reads recall makes, then the L2 worker's writes and the reads they make (``core/l2``)."""
 
 from __future__ import annotations
 
