@@ -2,7 +2,8 @@
 
 All functions take the open write transaction's connection; the projection
 calls them only after every model answer of a batch has been checked, so a
-batch is written whole or not at all.
+batch is written whole or not at all. What is decided (merge or add, how sure, revive, replace) is
+here; the statements are in ``core/store`` (entities, graph, assertions, evidence).
 """
 
 from __future__ import annotations
