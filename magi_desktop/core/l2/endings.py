@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..store import assertions
+from ..store import endings as store
+from ..store import graph as store_graph
 from ..store.connection import Connection
 from ..store.entities import name_key
 from . import graph
@@ -41,18 +44,13 @@ def apply(conn: Connection, endings: list[Ending]) -> tuple[int, set[int]]:
     for ending in endings:
         if ending.subject_id is None:
             continue
-        rows = conn.execute(
-            "SELECT k.triple_id, c.name_key FROM kg_edges k JOIN entity_catalog c ON c.entity_id = k.object_id "
-            "WHERE k.subject_id = ? AND k.predicate = ? AND k.status = 'active' AND k.last_observed_at < ?",
-            (ending.subject_id, ending.predicate, ending.timestamp)).fetchall()
+        rows = store_graph.active_edges_observed_before(conn, ending.subject_id, ending.predicate, ending.timestamp)
         for tid, key in rows:
             if not _same_thing(key, ending.object_key):
                 continue
-            graph.retire_edge(conn, tid, replaced_by=None, reason=ENDED, now=ending.timestamp)
-            conn.execute(f"UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = NULL, "
-                         f"retired_at = ? WHERE triple_id = ? AND status IN {graph.LIVE}", (ending.timestamp, tid))
-            conn.execute("INSERT OR IGNORE INTO l2_endings (triple_id, event_rowid, ended_at) VALUES (?, ?, ?)",
-                         (tid, ending.event_rowid, ending.timestamp))
+            store_graph.retire_edge(conn, tid, replaced_by=None, reason=ENDED, now=ending.timestamp)
+            assertions.supersede_assertions_of_edge(conn, tid, graph.LIVE, ending.timestamp)
+            store.record_ending(conn, tid, ending.event_rowid, ending.timestamp)
             retired += 1
             touched.add(ending.subject_id)
     return retired, touched
@@ -62,32 +60,23 @@ def ended_by(conn: Connection, event_rowids: list[int]) -> list[str]:
     """The edges these events ended (read before the events are deleted)."""
     if not event_rowids:
         return []
-    marks = ", ".join("?" * len(event_rowids))
-    return [tid for (tid,) in conn.execute(
-        f"SELECT DISTINCT triple_id FROM l2_endings WHERE event_rowid IN ({marks})", event_rowids)]
+    return store.edges_ended_by(conn, event_rowids)
 
 
 def reinstate(conn: Connection, triple_ids: list[str]) -> None:
     """These edges' endings were forgotten (their l2_endings rows went with the events): an edge no other
     ending holds is current again — unless a newer value of its single-valued attribute replaced it."""
     for tid in triple_ids:
-        row = conn.execute("SELECT subject_id, predicate, last_observed_at FROM kg_edges WHERE triple_id = ? AND "
-                           "status = 'retired' AND retired_reason = ? AND NOT EXISTS (SELECT 1 FROM l2_endings "
-                           "WHERE triple_id = ?)", (tid, ENDED, tid)).fetchone()
+        row = store.ended_edge_without_ending(conn, tid, ENDED)
         if row is None:
             continue        # forgotten itself, ended again by another event, or revived meanwhile
         spec = P.spec(row[1])
-        if spec is not None and spec.single_valued and conn.execute(
-                "SELECT 1 FROM kg_edges WHERE subject_id = ? AND predicate = ? AND status = 'active' "
-                "AND triple_id != ? AND last_observed_at > ?", (row[0], row[1], tid, row[2])).fetchone():
-            conn.execute("UPDATE kg_edges SET retired_reason = 'evolved', status = 'superseded' WHERE triple_id = ?",
-                         (tid,))   # "I got a new job at Google" came after: Acme stays history
+        if spec is not None and spec.single_valued and store_graph.has_newer_active_edge(conn, row[0], row[1], tid,
+                                                                                         row[2]):
+            store_graph.mark_evolved(conn, tid)   # "I got a new job at Google" came after: Acme stays history
             continue
-        conn.execute("UPDATE kg_edges SET status = 'active', retired_at = NULL, retired_reason = NULL "
-                     "WHERE triple_id = ?", (tid,))
-        conn.execute("UPDATE tom_trait_assertions SET status = CASE WHEN observations > 1 THEN 'corroborated' "
-                     "ELSE 'tentative' END, retired_at = NULL WHERE triple_id = ? AND status = 'superseded' "
-                     "AND superseded_by IS NULL", (tid,))
+        store_graph.reactivate_edge(conn, tid)
+        assertions.revive_assertions_of_edge(conn, tid)
 
 
 def _same_thing(stored: str, said: str) -> bool:

@@ -28,7 +28,12 @@ from typing import Any
 from ..governance import POLICIES, EvidenceClass
 from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store import Database
-from ..store.entities import EntityLinker, name_key
+from ..store import projection as store
+from ..store.assertions import live_assertions_of_edge
+from ..store.entities import EntityLinker, add_unbound_mention, link_event_entity, name_key
+from ..store.evidence import link_evidence
+from ..store.graph import newest_rival_edge, retire_edge
+from ..store.snapshots import queue_snapshot
 from . import endings, episodes, graph, jobs, review
 from . import predicates as P
 from .resolve import Resolved, Resolver
@@ -155,15 +160,12 @@ class Projector:
             retired, subjects = endings.apply(wconn, ended)
             report.superseded += retired
             for entity_id in subjects:
-                graph.queue_snapshot(wconn, entity_id, now)
+                queue_snapshot(wconn, entity_id, now)
             jobs.mark_done(wconn, rowids, now)
         return report
 
     def _load(self, conn, rowids: list[int]) -> list[_Event]:
-        marks = ", ".join("?" * len(rowids))
-        rows = conn.execute(
-            "SELECT id, event_id, timestamp, content, session_id, author_type, evidence_class, event_type, "
-            f"metadata_json FROM fact_events WHERE id IN ({marks}) ORDER BY timestamp, id", rowids).fetchall()
+        rows = store.events_to_project(conn, rowids)
         return [_Event(rowid, event_id, at, content, session, author, evidence, kind, json.loads(metadata))
                 for rowid, event_id, at, content, session, author, evidence, kind, metadata in rows]
 
@@ -206,27 +208,18 @@ class Projector:
     def _recent_turns(self, conn, first: _Event) -> list[str]:
         if first.session_id is None:
             return []
-        rows = conn.execute(
-            "SELECT author_type, content FROM fact_events WHERE session_id = ? AND timestamp < ? "
-            "AND event_type = 'CHAT_MESSAGE' ORDER BY timestamp DESC LIMIT ?",
-            (first.session_id, first.timestamp, RECENT_TURNS)).fetchall()
+        rows = store.chat_turns_before(conn, first.session_id, first.timestamp, RECENT_TURNS)
         return [f"[{'ASSISTANT' if author == 'assistant' else 'USER'}] {text[:500]}" for author, text in reversed(rows)]
 
     def _known_entities(self, conn, events: list[_Event]) -> list[tuple[int, str, str, list]]:
         """Entities the batch names: by substring (INSTR over names, no regex to rebuild), and its links."""
         text = " ".join(e.content for e in events).casefold()
-        ids: list[int] = [r[0] for r in conn.execute(
-            "SELECT entity_id FROM entity_catalog WHERE status = 'active' AND length(name_key) >= 3 "
-            "AND instr(?, name_key) > 0 ORDER BY length(name_key) DESC LIMIT ?", (text, KNOWN_ENTITIES))]
-        ids.extend(r[0] for r in conn.execute(
-            f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({', '.join('?' * len(events))})",
-            [e.rowid for e in events]))
+        ids = store.entities_named_in(conn, text, KNOWN_ENTITIES)
+        ids.extend(store.entities_linked_to(conn, [e.rowid for e in events]))
         unique = list(dict.fromkeys(ids))[:KNOWN_ENTITIES]
         if not unique:
             return []
-        rows = conn.execute(
-            f"SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE entity_id IN "
-            f"({', '.join('?' * len(unique))}) AND status = 'active'", unique).fetchall()
+        rows = store.known_entity_rows(conn, unique)
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     def _related_events(self, conn, events: list[_Event], known) -> list[str]:
@@ -234,13 +227,8 @@ class Projector:
             return []
         sessions = sorted({e.session_id for e in events if e.session_id is not None})
         ids = [k[0] for k in known]
-        rows = conn.execute(
-            "SELECT e.content FROM fact_events e WHERE e.id IN (SELECT l.event_rowid FROM l1_event_entities l "
-            f"WHERE l.entity_id IN ({', '.join('?' * len(ids))})) AND e.l1_retrieval_scope = 'fact_authoritative' "
-            f"AND e.timestamp < ? AND (e.session_id IS NULL OR e.session_id NOT IN "
-            f"({', '.join('?' * (len(sessions) + 1))})) ORDER BY e.timestamp DESC LIMIT ?",
-            [*ids, events[0].timestamp, *sessions, "", RELATED_EVENTS]).fetchall()
-        return [text[:500] for (text,) in rows]
+        return [text[:500] for text in store.related_event_texts(conn, ids, events[0].timestamp, sessions,
+                                                                 RELATED_EVENTS)]
 
     # ----------------------------------------------------------- resolution
 
@@ -357,13 +345,7 @@ class Projector:
             spec = P.spec(c.predicate)
             if spec and spec.antonym:
                 related.add(spec.antonym)
-        rows = conn.execute(
-            "SELECT k.triple_id, k.subject_id, s.name, k.predicate, k.object_id, o.name, k.status, k.last_observed_at "
-            "FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
-            "JOIN entity_catalog o ON o.entity_id = k.object_id "
-            f"WHERE k.subject_id IN ({', '.join('?' * len(subjects))}) AND k.status = 'active' "
-            f"AND k.predicate IN ({', '.join('?' * len(related))}) ORDER BY k.last_observed_at DESC LIMIT ?",
-            [*subjects, *sorted(related), EXISTING_FACTS]).fetchall()
+        rows = store.active_edges_of(conn, subjects, sorted(related), EXISTING_FACTS)
         return [{"ref": f"edge:{r[0]}", "subject_id": r[1], "subject": r[2], "predicate": r[3], "object_id": r[4],
                  "object": r[5], "status": r[6], "last_observed_at": r[7]} for r in rows]
 
@@ -414,9 +396,7 @@ class Projector:
                 claim.decision = "evolve"   # a rule: the newer of two antonyms wins
                 continue
             old = existing[claim.conflict_with]
-            evidence = [r[0][:300] for r in conn.execute(
-                "SELECT e.content FROM l2_evidence v JOIN fact_events e ON e.id = v.event_rowid WHERE v.kind = 'edge' "
-                "AND v.row_key = ? ORDER BY e.timestamp DESC LIMIT 3", (old["ref"].split(":", 1)[1],))]
+            evidence = [text[:300] for text in store.edge_evidence_texts(conn, old["ref"].split(":", 1)[1], 3)]
             report.llm_calls += 1
             answer = self.llm.run(ARBITRATE, {
                 "conflict_type": claim.conflict_type,
@@ -441,22 +421,15 @@ class Projector:
             if claim.predicate != "HAS_STATE" or claim.event.rowid in explained or claim.obj.entity_id is None:
                 continue
             event = claim.event
-            row = conn.execute(
-                "SELECT e.id, c.entity_id, c.name FROM fact_events e JOIN l1_event_entities l ON l.event_rowid = e.id "
-                "JOIN entity_catalog c ON c.entity_id = l.entity_id WHERE e.timestamp < ? AND e.timestamp >= ? "
-                "AND e.memory_domain = (SELECT memory_domain FROM fact_events WHERE id = ?) "
-                "AND (? IS NULL OR e.session_id = ?) AND e.l1_retrieval_scope = 'fact_authoritative' "
-                "AND l.confidence >= ? AND c.status = 'active' AND c.name_key NOT LIKE '@%' "
-                "AND c.entity_type NOT IN ('person', 'creator', 'state') ORDER BY e.timestamp DESC LIMIT 1",
-                (event.timestamp, event.timestamp - CAUSAL_WINDOW_SECONDS, event.rowid, event.session_id,
-                 event.session_id, CAUSAL_MIN_LINK)).fetchone()
+            row = store.possible_cause(conn, event.rowid, event.timestamp, CAUSAL_WINDOW_SECONDS, event.session_id,
+                                       CAUSAL_MIN_LINK)
             if row is None:
                 continue
             earlier, cause_id, cause_name = row
             tid = graph.write_edge(conn, (cause_id, cause_name), "LED_TO", (claim.obj.entity_id, claim.obj.name),
                                    event_rowid=event.rowid, observed_at=event.timestamp,
                                    confidence=CAUSAL_WEAK, strength=CAUSAL_WEAK)
-            graph.link_evidence(conn, "edge", tid, earlier)
+            link_evidence(conn, "edge", tid, earlier)
             report.edges += 1
 
     def _write(self, conn, events, mentions, claims: list[_Claim], report: ProjectionReport, now: float) -> None:
@@ -464,17 +437,14 @@ class Projector:
         for index, resolved, item in mentions:
             event = events[index]
             if resolved is None:
-                conn.execute(
-                    "INSERT OR IGNORE INTO entity_mentions (event_rowid, mention_text, name_key, entity_type, "
-                    "confidence, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (event.rowid, item["name"], name_key(item["name"]), item.get("entity_type"),
-                     item.get("confidence", 1.0), now))
+                add_unbound_mention(conn, event.rowid, item["name"], name_key(item["name"]), item.get("entity_type"),
+                                    item.get("confidence", 1.0), now)
                 report.mentions += 1
                 continue
             created = resolved.entity_id is None
             entity_id = graph.ensure_entity(conn, resolved, now)
             report.entities += created
-            graph.link_event_entity(conn, event.rowid, entity_id, resolved.entity_type, item.get("confidence", 1.0))
+            link_event_entity(conn, event.rowid, entity_id, resolved.entity_type, item.get("confidence", 1.0))
         for claim in claims:
             if claim.decision == "keep_old":
                 report.dropped["kept_old_fact"] += 1
@@ -484,17 +454,14 @@ class Projector:
             if not claim.about_self:
                 # The speaker is linked at ingest; "the user" is in every claim and would make
                 # every event a neighbour of every other in entity expansion.
-                graph.link_event_entity(conn, claim.event.rowid, subject_id, claim.subject.entity_type, 1.0)
-            graph.link_event_entity(conn, claim.event.rowid, object_id, claim.obj.entity_type, 0.8)
+                link_event_entity(conn, claim.event.rowid, subject_id, claim.subject.entity_type, 1.0)
+            link_event_entity(conn, claim.event.rowid, object_id, claim.obj.entity_type, 0.8)
             predicate = graph.family_predicate(conn, subject_id, claim.predicate, object_id)
             spec = P.spec(predicate)
             if spec and spec.single_valued and claim.decision is None:
                 # Checked again inside the transaction: an earlier claim of this batch (or a fact
                 # Phase 2 was not shown) may hold another value. The newer statement wins.
-                rival = conn.execute(
-                    "SELECT triple_id, last_observed_at FROM kg_edges WHERE subject_id = ? AND predicate = ? "
-                    "AND object_id != ? AND status = 'active' ORDER BY last_observed_at DESC LIMIT 1",
-                    (subject_id, predicate, object_id)).fetchone()
+                rival = newest_rival_edge(conn, subject_id, predicate, object_id)
                 if rival is not None:
                     if rival[1] > claim.event.timestamp:
                         report.dropped["older_than_current_fact"] += 1
@@ -517,11 +484,9 @@ class Projector:
                 old_tid = claim.conflict_with.split(":", 1)[1]
                 if old_tid != tid:
                     reason = "antonym" if claim.conflict_type == "antonym" else "evolved"
-                    graph.retire_edge(conn, old_tid, replaced_by=tid, reason=reason, now=claim.event.timestamp)
+                    retire_edge(conn, old_tid, replaced_by=tid, reason=reason, now=claim.event.timestamp)
                     report.superseded += 1
-                    replaced = [r[0] for r in conn.execute(
-                        "SELECT assertion_id FROM tom_trait_assertions WHERE triple_id = ? AND status IN "
-                        f"{graph.LIVE}", (old_tid,))]
+                    replaced = live_assertions_of_edge(conn, old_tid, graph.LIVE)
             if claim.trait is not None:
                 trait_name, value = claim.trait
                 trait = TRAITS[trait_name]
@@ -540,5 +505,5 @@ class Projector:
             touched.add(subject_id)
         self._causal_hypotheses(conn, claims, report)
         for entity_id in touched:
-            graph.queue_snapshot(conn, entity_id, now)
+            queue_snapshot(conn, entity_id, now)
         episodes.extend_candidate(conn, events, now)

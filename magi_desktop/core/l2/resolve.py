@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..llm.base import LLMOutputInvalid, LLMProvider
+from ..store import entities
 from ..store.connection import Connection
 from ..store.entities import name_key
-from ..store.vectors import ENTITY_VEC_TABLE
+from ..store.vectors import nearest_entities
 from .constants import SELF_KEY
 from .tasks import DISAMBIGUATE, ENTITY_TYPES
 
@@ -118,8 +119,7 @@ class Resolver:
         """Whom "I" means: the chat speaker when named, else the user of this memory."""
         if speaker and name_key(speaker):
             return self.resolve(speaker, "person") or Resolved(None, speaker, "person")
-        row = self.conn.execute("SELECT entity_id, name, entity_type FROM entity_catalog WHERE name_key = ? "
-                                "AND entity_type = 'person'", (SELF_KEY,)).fetchone()
+        row = entities.person_by_key(self.conn, SELF_KEY)
         return Resolved(row[0], row[1], row[2]) if row else Resolved(None, SELF_NAME, "person", fixed_key=SELF_KEY)
 
     def _remember(self, key: str, kind: str, hit: Resolved, surface: str) -> Resolved:
@@ -130,8 +130,7 @@ class Resolver:
 
     def _by_id(self, entity_id: int) -> Resolved | None:
         for _ in range(8):  # follow merges
-            row = self.conn.execute("SELECT entity_id, name, entity_type, status, merged_into FROM entity_catalog "
-                                    "WHERE entity_id = ?", (entity_id,)).fetchone()
+            row = entities.entity_merge_row(self.conn, entity_id)
             if row is None:
                 return None
             if row[3] != "merged" or row[4] is None:
@@ -140,9 +139,7 @@ class Resolver:
         return None
 
     def _exact(self, key: str, kind: str, any_type: bool = False) -> Resolved | None:
-        rows = self.conn.execute(
-            "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' AND "
-            "(name_key = ? OR aliases_json LIKE ?) ORDER BY entity_id", (key, f"%{json.dumps(key)[1:-1]}%")).fetchall()
+        rows = entities.active_entities_named(self.conn, key, f"%{json.dumps(key)[1:-1]}%")
         for entity_id, name, entity_type, aliases in rows:
             keys = {name_key(name), *(name_key(a) for a in json.loads(aliases))}
             loose = any_type and (entity_type in PEOPLE) == (kind in PEOPLE)   # "Jordan" the place is no person
@@ -154,22 +151,15 @@ class Resolver:
         """Candidates whose name contains the mention or is contained in it, then the nearest by meaning."""
         rows = []
         if len(key) >= MIN_POOL_KEY_CHARS:
-            rows = self.conn.execute(
-                "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
-                "AND length(name_key) >= ? AND (instr(name_key, ?) > 0 OR instr(?, name_key) > 0) "
-                "ORDER BY entity_id DESC LIMIT ?", (MIN_POOL_KEY_CHARS, key, key, CANDIDATE_POOL * 3)).fetchall()
+            rows = entities.active_entities_overlapping(self.conn, key, MIN_POOL_KEY_CHARS, CANDIDATE_POOL * 3)
         pool = {r[0]: r for r in rows if compatible(r[2], kind)}
         if self.embed is not None and len(pool) < CANDIDATE_POOL:
             vector = np.asarray(self.embed([key])[0], dtype=np.float32)
-            near = [rowid for rowid, distance in self.conn.execute(
-                f"SELECT rowid, distance FROM {ENTITY_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
-                (vector.tobytes(), CANDIDATE_POOL))      # no distance to a zero vector (a name without words)
+            near = [rowid for rowid, distance in nearest_entities(self.conn, vector, CANDIDATE_POOL)
+                # no distance to a zero vector (a name without words)
                 if distance is not None and 1.0 - distance >= POOL_SIMILARITY and rowid not in pool]
             if near:
-                marks = ", ".join("?" * len(near))
-                for r in self.conn.execute(
-                        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
-                        f"AND entity_id IN ({marks})", near):
+                for r in entities.active_entities_among(self.conn, near):
                     if compatible(r[2], kind):
                         pool.setdefault(r[0], r)
         return [{"id": r[0], "name": r[1], "entity_type": r[2], "aliases": json.loads(r[3])}

@@ -15,19 +15,23 @@ one applies to the other too. Every function takes the open write transaction.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidInput
+from ..store import assertions, entities
+from ..store import graph as store_graph
+from ..store import reviews as store
 from ..store.connection import Connection
-from ..store.entities import name_key
+from ..store.entities import link_event_entity, name_key
+from ..store.l1 import ingested_at
+from ..store.snapshots import queue_snapshot
 from . import graph
-from .beliefs import get_belief
+from .beliefs import Belief, get_belief
 from .resolve import SELF_NAME, Resolved
 from .traits import TRAITS
 
 USER_CONFIDENCE = graph.CONFIDENCE_CAP          # the user's own word: as sure as the memory ever gets
-_ASSERTION_FIELDS: tuple[str, ...] = ("status", "confidence", "superseded_by", "retired_at", "user_confirmed_at")
-_EDGE_FIELDS = ("status", "confidence", "superseded_by", "retired_at", "retired_reason", "user_confirmed_at")
 
 
 class ReviewError(InvalidInput):
@@ -38,45 +42,30 @@ def _twins(conn: Connection, key: str) -> list[str]:
     """The belief and its other half: an assertion's edge, an edge's assertions."""
     kind, _, row_key = key.partition(":")
     if kind == "assertion":
-        row = conn.execute("SELECT triple_id FROM tom_trait_assertions WHERE assertion_id = ?",
-                           (int(row_key),)).fetchone()
-        return [key] + ([f"edge:{row[0]}"] if row and row[0] else [])
-    ids = conn.execute("SELECT assertion_id FROM tom_trait_assertions WHERE triple_id = ? AND status != 'user_denied'"
-                       " ORDER BY assertion_id DESC LIMIT 1", (row_key,)).fetchall()
-    return [key] + [f"assertion:{r[0]}" for r in ids]
+        tid = assertions.edge_of_assertion(conn, int(row_key))
+        return [key] + ([f"edge:{tid}"] if tid else [])
+    return [key] + [f"assertion:{a}" for a in assertions.newest_assertion_of_edge(conn, row_key)]
 
 
 def _snapshot(conn: Connection, keys: list[str]) -> dict[str, dict[str, Any]]:
     out = {}
     for key in keys:
         kind, _, row_key = key.partition(":")
-        if kind == "assertion":
-            row = conn.execute(f"SELECT {', '.join(_ASSERTION_FIELDS)} FROM tom_trait_assertions "
-                               "WHERE assertion_id = ?", (int(row_key),)).fetchone()
-            fields = _ASSERTION_FIELDS
-        else:
-            row = conn.execute(f"SELECT {', '.join(_EDGE_FIELDS)} FROM kg_edges WHERE triple_id = ?",
-                               (row_key,)).fetchone()
-            fields = _EDGE_FIELDS
-        if row is not None:
-            out[key] = dict(zip(fields, row, strict=True))
+        fields = store.row_fields(conn, kind, row_key)
+        if fields is not None:
+            out[key] = fields
     return out
 
 
 def _restore(conn: Connection, before: dict[str, dict[str, Any]]) -> None:
     for key, values in before.items():
         kind, _, row_key = key.partition(":")
-        table, pk, ident = (("tom_trait_assertions", "assertion_id", int(row_key)) if kind == "assertion"
-                            else ("kg_edges", "triple_id", row_key))
-        sets = ", ".join(f"{name} = ?" for name in values)
-        conn.execute(f"UPDATE {table} SET {sets} WHERE {pk} = ?", [*values.values(), ident])
+        store.restore_fields(conn, kind, row_key, values)
 
 
 def _record(conn: Connection, action: str, key: str, before: dict, detail: dict, now: float) -> int:
     kind, _, row_key = key.partition(":")
-    return conn.execute(
-        "INSERT INTO user_reviews (action, kind, row_key, before_json, detail_json, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?)", (action, kind, row_key, json.dumps(before), json.dumps(detail), now)).lastrowid
+    return store.record_review(conn, action, kind, row_key, json.dumps(before), json.dumps(detail), now)
 
 
 def _require(conn: Connection, key: str):
@@ -86,22 +75,26 @@ def _require(conn: Connection, key: str):
     return belief
 
 
-def confirm(conn: Connection, key: str, now: float) -> int:
+def _change_twins(conn: Connection, key: str, refusal: str,
+                  change: Callable[[str, str], None]) -> tuple[Belief, list[str], dict[str, dict[str, Any]]]:
+    """Apply ``change`` (kind, row_key) to a belief that is not denied and its other half; returns the belief,
+    the keys changed and what they were before (``refusal``: the error when the belief is denied)."""
     belief = _require(conn, key)
     if belief.state == "denied":
-        raise ReviewError(f"{key} was deleted; undo the deletion or correct it instead")
+        raise ReviewError(refusal)
     keys = _twins(conn, key)
     before = _snapshot(conn, keys)
     for k in keys:
         kind, _, row_key = k.partition(":")
-        if kind == "assertion":
-            conn.execute("UPDATE tom_trait_assertions SET user_confirmed_at = ?, confidence = max(confidence, ?), "
-                         f"status = CASE WHEN status IN {graph.LIVE} THEN 'stable' ELSE status END "
-                         "WHERE assertion_id = ?", (now, USER_CONFIDENCE, int(row_key)))
-        else:
-            conn.execute("UPDATE kg_edges SET user_confirmed_at = ?, confidence = max(confidence, ?) "
-                         "WHERE triple_id = ?", (now, USER_CONFIDENCE, row_key))
-    graph.queue_snapshot(conn, belief.subject_id, now)
+        change(kind, row_key)
+    return belief, keys, before
+
+
+def confirm(conn: Connection, key: str, now: float) -> int:
+    belief, keys, before = _change_twins(
+        conn, key, f"{key} was deleted; undo the deletion or correct it instead",
+        lambda kind, row_key: store.confirm_row(conn, kind, row_key, now, USER_CONFIDENCE, graph.LIVE))
+    queue_snapshot(conn, belief.subject_id, now)
     return _record(conn, "confirm", key, before, {"also": keys[1:]}, now)
 
 
@@ -117,41 +110,26 @@ def _denial_keys(conn: Connection, keys: list[str]) -> list[tuple[str, str]]:
         if kind == "edge":
             out.append(("edge", row_key))
         else:
-            row = conn.execute("SELECT entity_id, trait, value_key FROM tom_trait_assertions WHERE assertion_id = ?",
-                               (int(row_key),)).fetchone()
-            out.append(("assertion", assertion_denial_key(*row)))
+            out.append(("assertion", assertion_denial_key(*assertions.assertion_value_key(conn, int(row_key)))))
     return out
 
 
 def deny(conn: Connection, key: str, now: float) -> int:
-    belief = _require(conn, key)
-    if belief.state == "denied":
-        raise ReviewError(f"{key} is already deleted")
-    keys = _twins(conn, key)
-    before = _snapshot(conn, keys)
-    for k in keys:
-        kind, _, row_key = k.partition(":")
-        if kind == "assertion":
-            conn.execute("UPDATE tom_trait_assertions SET status = 'user_denied', retired_at = ? "
-                         "WHERE assertion_id = ?", (now, int(row_key)))
-        else:
-            conn.execute("UPDATE kg_edges SET status = 'retired', retired_reason = 'user_denied', retired_at = ? "
-                         "WHERE triple_id = ?", (now, row_key))
+    belief, keys, before = _change_twins(conn, key, f"{key} is already deleted",
+                                         lambda kind, row_key: store.deny_row(conn, kind, row_key, now))
     review_id = _record(conn, "delete", key, before, {"also": keys[1:]}, now)
-    conn.executemany("INSERT OR REPLACE INTO user_denials (kind, denial_key, review_id, denied_at) VALUES (?, ?, ?, ?)",
-                     [(kind, dkey, review_id, now) for kind, dkey in _denial_keys(conn, keys)])
-    graph.queue_snapshot(conn, belief.subject_id, now)
+    store.record_denials(conn, _denial_keys(conn, keys), review_id, now)
+    queue_snapshot(conn, belief.subject_id, now)
     return review_id
 
 
 def is_denied(conn: Connection, kind: str, denial_key: str, event_rowid: int) -> bool:
     """Whether the user denied this belief after the event was stored (so the event cannot revive it)."""
-    row = conn.execute("SELECT denied_at FROM user_denials WHERE kind = ? AND denial_key = ?",
-                       (kind, denial_key)).fetchone()
-    if row is None:
+    denied = store.denied_at(conn, kind, denial_key)
+    if denied is None:
         return False
-    stored = conn.execute("SELECT ingested_at FROM fact_events WHERE id = ?", (event_rowid,)).fetchone()
-    return stored is None or stored[0] <= row[0]
+    stored = ingested_at(conn, event_rowid)
+    return stored is None or stored <= denied
 
 
 def correction_text(belief, value: str) -> str:
@@ -176,49 +154,39 @@ def correct(conn: Connection, key: str, value: str, event_rowid: int, now: float
     edge_key = next((k for k in keys if k.startswith("edge:")), None)
     if edge_key is not None:
         tid = edge_key.split(":", 1)[1]
-        subject_id, predicate, object_type = conn.execute(
-            "SELECT k.subject_id, k.predicate, o.entity_type FROM kg_edges k JOIN entity_catalog o "
-            "ON o.entity_id = k.object_id WHERE k.triple_id = ?", (tid,)).fetchone()
-        subject_name = conn.execute("SELECT name FROM entity_catalog WHERE entity_id = ?", (subject_id,)).fetchone()[0]
-        existing = conn.execute("SELECT entity_id, name FROM entity_catalog WHERE name_key = ? AND entity_type = ? "
-                                "AND status = 'active'", (name_key(value), object_type)).fetchone()
+        subject_id, predicate, object_type = store_graph.edge_ends(conn, tid)
+        subject_name = entities.entity_name(conn, subject_id)
+        existing = entities.active_entity_of_type(conn, name_key(value), object_type)
         target = Resolved(existing[0], existing[1], object_type) if existing else Resolved(None, value, object_type)
         object_id = graph.ensure_entity(conn, target, now)
         new_tid = graph.write_edge(conn, (subject_id, subject_name), predicate, (object_id, target.name),
                                    event_rowid=event_rowid, observed_at=now, confidence=USER_CONFIDENCE)
         before.update({k: v for k, v in _snapshot(conn, [f"edge:{new_tid}"]).items() if k not in before})
-        conn.execute("UPDATE kg_edges SET user_confirmed_at = ?, confidence = ? WHERE triple_id = ?",
-                     (now, USER_CONFIDENCE, new_tid))
-        conn.execute("UPDATE kg_edges SET status = 'superseded', superseded_by = ?, retired_at = ?, "
-                     "retired_reason = 'user_corrected' WHERE triple_id = ?", (new_tid, now, tid))
-        graph.link_event_entity(conn, event_rowid, object_id, object_type, 1.0)
+        store_graph.confirm_as_stated(conn, new_tid, now, USER_CONFIDENCE)
+        store_graph.supersede_corrected(conn, tid, new_tid, now)
+        link_event_entity(conn, event_rowid, object_id, object_type, 1.0)
         new_keys.append(f"edge:{new_tid}")
     assertion_key = next((k for k in keys if k.startswith("assertion:")), None)
     if assertion_key is not None:
         old_id = int(assertion_key.split(":", 1)[1])
-        entity_id, trait = conn.execute("SELECT entity_id, trait FROM tom_trait_assertions WHERE assertion_id = ?",
-                                        (old_id,)).fetchone()
+        entity_id, trait = assertions.entity_and_trait(conn, old_id)
         replaces = [old_id]
         if TRAITS[trait].single_valued:
             replaces += [aid for aid, vkey, _ in graph.live_assertions(conn, entity_id, trait)
                          if aid != old_id and vkey != name_key(value)]
         new_id = graph.write_assertion(conn, entity_id, trait, value, event_rowid=event_rowid, observed_at=now,
                                        confidence=USER_CONFIDENCE, replaces=replaces, tid=new_tid)
-        conn.execute("UPDATE tom_trait_assertions SET status = 'stable', user_confirmed_at = ?, confidence = ? "
-                     "WHERE assertion_id = ?", (now, USER_CONFIDENCE, new_id))
+        assertions.confirm_as_stated(conn, new_id, now, USER_CONFIDENCE)
         # write_assertion retires only live rows; the corrected one may have been history already.
-        conn.execute("UPDATE tom_trait_assertions SET status = 'superseded', superseded_by = ?, "
-                     "retired_at = coalesce(retired_at, ?) WHERE assertion_id = ? AND status != 'superseded'",
-                     (new_id, now, old_id))
+        assertions.supersede_corrected(conn, old_id, new_id, now)
         new_keys.append(f"assertion:{new_id}")
-    graph.queue_snapshot(conn, belief.subject_id, now)
+    queue_snapshot(conn, belief.subject_id, now)
     return _record(conn, "correct", key, before, {"value": value, "old_value": belief.value, "new": new_keys,
                                                   "event_rowid": event_rowid, "also": keys[1:]}, now)
 
 
 def review(conn: Connection, review_id: int) -> dict[str, Any] | None:
-    row = conn.execute("SELECT review_id, action, kind, row_key, before_json, detail_json, created_at, undone_at "
-                       "FROM user_reviews WHERE review_id = ?", (review_id,)).fetchone()
+    row = store.review_row(conn, review_id)
     if row is None:
         return None
     return {"review_id": row[0], "action": row[1], "key": f"{row[2]}:{row[3]}", "before": json.loads(row[4]),
@@ -235,20 +203,14 @@ def undo(conn: Connection, review_id: int, now: float) -> dict[str, Any]:
         raise ReviewError(f"review {review_id} was already undone")
     if done["action"] not in ("confirm", "delete", "correct"):
         raise ReviewError(f"a {done['action']} cannot be undone")
-    later = conn.execute("SELECT review_id FROM user_reviews WHERE review_id > ? AND undone_at IS NULL AND "
-                         "((kind || ':' || row_key) IN (SELECT value FROM json_each(?)))",
-                         (review_id, json.dumps(list(done["before"])))).fetchone()
+    later = store.later_review_of(conn, review_id, json.dumps(list(done["before"])))
     if later is not None:
-        raise ReviewError(f"undo review {later[0]} first: it changed the same belief later")
+        raise ReviewError(f"undo review {later} first: it changed the same belief later")
     _restore(conn, done["before"])
-    conn.execute("DELETE FROM user_denials WHERE review_id = ?", (review_id,))
-    conn.execute("UPDATE user_reviews SET undone_at = ? WHERE review_id = ?", (now, review_id))
-    subject = conn.execute(
-        "SELECT entity_id FROM tom_trait_assertions WHERE ? LIKE 'assertion:%' AND assertion_id = "
-        "CAST(substr(?, 11) AS INTEGER) UNION SELECT subject_id FROM kg_edges WHERE ? LIKE 'edge:%' "
-        "AND triple_id = substr(?, 6)", (done["key"],) * 4).fetchone()
+    store.mark_undone(conn, review_id, now)
+    subject = store.subject_of(conn, done["key"])
     if subject is not None:
-        graph.queue_snapshot(conn, subject[0], now)
+        queue_snapshot(conn, subject, now)
     return done
 
 
@@ -256,11 +218,10 @@ def merge_entities(conn: Connection, keep: int, drop: int, now: float) -> int:
     """The user says two entities are one: ``drop`` becomes an alias of ``keep`` (not undoable)."""
     from .maintenance import _absorb, repair_edges
 
-    rows = dict(conn.execute("SELECT entity_id, status FROM entity_catalog WHERE entity_id IN (?, ?)",
-                             (keep, drop)).fetchall())
+    rows = entities.statuses_of(conn, keep, drop)
     if keep == drop or rows.get(keep) != "active" or rows.get(drop) != "active":
         raise ReviewError("merge needs two different active entities")
-    names = dict(conn.execute("SELECT entity_id, name FROM entity_catalog WHERE entity_id IN (?, ?)", (keep, drop)))
+    names = entities.names_of(conn, keep, drop)
     _absorb(conn, keep, drop, now)
     repair_edges(conn, now)
     return _record(conn, "merge", f"entity:{keep}", {}, {"merged": drop, "merged_name": names[drop],
@@ -269,8 +230,7 @@ def merge_entities(conn: Connection, keep: int, drop: int, now: float) -> int:
 
 def add_alias(conn: Connection, entity_id: int, alias: str, now: float) -> None:
     alias = " ".join(alias.split())
-    row = conn.execute("SELECT aliases_json, name FROM entity_catalog WHERE entity_id = ? AND status = 'active'",
-                       (entity_id,)).fetchone()
+    row = entities.active_aliases_and_name(conn, entity_id)
     if row is None:
         raise ReviewError(f"no active entity {entity_id}")
     if not alias:
@@ -278,5 +238,4 @@ def add_alias(conn: Connection, entity_id: int, alias: str, now: float) -> None:
     aliases = json.loads(row[0])
     if name_key(alias) in {name_key(a) for a in [row[1], *aliases]}:
         return
-    conn.execute("UPDATE entity_catalog SET aliases_json = ?, updated_at = ? WHERE entity_id = ?",
-                 (json.dumps([*aliases, alias], ensure_ascii=False), now, entity_id))
+    entities.set_aliases(conn, entity_id, json.dumps([*aliases, alias], ensure_ascii=False), now)

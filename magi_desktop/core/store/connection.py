@@ -217,6 +217,20 @@ def _database_name(conn: Connection) -> str:
 
 
 @contextlib.contextmanager
+def savepoint(conn: Connection, name: str) -> Iterator[None]:
+    """A nested transaction inside the caller's: what it wrote is rolled back (and the exception raised on)
+    when the block fails, the outer transaction going on."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
+
+
+@contextlib.contextmanager
 def write_transaction(conn: Connection) -> Iterator[Connection]:
     """``BEGIN IMMEDIATE`` (waiting for another writer: :func:`begin_immediate`) … ``COMMIT``; roll back on
     any exception."""

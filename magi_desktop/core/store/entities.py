@@ -248,3 +248,176 @@ def active_person_id(conn: Connection, name_key: str) -> int | None:
     row = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = 'person' "
                        "AND status = 'active'", (name_key,)).fetchone()
     return row[0] if row else None
+
+
+# --- the L2 worker: resolution, projection, maintenance and reviews (core/l2) ---------------------------------
+
+def entity_card(conn: Connection, entity_id: int) -> tuple[str, str, str] | None:
+    """(name, entity_type, aliases_json) of an entity, whatever its status."""
+    return conn.execute("SELECT name, entity_type, aliases_json FROM entity_catalog WHERE entity_id = ?",
+                        (entity_id,)).fetchone()
+
+
+def person_by_key(conn: Connection, name_key: str) -> tuple[int, str, str] | None:
+    """(entity_id, name, entity_type) of the person with this name key, whatever its status."""
+    return conn.execute("SELECT entity_id, name, entity_type FROM entity_catalog WHERE name_key = ? "
+                        "AND entity_type = 'person'", (name_key,)).fetchone()
+
+
+def entity_merge_row(conn: Connection, entity_id: int) -> tuple[int, str, str, str, int | None] | None:
+    """(entity_id, name, entity_type, status, merged_into) of an entity."""
+    return conn.execute("SELECT entity_id, name, entity_type, status, merged_into FROM entity_catalog "
+                        "WHERE entity_id = ?", (entity_id,)).fetchone()
+
+
+def active_entities_named(conn: Connection, key: str, alias_pattern: str) -> list[tuple[int, str, str, str]]:
+    """(entity_id, name, entity_type, aliases_json) of the active entities whose name key is ``key`` or whose
+    aliases are LIKE ``alias_pattern``, oldest first."""
+    return conn.execute(
+        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' AND "
+        "(name_key = ? OR aliases_json LIKE ?) ORDER BY entity_id", (key, alias_pattern)).fetchall()
+
+
+def active_entities_overlapping(conn: Connection, key: str, min_chars: int,
+                                limit: int) -> list[tuple[int, str, str, str]]:
+    """(entity_id, name, entity_type, aliases_json) of the active entities whose name key (of ``min_chars`` or
+    more) contains ``key`` or is contained in it, newest first."""
+    return conn.execute(
+        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+        "AND length(name_key) >= ? AND (instr(name_key, ?) > 0 OR instr(?, name_key) > 0) "
+        "ORDER BY entity_id DESC LIMIT ?", (min_chars, key, key, limit)).fetchall()
+
+
+def active_entities_among(conn: Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+    """(entity_id, name, entity_type, aliases_json) of those of these entities that are active."""
+    return conn.execute(
+        "SELECT entity_id, name, entity_type, aliases_json FROM entity_catalog WHERE status = 'active' "
+        f"AND entity_id IN ({placeholders(len(entity_ids))})", entity_ids).fetchall()
+
+
+def active_entities_by_mentions(conn: Connection, search: str | None,
+                                limit: int) -> list[tuple[int, str, str, str, int]]:
+    """(entity_id, name, entity_type, aliases_json, events mentioning it) of the active entities whose name or
+    aliases contain ``search`` (None: all), most mentioned first."""
+    where, args = "WHERE c.status = 'active'", []
+    if search:
+        where += " AND instr(lower(c.name || ' ' || c.aliases_json), lower(?)) > 0"
+        args.append(search)
+    return conn.execute(
+        "SELECT c.entity_id, c.name, c.entity_type, c.aliases_json, "
+        "(SELECT count(*) FROM l1_event_entities l WHERE l.entity_id = c.entity_id) AS mentions "
+        f"FROM entity_catalog c {where} ORDER BY mentions DESC, c.name LIMIT ?", [*args, limit]).fetchall()
+
+
+def entity_status_by_key(conn: Connection, key: str, entity_type: str) -> tuple[int, str, int | None] | None:
+    """(entity_id, status, merged_into) of the entity of this name key and type."""
+    return conn.execute("SELECT entity_id, status, merged_into FROM entity_catalog WHERE name_key = ? AND "
+                        "entity_type = ?", (key, entity_type)).fetchone()
+
+
+def entity_status(conn: Connection, entity_id: int) -> tuple[int, str, int | None] | None:
+    """(entity_id, status, merged_into) of an entity."""
+    return conn.execute("SELECT entity_id, status, merged_into FROM entity_catalog WHERE entity_id = ?",
+                        (entity_id,)).fetchone()
+
+
+def add_entity(conn: Connection, name: str, key: str, entity_type: str, now: float) -> int:
+    """The id of the entity of this name key and type, created (named ``name``) when there is none."""
+    conn.execute("INSERT OR IGNORE INTO entity_catalog (name, name_key, entity_type, created_at, updated_at) "
+                 "VALUES (?, ?, ?, ?, ?)", (name, key, entity_type, now, now))
+    return conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = ? AND entity_type = ?",
+                        (key, entity_type)).fetchone()[0]
+
+
+def entity_aliases_json(conn: Connection, entity_id: int) -> str:
+    """An entity's aliases, as stored (a JSON list)."""
+    return conn.execute("SELECT aliases_json FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone()[0]
+
+
+def set_aliases(conn: Connection, entity_id: int, aliases_json: str, now: float) -> None:
+    conn.execute("UPDATE entity_catalog SET aliases_json = ?, updated_at = ? WHERE entity_id = ?",
+                 (aliases_json, now, entity_id))
+
+
+def link_event_entity(conn: Connection, event_rowid: int, entity_id: int, entity_type: str, confidence: float) -> None:
+    """An event mentions an entity (with the higher of the confidences when it already did)."""
+    conn.execute(
+        "INSERT INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (event_rowid, entity_id) DO UPDATE SET confidence = max(confidence, excluded.confidence)",
+        (event_rowid, entity_id, entity_type, confidence))
+
+
+def split_entity_pairs(conn: Connection) -> list[tuple[int, str, int, str]]:
+    """(older id, its type, newer id, its type) of the pairs of active entities sharing a name key."""
+    return conn.execute("SELECT a.entity_id, a.entity_type, b.entity_id, b.entity_type FROM entity_catalog a "
+                        "JOIN entity_catalog b ON a.name_key = b.name_key AND a.entity_id < b.entity_id "
+                        "WHERE a.status = 'active' AND b.status = 'active'").fetchall()
+
+
+def name_and_aliases(conn: Connection, entity_id: int) -> tuple[str, str]:
+    """(name, aliases_json) of an entity."""
+    return conn.execute("SELECT name, aliases_json FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone()
+
+
+def names_of(conn: Connection, first: int, second: int) -> dict[int, str]:
+    """The names of two entities, by id (an id that is gone is missing)."""
+    return dict(conn.execute("SELECT entity_id, name FROM entity_catalog WHERE entity_id IN (?, ?)",
+                             (first, second)).fetchall())
+
+
+def statuses_of(conn: Connection, first: int, second: int) -> dict[int, str]:
+    """The statuses of two entities, by id (an id that is gone is missing)."""
+    return dict(conn.execute("SELECT entity_id, status FROM entity_catalog WHERE entity_id IN (?, ?)",
+                             (first, second)).fetchall())
+
+
+def merge_entity_rows(conn: Connection, keep: int, drop: int, now: float) -> None:
+    """``drop`` is merged into ``keep``: its events and mentions move there."""
+    conn.execute("UPDATE entity_catalog SET status = 'merged', merged_into = ?, updated_at = ? WHERE entity_id = ?",
+                 (keep, now, drop))
+    conn.execute("INSERT OR IGNORE INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) "
+                 "SELECT event_rowid, ?, entity_type, confidence FROM l1_event_entities WHERE entity_id = ?",
+                 (keep, drop))
+    conn.execute("DELETE FROM l1_event_entities WHERE entity_id = ?", (drop,))
+    conn.execute("UPDATE entity_mentions SET entity_id = ? WHERE entity_id = ?", (keep, drop))
+
+
+def drop_orphan_entities(conn: Connection, self_key: str, among: Sequence[int] | None) -> int:
+    """Delete the active entities nothing refers to any more (no event, edge, assertion or merged entity), but
+    the one of ``self_key``; ``among``: only these. Returns how many."""
+    only, args = "", list[str | int]([self_key])
+    if among is not None:
+        only = f"AND entity_id IN ({placeholders(len(among))}) "
+        args += list(among)
+    return conn.execute(
+        "DELETE FROM entity_catalog WHERE status = 'active' AND name_key != ? " + only +
+        "AND NOT EXISTS (SELECT 1 FROM l1_event_entities l WHERE l.entity_id = entity_catalog.entity_id) "
+        "AND NOT EXISTS (SELECT 1 FROM kg_edges k WHERE k.subject_id = entity_catalog.entity_id "
+        "                OR k.object_id = entity_catalog.entity_id) "
+        "AND NOT EXISTS (SELECT 1 FROM tom_trait_assertions a WHERE a.entity_id = entity_catalog.entity_id) "
+        "AND NOT EXISTS (SELECT 1 FROM entity_catalog m WHERE m.merged_into = entity_catalog.entity_id)",
+        args).rowcount
+
+
+def entity_name(conn: Connection, entity_id: int) -> str:
+    return conn.execute("SELECT name FROM entity_catalog WHERE entity_id = ?", (entity_id,)).fetchone()[0]
+
+
+def active_entity_of_type(conn: Connection, key: str, entity_type: str) -> tuple[int, str] | None:
+    """(entity_id, name) of the active entity of this name key and type."""
+    return conn.execute("SELECT entity_id, name FROM entity_catalog WHERE name_key = ? AND entity_type = ? "
+                        "AND status = 'active'", (key, entity_type)).fetchone()
+
+
+def active_aliases_and_name(conn: Connection, entity_id: int) -> tuple[str, str] | None:
+    """(aliases_json, name) of an active entity."""
+    return conn.execute("SELECT aliases_json, name FROM entity_catalog WHERE entity_id = ? AND status = 'active'",
+                        (entity_id,)).fetchone()
+
+
+def add_unbound_mention(conn: Connection, event_rowid: int, text: str, key: str, entity_type: str | None,
+                        confidence: float, now: float) -> None:
+    """A mention kept without an entity (no usable type, or too unsure), to be bound later."""
+    conn.execute(
+        "INSERT OR IGNORE INTO entity_mentions (event_rowid, mention_text, name_key, entity_type, "
+        "confidence, created_at) VALUES (?, ?, ?, ?, ?, ?)", (event_rowid, text, key, entity_type, confidence, now))

@@ -1,5 +1,5 @@
-"""``l2_evidence``: the events behind each L2 row (an assertion, an edge, an episode): the reads L3 makes. The L2
-worker's writes are still in ``core/l2`` (issue 18, item 2)."""
+"""``l2_evidence``: the events behind each L2 row (an assertion, an edge, an episode): the reads L3 makes, then the
+L2 worker's writes."""
 
 from __future__ import annotations
 
@@ -27,3 +27,23 @@ def visible_evidence(conn: Connection, kind: str, row_key: str, now: float, star
 def evidence_counts(conn: Connection) -> list[tuple[str, str, int]]:
     """(kind, row_key, how many events) of every L2 row with evidence."""
     return conn.execute("SELECT kind, row_key, count(*) FROM l2_evidence GROUP BY kind, row_key").fetchall()
+
+
+# --- the L2 worker's writes (core/l2) -------------------------------------------------------------------------
+
+def link_evidence(conn: Connection, kind: str, key: str | int, event_rowid: int) -> bool:
+    """Tie a row to an event; False if it already was (a retried batch must not count twice)."""
+    return conn.execute("INSERT OR IGNORE INTO l2_evidence (kind, row_key, event_rowid) VALUES (?, ?, ?)",
+                        (kind, str(key), event_rowid)).rowcount == 1
+
+
+def evidence_count(conn: Connection, kind: str, row_key: str) -> int:
+    """How many events stand behind one L2 row."""
+    return conn.execute("SELECT count(*) FROM l2_evidence WHERE kind = ? AND row_key = ?",
+                        (kind, row_key)).fetchone()[0]
+
+
+def copy_evidence(conn: Connection, kind: str, from_key: str, to_key: str) -> None:
+    """The events behind one L2 row of ``kind`` stand behind another too."""
+    conn.execute("INSERT OR IGNORE INTO l2_evidence (kind, row_key, event_rowid) SELECT kind, ?, "
+                 "event_rowid FROM l2_evidence WHERE kind = ? AND row_key = ?", (to_key, kind, from_key))

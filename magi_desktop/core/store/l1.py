@@ -539,3 +539,23 @@ def last_chat_message(conn: Connection, session_id: str) -> tuple[str, float, st
 def delete_event(conn: Connection, rowid: int) -> None:
     """Delete one event row (its chunks and vectors go too, by the schema's triggers)."""
     conn.execute("DELETE FROM fact_events WHERE id = ?", (rowid,))
+
+
+# --- the activity timeline of the memory viewer (core/l2/beliefs.py) ------------------------------------------
+
+def events_per_source_and_day(conn: Connection, since: float, until: float) -> list[tuple[str, str, int]]:
+    """(source, local day "YYYY-MM-DD", stored events) between two times, by day."""
+    return conn.execute(
+        "SELECT source, date(timestamp, 'unixepoch', 'localtime') AS day, count(*) FROM fact_events "
+        "WHERE timestamp >= ? AND timestamp < ? GROUP BY source, day ORDER BY day", (since, until)).fetchall()
+
+
+def event_exists(conn: Connection, rowid: int) -> bool:
+    """Whether the event of this rowid is still stored."""
+    return conn.execute("SELECT 1 FROM fact_events WHERE id = ?", (rowid,)).fetchone() is not None
+
+
+def ingested_at(conn: Connection, rowid: int) -> float | None:
+    """When the event of this rowid was stored, or None when it is gone."""
+    row = conn.execute("SELECT ingested_at FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+    return None if row is None else row[0]

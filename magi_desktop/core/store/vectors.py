@@ -246,3 +246,9 @@ def chunk_vectors_of_events(conn: Connection, rowids: Sequence[int]) -> list[tup
     return conn.execute(
         f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {VEC_TABLE} v ON v.rowid = c.chunk_id "
         f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall()
+
+
+def nearest_entities(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float | None]]:
+    """(entity_id, distance) of the ``k`` entities whose name vectors are nearest ``vector``."""
+    return conn.execute(f"SELECT rowid, distance FROM {ENTITY_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
+                        (vector.tobytes(), k)).fetchall()
