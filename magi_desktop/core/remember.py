@@ -23,7 +23,8 @@ from .redact import redact_with
 from .storable import is_storable
 from .store import facts as stored_facts
 from .store.connection import Connection
-from .store.l1 import session_generation, stored_message_id
+from .store.l1 import stored_message_id
+from .store.sessions import session_generation
 from .text import has_cjk
 from .utterance import HYPOTHETICAL, QUESTION, text_kind
 

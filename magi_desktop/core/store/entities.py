@@ -137,7 +137,7 @@ def mentioned_by(conn: Connection, entity_id: int, now: float) -> bool:
 
 def entities_of_events(conn: Connection, event_ids: Sequence[str]) -> list[tuple[int, str, str, int]]:
     """The ten entities these events mention most: (entity_id, name, entity_type, how many of the events)."""
-    marks = ", ".join("?" * len(event_ids))
+    marks = placeholders(len(event_ids))
     return conn.execute(
         "SELECT c.entity_id, c.name, c.entity_type, count(*) FROM l1_event_entities l "
         "JOIN entity_catalog c ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid "
@@ -170,13 +170,13 @@ def active_entity_mentions(conn: Connection, event_rowids: Sequence[int]) -> lis
     the caller keeps ``event_rowids`` within SQLite's parameter limit."""
     return conn.execute(
         "SELECT c.name, count(*) FROM l1_event_entities l JOIN entity_catalog c ON c.entity_id = l.entity_id "
-        f"WHERE l.event_rowid IN ({', '.join('?' * len(event_rowids))}) AND c.status = 'active' "
+        f"WHERE l.event_rowid IN ({placeholders(len(event_rowids))}) AND c.status = 'active' "
         "AND c.name_key NOT LIKE '@%' GROUP BY c.entity_id", list(event_rowids)).fetchall()
 
 
 def entities_of_event_rowids(conn: Connection, event_rowids: Sequence[int]) -> set[int]:
     """Ids of the entities these events mention."""
-    marks = ", ".join("?" * len(event_rowids)) or "NULL"
+    marks = placeholders(len(event_rowids)) or "NULL"
     return {row[0] for row in conn.execute(
         f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks})", list(event_rowids))}
 
@@ -185,7 +185,7 @@ def events_sharing_entities(conn: Connection, entity_ids: Sequence[int], visible
                             limit: int) -> list[int]:
     """Rowids of the visible events mentioning these entities: those sharing the most first, then the most
     confidently linked, then newest."""
-    marks = ", ".join("?" * len(entity_ids))
+    marks = placeholders(len(entity_ids))
     return [row[0] for row in conn.execute(
         f"SELECT l.event_rowid, count(*) AS shared, max(l.confidence) AS confidence FROM l1_event_entities l "
         f"JOIN fact_events e ON e.id = l.event_rowid WHERE l.entity_id IN ({marks}) AND {visible.clause} "
@@ -203,7 +203,7 @@ def events_mentioning_capped(conn: Connection, entity_id: int, now: float, cap: 
 def confident_entities_of_event_rowids(conn: Connection, event_rowids: Sequence[int],
                                        min_confidence: float) -> list[int]:
     """Ids of the entities these events mention with at least ``min_confidence``."""
-    marks = ", ".join("?" * len(event_rowids))
+    marks = placeholders(len(event_rowids))
     return [r[0] for r in conn.execute(
         f"SELECT DISTINCT entity_id FROM l1_event_entities WHERE event_rowid IN ({marks}) AND confidence >= ?",
         [*event_rowids, min_confidence])]
@@ -212,7 +212,7 @@ def confident_entities_of_event_rowids(conn: Connection, event_rowids: Sequence[
 def events_of_entities(conn: Connection, entity_ids: Sequence[int], visible: EventFilter, limit: int) -> list[int]:
     """Rowids of the visible events mentioning any of these entities, the most confidently linked first, then
     newest."""
-    marks = ", ".join("?" * len(entity_ids))
+    marks = placeholders(len(entity_ids))
     return [r[0] for r in conn.execute(
         f"SELECT l.event_rowid FROM l1_event_entities l JOIN fact_events e ON e.id = l.event_rowid "
         f"WHERE l.entity_id IN ({marks}) AND {visible.clause} GROUP BY l.event_rowid "

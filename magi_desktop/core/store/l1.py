@@ -20,7 +20,7 @@ from ..contracts import MemoryEvent
 from ..ingest import tool_run_of
 from ..text import fts_document, fts_or_query, index_text, query_terms
 from . import supersede
-from .connection import Connection
+from .connection import Connection, placeholders
 
 _EVENT_COLUMNS = (
     "event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
@@ -30,7 +30,7 @@ _EVENT_COLUMNS = (
 )
 _INSERT_EVENT = (
     f"INSERT INTO fact_events (id, {', '.join(_EVENT_COLUMNS)}) "
-    f"VALUES (?, {', '.join('?' * len(_EVENT_COLUMNS))})"
+    f"VALUES (?, {placeholders(len(_EVENT_COLUMNS))})"
 )
 _INSERT_FTS = "INSERT INTO fact_events_fts (rowid, content, context) VALUES (?, ?, ?)"
 _TRACE_COLUMNS = (
@@ -39,7 +39,7 @@ _TRACE_COLUMNS = (
     "metadata_json", "ingested_at",
 )
 _INSERT_TRACE = (
-    f"INSERT INTO runtime_traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({', '.join('?' * len(_TRACE_COLUMNS))})"
+    f"INSERT INTO runtime_traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({placeholders(len(_TRACE_COLUMNS))})"
 )
 _KEY_LOOKUP_CHUNK = 500
 
@@ -111,7 +111,7 @@ def _stored(conn: Connection, table: str, id_column: str, target_sql: str, keys:
             chunk = idem_keys[first:first + _KEY_LOOKUP_CHUNK]
             rows = conn.execute(
                 f"SELECT idempotency_key, {id_column}, evidence_class, {target_sql} FROM {table} "
-                f"WHERE source = ? AND event_type = ? AND idempotency_key IN ({', '.join('?' * len(chunk))})",
+                f"WHERE source = ? AND event_type = ? AND idempotency_key IN ({placeholders(len(chunk))})",
                 (source, event_type, *chunk),
             )
             for idem_key, stored_id, evidence_class, target in rows:
@@ -296,7 +296,7 @@ def fts_search(conn: Connection, text: str, *, limit: int = 20,
     params: list[Any] = [f"content : ({fts_or_query(terms)})"]  # the event's own words, not its context
     if scopes is not None:
         scopes = list(scopes)
-        sql += f" AND e.l1_retrieval_scope IN ({', '.join('?' * len(scopes))})"
+        sql += f" AND e.l1_retrieval_scope IN ({placeholders(len(scopes))})"
         params.extend(scopes)
     sql += " ORDER BY score LIMIT ?"
     params.append(limit)
@@ -332,7 +332,7 @@ def event_for_finding(conn: Connection, rowid: int) -> tuple[Any, ...] | None:
 def candidate_rows(conn: Connection, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
     """(id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class,
     content_type, speaker) of these events, in no particular order."""
-    marks = ", ".join("?" * len(rowids))
+    marks = placeholders(len(rowids))
     return conn.execute(
         "SELECT id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
         f"content_type, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id IN ({marks})",
@@ -342,7 +342,7 @@ def candidate_rows(conn: Connection, rowids: Sequence[int]) -> list[tuple[Any, .
 def event_rowids_between(conn: Connection, scopes: Sequence[str], now: float, start: float, end: float,
                          limit: int) -> list[int]:
     """Rowids of the events of these scopes recorded by ``now`` that happen in [start, end), soonest first."""
-    marks = ", ".join("?" * len(scopes))
+    marks = placeholders(len(scopes))
     return [row[0] for row in conn.execute(
         f"SELECT id FROM fact_events WHERE l1_retrieval_scope IN ({marks}) AND recorded_at <= ? "
         "AND timestamp >= ? AND timestamp < ? ORDER BY timestamp, id LIMIT ?",
@@ -363,7 +363,7 @@ class EventFilter(NamedTuple):
 
 def window_filter(scopes: Sequence[str], start: float, end: float, now: float, ahead: bool) -> EventFilter:
     """Events of these scopes in [start, end) recorded by ``now``; unless the window is ahead, happened by then."""
-    marks = ", ".join("?" * len(scopes))
+    marks = placeholders(len(scopes))
     clause = (f"l1_retrieval_scope IN ({marks}) AND timestamp >= ? AND timestamp < ? AND recorded_at <= ?"
               + ("" if ahead else " AND timestamp <= ?"))
     return EventFilter(clause, [*scopes, start, end, now, *([] if ahead else [now])])
@@ -457,7 +457,7 @@ def events_of_classes_between(conn: Connection, evidence_classes: Sequence[str],
                               end: float) -> list[tuple[Any, ...]]:
     """(id, timestamp, source, author_type, evidence_class, content, metadata_json) of the events of these
     evidence classes in [start, end), in time order."""
-    marks = ", ".join("?" * len(evidence_classes))
+    marks = placeholders(len(evidence_classes))
     return conn.execute(
         "SELECT id, timestamp, source, author_type, evidence_class, content, metadata_json FROM fact_events "
         f"WHERE timestamp >= ? AND timestamp < ? AND evidence_class IN ({marks}) ORDER BY timestamp, id",
@@ -468,7 +468,7 @@ def events_of_classes_between(conn: Connection, evidence_classes: Sequence[str],
 
 def visible_filter(scopes: Sequence[str], now: float, alias: str = "e") -> EventFilter:
     """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query)."""
-    marks = ", ".join("?" * len(scopes))
+    marks = placeholders(len(scopes))
     return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*scopes, now])
 
 
@@ -505,12 +505,6 @@ def trace_rowid(conn: Connection, trace_id: str) -> int | None:
 
 
 # --------------------------------------------------------------------- what remember() and the chat retries read
-
-def session_generation(conn: Connection, session_id: str) -> int | None:
-    """A chat session's generation, or None when the session is not stored."""
-    row = conn.execute("SELECT generation FROM chat_sessions WHERE session_id = ?", (session_id,)).fetchone()
-    return row[0] if row else None
-
 
 def stored_message_id(conn: Connection, message_id: str) -> str | None:
     """The event id of the stored event ``message_id`` names: its event id, or a chat message's

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .connection import Connection
+from .connection import Connection, placeholders
 
 WINDOW_SLACK_DAYS = 31      # a question window matches mentions up to this long, or up to its own length
 
@@ -25,7 +25,7 @@ def about_window(conn: Connection, rowids: Iterable[int], start: float, end: flo
     rowids = list(rowids)
     if not rowids:
         return set()
-    marks = ", ".join("?" * len(rowids))
+    marks = placeholders(len(rowids))
     return {row[0] for row in conn.execute(
         f"SELECT e.id FROM fact_events e WHERE e.id IN ({marks}) AND {mention_sql('e')}",
         [*rowids, *mention_params(start, end)])}

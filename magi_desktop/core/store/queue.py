@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Generic, Literal, NamedTuple, TypeVar, cast
 
 from . import Database
-from .connection import Connection
+from .connection import Connection, placeholders
 
 MAX_ATTEMPTS = 5                  # a job failing this often is poison, not unlucky: it goes to the dead letter
 BACKOFF_SECONDS = 30.0            # the first retry waits this long: a passing fault (a busy model) has cleared
@@ -226,7 +226,7 @@ class JobQueue(Generic[K]):
         if not keys:
             return "0", []
         if len(self.key) == 1:
-            return f"{self.key[0]} IN ({', '.join('?' * len(keys))})", [self._values(k)[0] for k in keys]
+            return f"{self.key[0]} IN ({placeholders(len(keys))})", [self._values(k)[0] for k in keys]
         return " OR ".join([f"({self._one})"] * len(keys)), [v for k in keys for v in self._values(k)]
 
     def _write(self, conn: Connection, values: tuple[int | str, ...], attempts: int, next_attempt_at: float,
@@ -236,7 +236,7 @@ class JobQueue(Generic[K]):
         if self.sparse:
             kept = "" if keep_attempts else "attempts = excluded.attempts, state = excluded.state, "
             conn.execute(f"INSERT INTO {self.table} ({self._columns}, attempts, next_attempt_at, state, last_error) "
-                         f"VALUES ({', '.join('?' * len(values))}, ?, ?, ?, ?) ON CONFLICT ({self._columns}) DO UPDATE "
+                         f"VALUES ({placeholders(len(values))}, ?, ?, ?, ?) ON CONFLICT ({self._columns}) DO UPDATE "
                          f"SET {kept}next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error",
                          (*values, attempts, next_attempt_at, state, error[:self.error_chars]))
             return

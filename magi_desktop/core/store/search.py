@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .connection import Connection
+from .connection import Connection, placeholders
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
@@ -74,7 +74,7 @@ def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequen
     recorded by ``now``, nearest first. Empty while the chunk index does not exist."""
     if not index_exists(conn, VEC_TABLE):
         return []
-    marks = ", ".join("?" * len(scopes))
+    marks = placeholders(len(scopes))
     # The vec0 column named occurred_at holds the event's recorded time (embed/queue.py): visibility.
     return conn.execute(
         f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "

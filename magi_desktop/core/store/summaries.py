@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from .connection import Connection
+from .connection import Connection, placeholders
 
 
 def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
@@ -22,7 +22,7 @@ def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
     rowids = list(event_rowids)
     if not rowids:
         return 0
-    marks = ", ".join("?" * len(rowids))
+    marks = placeholders(len(rowids))
     # A summary links a sample of its window's events, but its counts, topics and "Mentioned" come from all of
     # them: every temporal or thematic summary whose window holds one of these events goes (as forget does).
     ids = {s for (s,) in conn.execute(
@@ -31,13 +31,13 @@ def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
         f"AND s.window_start <= e.timestamp AND e.timestamp < s.window_end WHERE e.id IN ({marks})", rowids * 2)}
     frontier = set(ids)
     while frontier:                                   # the week and month summaries built on them too
-        marks = ", ".join("?" * len(frontier))
+        marks = placeholders(len(frontier))
         frontier = {p for (p,) in conn.execute(f"SELECT summary_id FROM summary_children WHERE child_id IN "
                                                f"({marks})", list(frontier))} - ids
         ids |= frontier
     if not ids:
         return 0
-    marks = ", ".join("?" * len(ids))
+    marks = placeholders(len(ids))
     rows = conn.execute(f"SELECT summary_type, granularity, window_start FROM l3_summaries WHERE "
                         f"summary_id IN ({marks})", list(ids)).fetchall()
     conn.execute(f"DELETE FROM l3_summaries WHERE summary_id IN ({marks})", list(ids))
@@ -71,7 +71,7 @@ def summary_rows(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Any, .
     window_end)."""
     return {r[0]: r for r in conn.execute(
         "SELECT summary_id, summary_type, summary_category, granularity, title, content, window_start, "
-        f"window_end FROM l3_summaries WHERE summary_id IN ({', '.join('?' * len(ids))})", list(ids))}
+        f"window_end FROM l3_summaries WHERE summary_id IN ({placeholders(len(ids))})", list(ids))}
 
 
 def summaries_mentioning(conn: Connection, tokens: Sequence[str], where: SummaryFilter, limit: int) -> list[int]:
@@ -86,7 +86,7 @@ def thematic_summaries_about(conn: Connection, names: Sequence[str], where: Summ
     """Ids of the thematic summaries about one of these (lower-case) entity names, newest window first."""
     return [r[0] for r in conn.execute(
         "SELECT s.summary_id FROM l3_summaries s WHERE s.summary_type = 'thematic' AND "
-        f"lower(json_extract(s.data_json, '$.entity')) IN ({', '.join('?' * len(names))}) AND {where.clause} "
+        f"lower(json_extract(s.data_json, '$.entity')) IN ({placeholders(len(names))}) AND {where.clause} "
         "ORDER BY s.window_end DESC LIMIT ?", [*names, *where.args, limit])]
 
 

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from ..contracts import MemoryEvent
 from . import summaries
-from .connection import Connection
+from .connection import Connection, placeholders
 
 _LOOKUP_CHUNK = 400
 RETIRED = "retired"      # the ``target`` an IngestResult reports for a retire payload
@@ -51,7 +51,7 @@ def live_versions(conn: Connection, keys: Sequence[tuple[str, str]]) -> dict[tup
             chunk = natural_keys[first:first + _LOOKUP_CHUNK]
             rows = conn.execute(
                 "SELECT natural_key, id, event_id, recorded_at FROM fact_events WHERE source = ? "
-                f"AND natural_key IN ({', '.join('?' * len(chunk))})", (source, *chunk))
+                f"AND natural_key IN ({placeholders(len(chunk))})", (source, *chunk))
             for key, rowid, event_id, recorded in rows:
                 found[(source, key)] = Predecessor(rowid, event_id, recorded)
     return found

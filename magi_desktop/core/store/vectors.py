@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .connection import Connection, write_transaction
+from .connection import Connection, placeholders, write_transaction
 from .queue import EMBEDDING_JOBS
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def knn(conn: Connection, query: np.ndarray, k: int = 20,
     sql = f"SELECT rowid, event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ?"
     params: list = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k)]
     if scopes is not None:
-        sql += f" AND l1_scope IN ({', '.join('?' * len(scopes))})"
+        sql += f" AND l1_scope IN ({placeholders(len(scopes))})"
         params.extend(scopes)
     if before is not None:
         sql += " AND occurred_at <= ?"
@@ -182,7 +182,7 @@ def events_to_embed(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, 
         return []
     return conn.execute(
         "SELECT id, content, l1_retrieval_scope, recorded_at, json_extract(metadata_json, '$.timeline.speaker') "
-        f"FROM fact_events WHERE id IN ({', '.join('?' * len(rowids))}) ORDER BY id", list(rowids)).fetchall()
+        f"FROM fact_events WHERE id IN ({placeholders(len(rowids))}) ORDER BY id", list(rowids)).fetchall()
 
 
 # The rows that have no vector yet, in id order from ``after`` (so a call walks each table once, and a row whose
@@ -242,7 +242,7 @@ def put_entity_vector(conn: Connection, entity_id: int, vector: np.ndarray) -> b
 
 def chunk_vectors_of_events(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
     """(event rowid, float32 embedding bytes) of every chunk of these events."""
-    marks = ", ".join("?" * len(rowids))
+    marks = placeholders(len(rowids))
     return conn.execute(
         f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {VEC_TABLE} v ON v.rowid = c.chunk_id "
         f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall()
