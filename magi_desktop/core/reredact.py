@@ -28,7 +28,7 @@ from typing import Any
 from .ingest import _keyed_hash
 from .redact import CURRENT, RuleSet
 from .store import reredaction, summaries
-from .store.connection import Connection, IntegrityError, write_transaction
+from .store.connection import Connection, IntegrityError, savepoint, write_transaction
 from .store.entities import name_key
 from .store.reredaction import Table, record_version, stored_version, text_tables
 
@@ -197,7 +197,7 @@ class _Pass:
         if table.name == "fact_events":
             new.setdefault("content", edit.old["content"])                        # its index follows this column
         try:
-            with reredaction.row_savepoint(conn):
+            with savepoint(conn, "reredact_row"):   # a unique key hit undoes this row alone
                 reredaction.update_row(conn, table, new, edit.key)
         except IntegrityError:
             for column in table.unique & set(new):       # two values that differed only in a secret

@@ -134,19 +134,6 @@ def update_row(conn: Connection, table: Table, new: Mapping[str, Any], key: Sequ
     conn.execute(f'UPDATE "{table.name}" SET {sets} WHERE {where}', (*new.values(), *key))
 
 
-@contextlib.contextmanager
-def row_savepoint(conn: Connection) -> Iterator[None]:
-    """A savepoint around one row's rewrite: an error (a unique key hit) undoes the row alone."""
-    conn.execute("SAVEPOINT reredact_row")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK TO reredact_row")
-        conn.execute("RELEASE reredact_row")
-        raise
-    conn.execute("RELEASE reredact_row")
-
-
 def session_exists(conn: Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM chat_sessions WHERE session_id = ?", (session_id,)).fetchone() is not None
 
