@@ -24,7 +24,7 @@ from .import_checks import integer, number, text
 from .import_report import ImportReport
 from .redact import redact_text, redact_with
 from .remember import MAX_CONTENT_CHARS, VALID_CELLS, RememberRejected, match_quote, normalise
-from .store import imports
+from .store import extractions, imports
 from .store.connection import Connection
 
 TABLE = "memory_facts"
@@ -49,7 +49,7 @@ def message_of(conn: Connection, pointer: Any) -> dict[str, Any] | None:
 
 
 def generation_messages(conn: Connection, session_id: str, generation: int | None) -> dict[str, Message]:
-    rows = imports.generation_messages(conn, session_id, generation)
+    rows = extractions.generation_messages(conn, session_id, generation)
     out = {}
     for rowid, event_id, at, kind, content, metadata, extraction_id in rows:
         timeline = json.loads(metadata).get("timeline", {})

@@ -12,15 +12,18 @@ def cursor_json(conn: Connection, name: str) -> str | None:
 
 
 def save_cursor_json(conn: Connection, name: str, cursor_json: str, now: float) -> None:
-    conn.execute("INSERT INTO plugin_state (name, cursor_json, updated_at) VALUES (?, ?, ?) "
-                 "ON CONFLICT (name) DO UPDATE SET cursor_json = excluded.cursor_json, "
-                 "updated_at = excluded.updated_at", (name, cursor_json, now))
+    _save(conn, name, "cursor_json", cursor_json, now)
 
 
 def save_status_json(conn: Connection, name: str, status_json: str, now: float) -> None:
-    conn.execute("INSERT INTO plugin_state (name, status_json, updated_at) VALUES (?, ?, ?) "
-                 "ON CONFLICT (name) DO UPDATE SET status_json = excluded.status_json, "
-                 "updated_at = excluded.updated_at", (name, status_json, now))
+    _save(conn, name, "status_json", status_json, now)
+
+
+def _save(conn: Connection, name: str, column: str, value: str, now: float) -> None:
+    """One of a collector's two saved columns (``cursor_json``, ``status_json``), the other kept."""
+    conn.execute(f"INSERT INTO plugin_state (name, {column}, updated_at) VALUES (?, ?, ?) "
+                 f"ON CONFLICT (name) DO UPDATE SET {column} = excluded.{column}, "
+                 "updated_at = excluded.updated_at", (name, value, now))
 
 
 def statuses_json(conn: Connection) -> list[tuple[str, str]]:

@@ -62,13 +62,13 @@ def release_claim(conn: Connection, claim_id: str) -> None:
     conn.execute("UPDATE chat_extraction SET claim_id = NULL, claimed_until = NULL WHERE claim_id = ?", (claim_id,))
 
 
-def generation_messages(conn: Connection, session_id: str, generation: int) -> list[tuple[Any, ...]]:
+def generation_messages(conn: Connection, session_id: str, generation: int | None) -> list[tuple[Any, ...]]:
     """(rowid, event_id, timestamp, content_type, content, metadata_json, extraction_id) of every message of a
-    session generation, in order."""
+    session generation (None: the messages without one, which only an import can hold), in order."""
     return conn.execute(
         "SELECT e.id, e.event_id, e.timestamp, e.content_type, e.content, e.metadata_json, x.extraction_id "
         "FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid "
-        "WHERE x.session_id = ? AND x.generation = ? ORDER BY e.timestamp, e.id", (session_id, generation)).fetchall()
+        "WHERE x.session_id = ? AND x.generation IS ? ORDER BY e.timestamp, e.id", (session_id, generation)).fetchall()
 
 
 def claimed_count(conn: Connection, claim_id: str) -> int:

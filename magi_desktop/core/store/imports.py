@@ -120,15 +120,6 @@ def imported_message(conn: Connection, pointer: str) -> tuple[Any, ...] | None:
         (pointer, pointer, pointer)).fetchone()
 
 
-def generation_messages(conn: Connection, session_id: str, generation: int | None) -> list[tuple[Any, ...]]:
-    """(rowid, event_id, timestamp, content_type, content, metadata_json, extraction_id) of every message of a
-    session generation (None: the messages without one), in order."""
-    return conn.execute(
-        "SELECT e.id, e.event_id, e.timestamp, e.content_type, e.content, e.metadata_json, x.extraction_id "
-        "FROM chat_extraction x JOIN fact_events e ON e.id = x.event_rowid WHERE x.session_id = ? AND "
-        "x.generation IS ? ORDER BY e.timestamp, e.id", (session_id, generation)).fetchall()
-
-
 def extraction_exists(conn: Connection, extraction_id: Any) -> bool:
     return conn.execute("SELECT 1 FROM fact_extractions WHERE extraction_id = ?",
                         (extraction_id,)).fetchone() is not None
