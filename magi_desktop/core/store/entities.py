@@ -12,10 +12,40 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from ..contracts import MemoryEvent
 from .connection import Connection
 from .l1 import EventFilter
+
+# readers the tests and layers share
+
+class Entity(NamedTuple):
+    """One row of ``entity_catalog``."""
+
+    entity_id: int
+    name: str
+    name_key: str
+    entity_type: str
+    status: str
+    aliases_json: str
+
+
+def catalog(conn: Connection, *, name: str | None = None, name_key: str | None = None,
+            entity_id: int | None = None) -> list[Entity]:
+    """The entities of the catalog, whatever their status, by id; only those with this name, name key or id when
+    one is given."""
+    where = [(column, value) for column, value in (("name", name), ("name_key", name_key), ("entity_id", entity_id))
+             if value is not None]
+    sql = "SELECT entity_id, name, name_key, entity_type, status, aliases_json FROM entity_catalog"
+    if where:
+        sql += " WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)
+    return [Entity(*row) for row in conn.execute(sql + " ORDER BY entity_id", [value for _, value in where])]
+
+
+def mention_texts(conn: Connection) -> list[str]:
+    """The text of every mention too uncertain to bind to an entity yet, in the order they were written."""
+    return [r[0] for r in conn.execute("SELECT mention_text FROM entity_mentions ORDER BY mention_id")]
 
 HINT_CONFIDENCE = 1.0
 LOOKUP_CONFIDENCE = 0.6
