@@ -268,6 +268,25 @@ def count_ingest(conn: Connection, source: str, *, accepted: int = 0, duplicates
     )
 
 
+# readers the tests and layers share
+
+class ChatSession(NamedTuple):
+    """One row of ``chat_sessions``, which the insert and delete triggers keep."""
+
+    session_id: str
+    first_event_at: float
+    last_event_at: float
+    message_count: int
+    user_id: str
+
+
+def chat_sessions(conn: Connection) -> list[ChatSession]:
+    """Every chat session, by id."""
+    return [ChatSession(*row) for row in conn.execute(
+        "SELECT session_id, first_event_at, last_event_at, message_count, user_id FROM chat_sessions "
+        "ORDER BY session_id")]
+
+
 # --------------------------------------------------------------------- reads
 
 
