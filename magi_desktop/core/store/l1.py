@@ -287,6 +287,13 @@ def chat_sessions(conn: Connection) -> list[ChatSession]:
         "ORDER BY session_id")]
 
 
+def event_rows(conn: Connection, *, natural_key: str | None = None) -> list[dict[str, Any]]:
+    """Every stored event as :func:`event_row` gives it (or those of one natural key), by rowid."""
+    where, args = ("WHERE natural_key = ?", (natural_key,)) if natural_key is not None else ("", ())
+    return [_event_record(row) for row in conn.execute(
+        f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events {where} ORDER BY id", args)]
+
+
 # --------------------------------------------------------------------- reads
 
 
@@ -294,8 +301,11 @@ def event_row(conn: Connection, event_id: str) -> dict[str, Any] | None:
     cursor = conn.execute(f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events WHERE event_id = ?",
                           (event_id,))
     row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _event_record(row)
+
+
+def _event_record(row: Sequence[Any]) -> dict[str, Any]:
+    """A fact_events row (its rowid first, then ``_EVENT_COLUMNS``) as a dict, its metadata parsed."""
     record = dict(zip(["id", *_EVENT_COLUMNS], row, strict=True))
     record["metadata"] = json.loads(record.pop("metadata_json"))
     record["cognition_eligible"] = bool(record["cognition_eligible"])

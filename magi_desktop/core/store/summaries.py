@@ -14,6 +14,13 @@ from typing import Any, NamedTuple
 
 from .connection import Connection
 
+# readers the tests and layers share
+
+def summary_texts(conn: Connection, summary_type: str) -> list[str]:
+    """The text of every summary of one type, earliest window first."""
+    return [text for (text,) in conn.execute(
+        "SELECT content FROM l3_summaries WHERE summary_type = ? ORDER BY window_start", (summary_type,))]
+
 
 def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
     """Delete the summaries citing these events or drawn over a window holding one, and those built on them;
