@@ -78,7 +78,7 @@ def test_forgetting_the_live_version_erases_every_version(tmp_path):
 
 
 def summaries_of(memory):
-    return summary_texts(memory.db.reader(), "temporal")
+    return summary_texts(memory.db.reader(), summary_type="temporal")
 
 
 def test_the_summaries_quoting_a_replaced_version_are_drawn_again(memory):

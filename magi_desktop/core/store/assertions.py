@@ -33,6 +33,11 @@ def named_assertions(conn: Connection, trait: str | None = None) -> list[NamedAs
     return [NamedAssertion(*row) for row in rows]
 
 
+def snapshot_texts(conn: Connection) -> list[str]:
+    """The JSON text of every entity's theory-of-mind snapshot."""
+    return [text for (text,) in conn.execute("SELECT snapshot_json FROM tom_snapshots")]
+
+
 def assertion_ids(conn: Connection) -> list[int]:
     """The id of every assertion, whatever its status."""
     return [r[0] for r in conn.execute("SELECT assertion_id FROM tom_trait_assertions")]

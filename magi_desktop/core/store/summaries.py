@@ -16,10 +16,19 @@ from .connection import Connection
 
 # readers the tests and layers share
 
-def summary_texts(conn: Connection, summary_type: str) -> list[str]:
-    """The text of every summary of one type, earliest window first."""
-    return [text for (text,) in conn.execute(
-        "SELECT content FROM l3_summaries WHERE summary_type = ? ORDER BY window_start", (summary_type,))]
+def summary_texts(conn: Connection, *, summary_type: str | None = None, granularity: str | None = None) -> list[str]:
+    """The text of every summary (of one type, of one granularity, when given), earliest window first."""
+    where = [(column, value) for column, value in (("summary_type", summary_type), ("granularity", granularity))
+             if value is not None]
+    clause = (" WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)) if where else ""
+    return [text for (text,) in conn.execute(f"SELECT content FROM l3_summaries{clause} ORDER BY window_start",
+                                             [value for _, value in where])]
+
+
+def dangling_links(conn: Connection) -> int:
+    """How many summary→event links cite an event that is no longer stored (there should be none)."""
+    return conn.execute("SELECT count(*) FROM summary_event_links l LEFT JOIN fact_events e ON "
+                        "e.id = l.event_rowid WHERE e.id IS NULL").fetchone()[0]
 
 
 def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
