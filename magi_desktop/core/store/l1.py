@@ -287,11 +287,15 @@ def chat_sessions(conn: Connection) -> list[ChatSession]:
         "ORDER BY session_id")]
 
 
-def event_rows(conn: Connection, *, natural_key: str | None = None) -> list[dict[str, Any]]:
-    """Every stored event as :func:`event_row` gives it (or those of one natural key), by rowid."""
-    where, args = ("WHERE natural_key = ?", (natural_key,)) if natural_key is not None else ("", ())
+def event_rows(conn: Connection, *, natural_key: str | None = None,
+               source_item_id: str | None = None) -> list[dict[str, Any]]:
+    """Every stored event as :func:`event_row` gives it (only those of this natural key or source item, when
+    given), by rowid."""
+    where = [(column, value) for column, value in (("natural_key", natural_key), ("source_item_id", source_item_id))
+             if value is not None]
+    clause = (" WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)) if where else ""
     return [_event_record(row) for row in conn.execute(
-        f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events {where} ORDER BY id", args)]
+        f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events{clause} ORDER BY id", [v for _, v in where])]
 
 
 # --------------------------------------------------------------------- reads
