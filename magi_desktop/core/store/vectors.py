@@ -102,6 +102,16 @@ def chunk_count(conn: Connection, event_rowid: int) -> int:
     return conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (event_rowid,)).fetchone()[0]
 
 
+def chunked_event_count(conn: Connection) -> int:
+    """How many events have chunks."""
+    return conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0]
+
+
+def chunk_models(conn: Connection) -> set[str]:
+    """The models the stored chunks were embedded with."""
+    return {model for (model,) in conn.execute("SELECT model FROM event_chunks")}
+
+
 def chunk_vector_count(conn: Connection, event_rowid: int | None = None) -> int:
     """How many chunk vectors are stored (of one event, when ``event_rowid`` is given)."""
     if event_rowid is None:
