@@ -19,7 +19,8 @@ from magi_desktop.core.store.migrations import (
     migrate,
     split_statements,
 )
-from magi_desktop.core.store.tables import row_count
+from magi_desktop.core.store.search import match_count
+from magi_desktop.core.store.tables import all_rows, row_count
 from magi_desktop.core.store.vectors import knn
 
 
@@ -337,3 +338,19 @@ def test_another_process_opening_and_closing_the_memory_never_corrupts_it(tmp_pa
     assert memory.db.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert memory.stats()["events"]["total"] == 1500
     memory.close()
+
+
+def test_the_generic_readers_take_only_names_of_the_schema(memory):
+    """row_count, all_rows and match_count spell a table's name into their statement: they refuse any other."""
+    memory.ingest(chat("I like green tea"))
+    conn = memory.db.reader()
+    assert row_count(conn, "fact_events") == 1 == len(all_rows(conn, "fact_events"))
+    assert match_count(conn, "fact_events_fts", "green") == 1 and match_count(conn, "fact_events_fts", "coffee") == 0
+    for name in ("nowhere", "fact_events; DROP TABLE fact_events", 'fact_events" --'):
+        with pytest.raises(ValueError):
+            row_count(conn, name)
+        with pytest.raises(ValueError):
+            all_rows(conn, name)
+    with pytest.raises(ValueError):
+        match_count(conn, "fact_events", "green")             # a table, but no full-text index
+    assert row_count(conn, "fact_events") == 1
