@@ -17,7 +17,7 @@ from .connection import Connection
 # readers the tests and layers share
 
 class StoredSummary(NamedTuple):
-    """One row of ``l3_summaries``, but for its data, fingerprint and bookkeeping."""
+    """One row of ``l3_summaries``, but for its data and timestamps."""
 
     summary_id: int
     summary_type: str
@@ -29,6 +29,8 @@ class StoredSummary(NamedTuple):
     title: str
     content: str
     event_count: int
+    fingerprint: str          # what the window held when it was summarised (and whether the model still owes it)
+    model: str                # "extractive", "rules" or the LLM's model
 
 
 def stored_summaries(conn: Connection, *, summary_type: str | None = None, granularity: str | None = None,
@@ -39,7 +41,8 @@ def stored_summaries(conn: Connection, *, summary_type: str | None = None, granu
     clause = (" WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)) if where else ""
     return [StoredSummary(*row) for row in conn.execute(
         "SELECT summary_id, summary_type, summary_category, granularity, window_key, window_start, window_end, "
-        f"title, content, event_count FROM l3_summaries{clause} ORDER BY window_start, summary_id",
+        f"title, content, event_count, fingerprint, model FROM l3_summaries{clause} ORDER BY window_start, "
+        "summary_id",
         [value for _, value in where])]
 
 
