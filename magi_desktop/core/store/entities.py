@@ -43,6 +43,13 @@ def catalog(conn: Connection, *, name: str | None = None, name_key: str | None =
     return [Entity(*row) for row in conn.execute(sql + " ORDER BY entity_id", [value for _, value in where])]
 
 
+def entity_links(conn: Connection) -> list[tuple[str | None, str, float]]:
+    """(source_item_id, entity name, confidence) of every event→entity link, by source item."""
+    return conn.execute(
+        "SELECT e.source_item_id, c.name, l.confidence FROM l1_event_entities l JOIN entity_catalog c "
+        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid ORDER BY 1").fetchall()
+
+
 def mention_texts(conn: Connection) -> list[str]:
     """The text of every mention too uncertain to bind to an entity yet, in the order they were written."""
     return [r[0] for r in conn.execute("SELECT mention_text FROM entity_mentions ORDER BY mention_id")]
