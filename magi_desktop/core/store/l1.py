@@ -298,6 +298,18 @@ def event_rows(conn: Connection, *, natural_key: str | None = None,
         f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events{clause} ORDER BY id", [v for _, v in where])]
 
 
+def trace_rows(conn: Connection, *, source_item_id: str | None = None) -> list[dict[str, Any]]:
+    """Every stored runtime trace (only those of one source item, when given) as a dict of its columns, its
+    metadata parsed, by rowid."""
+    clause, args = (" WHERE source_item_id = ?", [source_item_id]) if source_item_id is not None else ("", [])
+    records = []
+    for row in conn.execute(f"SELECT {', '.join(_TRACE_COLUMNS)} FROM runtime_traces{clause} ORDER BY rowid", args):
+        record = dict(zip(_TRACE_COLUMNS, row, strict=True))
+        record["metadata"] = json.loads(record.pop("metadata_json"))
+        records.append(record)
+    return records
+
+
 # --------------------------------------------------------------------- reads
 
 
