@@ -17,10 +17,11 @@ from magi_desktop.core import DatabaseCorrupt, Memory, MemoryUnavailable, list_b
 from magi_desktop.core.store import backup as backups
 from magi_desktop.core.store.connection import connect
 from magi_desktop.core.store.migrations import available_migrations, migrate
+from magi_desktop.core.store.tables import row_count
 
 
 def events(memory):
-    return memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0]
+    return row_count(memory.db.reader(), "fact_events")
 
 
 def garble(path):

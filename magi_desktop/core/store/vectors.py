@@ -102,6 +102,11 @@ def chunk_count(conn: Connection, event_rowid: int) -> int:
     return conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (event_rowid,)).fetchone()[0]
 
 
+def chunk_spans(conn: Connection) -> list[tuple[int, int, int]]:
+    """(event rowid, char_start, char_end) of every chunk: the chunk is its event's content[char_start:char_end]."""
+    return conn.execute("SELECT event_rowid, char_start, char_end FROM event_chunks ORDER BY chunk_id").fetchall()
+
+
 def chunked_event_count(conn: Connection) -> int:
     """How many events have chunks."""
     return conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0]
