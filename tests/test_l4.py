@@ -1,4 +1,5 @@
 """L4 procedural experience (architecture §8): skill statistics, traces, the circuit breaker, distillation."""
+# Raw SQL left: the oldest kept trace's time (no store reader lists l4_execution_traces yet).
 
 import pytest
 

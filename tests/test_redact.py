@@ -1,4 +1,5 @@
 """Secrets are redacted before anything is stored or indexed."""
+# Raw SQL left reads every text column of every table and the full-text terms: no stored byte may hold a secret.
 
 import json
 import time

@@ -1,5 +1,6 @@
 """The user's review of beliefs through Memory: list, evidence trail, confirm, correct, delete, undo,
 merge (architecture §11). Real core, rules provider."""
+# Raw SQL left: the L2 queue put back to pending by hand, to rebuild L2 over a review (no API does that alone).
 
 import pytest
 from payloads import chat, sensor

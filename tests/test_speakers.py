@@ -1,4 +1,5 @@
 """Speakers read from the "Name: text" convention (issue 17, item 6; core/speakers.py)."""
+# Raw SQL left: entity links counted by name key and confidence (no store reader for that yet).
 
 
 import pytest

@@ -2,6 +2,7 @@
 corrupt, and replaced from an automatic backup — made daily and before upgrades with SQLite's online
 backup API, verified, rotated, user-only — by ``magi restore`` or the app's dialog; the damaged file
 is kept aside, never deleted."""
+# Raw SQL left is about the file: integrity checks, and what a backup copy holds read as a plain SQLite file.
 
 import os
 import stat

@@ -10,6 +10,7 @@ UTF-16, and every kept marker is still found and answered.
 
 Cases per run: ``MAGI_FORGET_EXAMPLES`` (default 25); each builds a fresh memory.
 """
+# Raw SQL left: a second connection holding a read snapshot while forget runs.
 
 from __future__ import annotations
 

@@ -15,6 +15,8 @@ look-alike Unicode, very long). Properties:
 * after the L2 rebuild, every user assertion rests on at least one user_self_report event;
 * ``export_markdown`` writes only inside its folder, whatever scope and category the facts hold.
 """
+# Raw SQL left: a hostile fact row written straight in, the foreign-key check, and cross-table checks over what
+# a mutated import left (no store reader covers them yet).
 
 import json
 import tempfile

@@ -5,6 +5,8 @@ the adversarial pass saw leak, and the entropy rule), every secret sent every wa
 then it is opened with the current rules and redacted again. The privacy test's searcher then looks in
 every column of every table, the full-text index terms, the database files' bytes and the backups.
 """
+# Raw SQL left is about stored bytes: every text column of every table, the integrity check; and the rules record
+# removed, as an old memory lacks it.
 
 from __future__ import annotations
 
