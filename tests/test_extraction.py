@@ -2,7 +2,7 @@
 segments return the full revised candidate set, only the final set is checked and committed in
 one transaction with the episode and the "extracted" marks, a failure commits nothing, claims keep
 two extractors apart, and messages arriving meanwhile are noticed."""
-# Raw SQL left: a generation set dead by hand, and chat_extraction's marks (no store module holds that table yet).
+# Raw SQL left: a generation set dead by hand (no API puts it there at once).
 
 import time
 
@@ -12,6 +12,7 @@ from magi_desktop.core import Memory
 from magi_desktop.core.extraction import pipeline as extraction_run
 from magi_desktop.core.l0 import IDLE_SECONDS
 from magi_desktop.core.llm import LLMError, ScriptedLLM
+from magi_desktop.core.store.chat_extraction import extraction_marks
 from magi_desktop.core.store.queue import EXTRACTION_RETRIES
 from magi_desktop.core.store.tables import row_count
 
@@ -46,9 +47,8 @@ def state(memory):
     conn = memory.db.reader()
     return {"facts": row_count(conn, "memory_facts"),
             "extractions": row_count(conn, "fact_extractions"),
-            "extracted": conn.execute("SELECT count(*) FROM chat_extraction WHERE extraction_id IS NOT NULL"
-                                      ).fetchone()[0],
-            "claimed": conn.execute("SELECT count(*) FROM chat_extraction WHERE claim_id IS NOT NULL").fetchone()[0]}
+            "extracted": extraction_marks(conn).extracted,
+            "claimed": extraction_marks(conn).claimed}
 
 
 def candidate(key, evidence, content, source, accepting=None, proposal=None, quote=None, category="knowledge"):

@@ -14,7 +14,7 @@ source from the start, as a collector that lost its cursor would) and kills it a
   ``running``), ``process_pending`` drains the embedding, L2, L4 and extraction queues to nothing
   due, nothing ``running``, nothing dead, no claim held, and ``run_due`` completes the summaries.
 """
-# Raw SQL left: the file's integrity checks after a kill; procedural_skills and chat_extraction counts (no reader yet).
+# Raw SQL left is about the file a kill left: its integrity and foreign-key checks.
 
 from __future__ import annotations
 
@@ -136,8 +136,10 @@ def check(db_path: Path, total: int, acked: int) -> Check:
     from magi_desktop.core.extraction import pipeline as extraction
     from magi_desktop.core.l2 import jobs as l2_jobs
     from magi_desktop.core.store import backup, vectors
+    from magi_desktop.core.store.chat_extraction import extraction_marks
     from magi_desktop.core.store.l1 import event_rows, trace_rows
     from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
+    from magi_desktop.core.store.skills import skills_due
     from magi_desktop.core.store.tables import row_count
 
     result = Check()
@@ -170,7 +172,7 @@ def check(db_path: Path, total: int, acked: int) -> Check:
             result.duplicates += extra
             if len(set(rows)) != expected:
                 result.fail(f"{table}: {len(set(rows))} distinct rows, expected {expected}")
-        runs = conn.execute("SELECT coalesce(sum(runs), 0) FROM procedural_skills").fetchone()[0]
+        runs = sum(skill["runs"] for skill in memory.skills())
         traces = row_count(conn, "runtime_traces")
         if runs != traces:
             result.duplicates += max(0, runs - traces)
@@ -195,10 +197,8 @@ def check(db_path: Path, total: int, acked: int) -> Check:
             "l2 pending or running": l2["pending"] + l2["running"],
             "l2 dead": l2["dead"],
             "extractions due": extraction.pending_count(conn, later),
-            "extraction claims held": conn.execute(
-                "SELECT count(*) FROM chat_extraction WHERE claim_id IS NOT NULL").fetchone()[0],
-            "distillations due": conn.execute(
-                "SELECT count(*) FROM procedural_skills WHERE distill_due = 1").fetchone()[0],
+            "extraction claims held": extraction_marks(conn).claimed,
+            "distillations due": len(skills_due(conn, row_count(conn, "procedural_skills") + 1)),
         }
         chunks = vectors.chunked_event_count(conn)
         if chunks != events:

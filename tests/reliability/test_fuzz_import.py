@@ -34,6 +34,7 @@ from magi_desktop.core.import_events import EVENT_DERIVED, TRACE_DERIVED
 from magi_desktop.core.import_facts import generation_messages, message_of
 from magi_desktop.core.ingest import rederive
 from magi_desktop.core.remember import RememberRejected, match_quote
+from magi_desktop.core.store.chat_extraction import marks_without_extraction
 
 from .fuzzing import count, json_values, nasty_text
 
@@ -296,8 +297,7 @@ def test_a_mutated_export_never_raises_trust_or_writes_outside_a_folder(tmp_path
         event(f"imported, {len(report.changed)} change(s), {len(report.dropped)} drop(s)")
         conn = memory.db.reader()
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert conn.execute("SELECT count(*) FROM chat_extraction WHERE extraction_id IS NOT NULL AND extraction_id "
-                            "NOT IN (SELECT extraction_id FROM fact_extractions)").fetchone()[0] == 0
+        assert marks_without_extraction(conn) == 0
         _check_events(memory)
         _check_facts(memory)
         _check_reported(report, lines, mutated, changes, memory)

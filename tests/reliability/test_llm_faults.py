@@ -2,7 +2,6 @@
 or answers garbage. L2 projection, fact extraction and L3 summaries retry with backoff, never write
 half a result (the derived rows are counted before and after), and the provider's circuit breaker
 stops hammering the endpoint — the tests count the requests the server received."""
-# Raw SQL left: chat_extraction's claim marks (no store module holds that table yet).
 
 import json
 import threading
@@ -18,6 +17,7 @@ from magi_desktop.core.l2 import jobs as l2_jobs
 from magi_desktop.core.l3.jobs import LLM_PENDING
 from magi_desktop.core.llm import OpenAICompatibleLLM, OpenAISettings, ProviderUnavailable
 from magi_desktop.core.llm.openai import BREAKER_AFTER, BREAKER_COOLDOWN, Breaker
+from magi_desktop.core.store.chat_extraction import extraction_marks
 from magi_desktop.core.store.queue import EXTRACTION_RETRIES, L2_PROJECTION_JOBS
 from magi_desktop.core.store.summaries import stored_summaries
 from magi_desktop.core.store.tables import row_count
@@ -225,7 +225,7 @@ def _extraction_state(memory):
     conn = memory.db.reader()
     return {"facts": row_count(conn, "memory_facts"),
             "extractions": row_count(conn, "fact_extractions"),
-            "claimed": conn.execute("SELECT count(*) FROM chat_extraction WHERE claim_id IS NOT NULL").fetchone()[0],
+            "claimed": extraction_marks(conn).claimed,
             "retries": [(job.attempts, job.state) for job in EXTRACTION_RETRIES.jobs(conn).values()]}
 
 
