@@ -18,6 +18,13 @@ from ..contracts import MemoryEvent
 from .connection import Connection
 from .l1 import EventFilter
 
+HINT_CONFIDENCE = 1.0
+LOOKUP_CONFIDENCE = 0.6
+MIN_LOOKUP_NAME_CHARS = 3     # "Al" or "AI" in a sentence is too often not the entity
+MAX_LOOKUP_NAMES = 20_000     # beyond this the alternation regex costs more than it finds
+_ASCII_NAME = re.compile(r"^[\x00-\x7f]+$")
+
+
 # readers the tests and layers share
 
 class Entity(NamedTuple):
@@ -53,12 +60,6 @@ def entity_links(conn: Connection) -> list[tuple[str | None, str, float]]:
 def mention_texts(conn: Connection) -> list[str]:
     """The text of every mention too uncertain to bind to an entity yet, in the order they were written."""
     return [r[0] for r in conn.execute("SELECT mention_text FROM entity_mentions ORDER BY mention_id")]
-
-HINT_CONFIDENCE = 1.0
-LOOKUP_CONFIDENCE = 0.6
-MIN_LOOKUP_NAME_CHARS = 3     # "Al" or "AI" in a sentence is too often not the entity
-MAX_LOOKUP_NAMES = 20_000     # beyond this the alternation regex costs more than it finds
-_ASCII_NAME = re.compile(r"^[\x00-\x7f]+$")
 
 
 def name_key(name: str) -> str:
