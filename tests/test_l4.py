@@ -1,5 +1,4 @@
 """L4 procedural experience (architecture §8): skill statistics, traces, the circuit breaker, distillation."""
-# Raw SQL left: the oldest kept trace's time (no store reader lists l4_execution_traces yet).
 
 import pytest
 
@@ -7,6 +6,7 @@ from magi_desktop.core import Memory
 from magi_desktop.core.l4.skills import OPEN_SECONDS, TRACES_KEPT, distill_threshold
 from magi_desktop.core.llm import ScriptedLLM
 from magi_desktop.core.store.l1 import trace_rows
+from magi_desktop.core.store.skills import oldest_trace_at
 from magi_desktop.core.store.tables import row_count
 
 T0 = 1_765_000_000.0
@@ -73,7 +73,7 @@ def test_traces_are_capped_at_fifty(memory):
                         for i in range(80)])
     count = row_count(memory.db.reader(), "l4_execution_traces")
     assert count == TRACES_KEPT == 50
-    oldest = memory.db.reader().execute("SELECT min(occurred_at) FROM l4_execution_traces").fetchone()[0]
+    oldest = oldest_trace_at(memory.db.reader())
     assert oldest == T0 + 30
 
 

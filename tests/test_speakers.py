@@ -1,5 +1,4 @@
 """Speakers read from the "Name: text" convention (issue 17, item 6; core/speakers.py)."""
-# Raw SQL left: entity links counted by name key and confidence (no store reader for that yet).
 
 
 import pytest
@@ -11,6 +10,7 @@ from reliability.fuzzing import nasty_text
 from magi_desktop.core.ingest import stored_payload
 from magi_desktop.core.mentioned_times import mentioned_windows
 from magi_desktop.core.speakers import LABELS, NAME_PREFIX, prefixed_name
+from magi_desktop.core.store.entities import catalog, linked_events
 from magi_desktop.core.store.l1 import event_row, event_rows
 from magi_desktop.core.store.tables import row_count
 
@@ -66,9 +66,9 @@ def test_a_name_is_accepted_when_it_recurs_and_the_first_turn_is_settled_too(mem
         assert turn["timeline"]["speaker"] == "Anna" and turn["timeline"]["speaker_source"] == NAME_PREFIX
         assert "speaker_candidate" not in turn["timeline"]
     assert "speaker" not in note["timeline"] and "speaker_candidate" not in note["timeline"]
-    linked = memory.db.reader().execute(
-        "SELECT count(DISTINCT l.event_rowid) FROM l1_event_entities l JOIN entity_catalog c "
-        "ON c.entity_id = l.entity_id WHERE c.name_key = 'anna' AND l.confidence = 1.0").fetchone()[0]
+    conn = memory.db.reader()
+    linked = len({rowid for anna_entity in catalog(conn, name_key="anna")
+                  for rowid, confidence in linked_events(conn, anna_entity.entity_id).items() if confidence == 1.0})
     assert linked == 2     # both turns are linked to the person, as a speaker field would
 
 

@@ -57,6 +57,12 @@ def entity_links(conn: Connection) -> list[tuple[str | None, str, float]]:
         "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid ORDER BY 1").fetchall()
 
 
+def linked_events(conn: Connection, entity_id: int) -> dict[int, float]:
+    """Event rowid → confidence of every event linked to one entity."""
+    return dict(conn.execute("SELECT event_rowid, confidence FROM l1_event_entities WHERE entity_id = ?",
+                             (entity_id,)).fetchall())
+
+
 def mention_texts(conn: Connection) -> list[str]:
     """The text of every mention too uncertain to bind to an entity yet, in the order they were written."""
     return [r[0] for r in conn.execute("SELECT mention_text FROM entity_mentions ORDER BY mention_id")]
