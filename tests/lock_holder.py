@@ -7,6 +7,7 @@
 It prints "held" once it holds the lock (or the snapshot) and "released" after letting go. A plain
 sqlean connection, as any other program reading or writing the file would use.
 """
+# Raw SQL throughout: this is the other program, holding the file's write lock or a read snapshot.
 
 import sys
 import time

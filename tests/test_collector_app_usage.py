@@ -6,6 +6,7 @@ import stat
 from magi_plugins.app_usage import AppUsage, Window, active_window_x11, add_sample, finished
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 H = 1_764_000_000 // 3600 * 3600      # the start of an hour
 
@@ -34,9 +35,9 @@ def test_one_event_per_app_per_hour_once_the_hour_is_over(memory):
         sup.tick()
         assert sup.wait_idle()
         now[0] += 61 if step < 6 else 3600
-    rows = memory.db.reader().execute("SELECT content FROM fact_events ORDER BY content").fetchall()
+    rows = sorted(r["content"] for r in event_rows(memory.db.reader()))
     # code: 60 s (first sample) + 61 + 61 + 61 in the first hour; b.py was in front 122 s of it, a.py 121 s.
-    assert [r[0] for r in rows] == ["App usage: Used code for 4 min 3 s (“b.py”)",
+    assert rows == ["App usage: Used code for 4 min 3 s (“b.py”)",
                                     "App usage: Used firefox for 1 min 1 s (“News”)"]
     assert "keepassxc" not in str(sup.memory.plugin_cursor("app_usage"))     # an excluded app is not even kept
     sup.stop()

@@ -1,4 +1,5 @@
 """The browser-history collector against real-format history files built here."""
+# Raw SQL left builds those files (Chromium's and Firefox's History schemas) and holds their locks.
 
 import sqlite3
 
@@ -6,6 +7,7 @@ from collecting import Ctx
 from magi_plugins import browser as B
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 NOW = 1_764_000_000.0        # 2025-11-24
 
@@ -136,7 +138,7 @@ def test_the_browser_collector_runs_under_the_supervisor_into_memory(tmp_path, m
     sup.tick()
     assert sup.wait_idle()
     assert sup.status["browser"].counts["stored"] == 2
-    texts = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events ORDER BY timestamp")]
+    texts = [r["content"] for r in sorted(event_rows(memory.db.reader()), key=lambda r: r["timestamp"])]
     assert texts == ["Chrome: Visited “Page A” (example.com)", "Chrome: Visited “Page B” (example.com)"]
     clock[0] += 301
     sup.tick()

@@ -2,6 +2,7 @@
 its own profile only — skipped and counted, never a collector failure — and the copies are made in the
 data folder, where a ``kill -9`` mid-run leaves nothing after the next start. Real History files written
 by sqlite, damaged here."""
+# Raw SQL left builds and reads those History files (Chromium's schema), never the memory.
 
 import json
 import os

@@ -7,6 +7,7 @@ from collecting import Ctx
 from magi_plugins.calendar import CalendarFiles
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 NOW = datetime(2026, 3, 18, 12, 0, tzinfo=timezone.utc).timestamp()
 
@@ -87,7 +88,7 @@ def test_an_edited_event_supersedes_what_it_was(tmp_path, memory):
     assert sup.wait_idle()
     counts = sup.status["calendar"].counts
     assert counts["stored"] == 6 and counts["duplicates"] == 4
-    texts = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE content LIKE '%Trip%'")]
+    texts = [r["content"] for r in event_rows(memory.db.reader()) if "trip" in r["content"].lower()]
     # One live version per UID (issue 17): the old title is retired, not kept beside the new one.
     assert texts == ["Calendar: Calendar event “Trip to Suzhou” from 2026-03-20 00:00 UTC to 2026-03-22 00:00 UTC"]
     sup.stop()

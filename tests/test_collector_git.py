@@ -7,6 +7,7 @@ from collecting import Ctx
 from magi_plugins.git import GitActivity
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 T0 = 1_764_000_000
 
@@ -66,7 +67,7 @@ def test_git_under_the_supervisor_into_memory(tmp_path, memory):
     sup = Supervisor(memory, [GitActivity()], settings=settings)
     sup.tick()
     assert sup.wait_idle()
-    texts = sorted(r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events"))
+    texts = sorted(r["content"] for r in event_rows(memory.db.reader()))
     assert texts == ["Git: Committed to falcon on branch main: “Add the parser” (1 files changed)",
                      "Git: Committed to falcon on branch main: “Start the project” (1 files changed)"]
     sup.stop()

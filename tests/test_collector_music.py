@@ -9,6 +9,7 @@ from collecting import Ctx
 from magi_plugins.music import Music, Play, merge_heartbeat, sample_players
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 
 def beat(track, at, player="spotify", artist="Debussy", album="Suite"):
@@ -64,7 +65,7 @@ def test_the_play_log_is_imported_once(tmp_path, memory):
                      clock=lambda: clock[0])
     sup.tick()
     assert sup.wait_idle()
-    texts = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events")]
+    texts = [r["content"] for r in event_rows(memory.db.reader())]
     assert texts == ["Music: Listened to “Arabesque” by Debussy for 4 min"]
     with log.open("a") as f:
         f.write(json.dumps({"played_at": 1_700_000_500, "artist": "Satie", "track": "Gymnopédie No. 1"}) + "\n")

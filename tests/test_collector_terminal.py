@@ -7,6 +7,7 @@ from collecting import Ctx
 from magi_plugins.terminal import TerminalHistory
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 
 def commands(payloads):
@@ -54,7 +55,7 @@ def test_a_rewritten_file_is_read_again_and_stored_once(tmp_path, memory):
                      clock=lambda: clock[0])
     sup.tick()
     assert sup.wait_idle()
-    texts = sorted(r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events"))
+    texts = sorted(r["content"] for r in event_rows(memory.db.reader()))
     assert len(texts) == 2 and "S3cretPass" not in " ".join(texts)           # the core redacted the password
     history.write_text(": 1700000000:0;git status\n")                          # zsh rewrote (shrank) its file
     clock[0] += 61
@@ -102,5 +103,5 @@ def test_a_watched_history_file_makes_the_collector_due_at_once(tmp_path, memory
     assert sup.tick() == ["terminal"]
     assert sup.wait_idle()
     sup.stop()
-    commands = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events ORDER BY timestamp")]
+    commands = [r["content"] for r in sorted(event_rows(memory.db.reader()), key=lambda r: r["timestamp"])]
     assert len(commands) == 2 and "git push" in commands[-1]

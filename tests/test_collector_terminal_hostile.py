@@ -9,6 +9,7 @@ from magi_plugins.history_lines import MAX_LINE_BYTES
 from magi_plugins.terminal import TerminalHistory
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 
 GARBAGE = random.Random(16).randbytes(200_000)
 
@@ -50,7 +51,7 @@ def test_under_the_supervisor_garbage_is_an_ok_run_with_its_skips_counted(tmp_pa
     status = memory.collector_statuses()["terminal"]
     assert status["counts"]["stored"] == 2 and status["failures"] == 0 and status["last_error"] is None
     assert sum(status["skipped"].values()) > 700
-    rows = memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source = 'terminal'").fetchone()[0]
+    rows = len([r for r in event_rows(memory.db.reader()) if r["source"] == "terminal"])
     assert rows == 2
 
 

@@ -1,4 +1,5 @@
 """Acknowledged ingest survives kill -9; replaying the source adds no duplicates."""
+# Raw SQL left is about the file a kill -9 left: its integrity and foreign-key checks.
 
 import os
 import signal
@@ -10,6 +11,9 @@ import pytest
 from payloads import mixed_stream
 
 from magi_desktop.core import Memory
+from magi_desktop.core.store import vectors
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.tables import row_count
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")]
 
@@ -40,8 +44,7 @@ def ingest_until_killed(db_path: Path, kill_after_acks: int) -> int:
 
 
 def stored_keys(memory: Memory) -> list[tuple]:
-    return memory.db.reader().execute(
-        "SELECT source, event_type, idempotency_key FROM fact_events").fetchall()
+    return [(r["source"], r["event_type"], r["idempotency_key"]) for r in event_rows(memory.db.reader())]
 
 
 @pytest.mark.parametrize("kill_after_acks", [7, 61, 140])
@@ -68,10 +71,10 @@ def test_kill_minus_nine_loses_nothing_acknowledged(tmp_path, kill_after_acks):
     assert len(keys) == len(set(keys)) == TOTAL
     assert all(r.duplicate for r in memory.ingest_many(payloads))
     # FTS and the embedding queue stayed in step with the events.
-    assert conn.execute("SELECT count(*) FROM fact_events_fts").fetchone()[0] == TOTAL
-    jobs = conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0]
-    chunks = conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0]
+    assert row_count(conn, "fact_events_fts") == TOTAL
+    jobs = row_count(conn, "embedding_jobs")
+    chunks = vectors.chunked_event_count(conn)
     assert jobs + chunks == TOTAL
     memory.process_pending()
-    assert conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0] == TOTAL
+    assert vectors.chunked_event_count(conn) == TOTAL
     memory.close()

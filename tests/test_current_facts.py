@@ -5,6 +5,8 @@ visit and a supposition change nothing."""
 import pytest
 from payloads import chat
 
+from magi_desktop.core.store.l1 import event_rows
+
 DAY = 86400.0
 T0 = 1_760_000_000.0
 ASKED_AT = T0 + 40 * DAY
@@ -170,7 +172,7 @@ def test_an_ending_that_names_another_value_or_comes_first_ends_nothing(memory):
 def test_forgetting_the_ending_makes_the_fact_current_again(memory):
     told(memory, "I work at Acme.", "I quit my job at Acme.")
     assert "Acme" in [b.value for b in memory.beliefs("assertions", state="history")]
-    ending = memory.db.reader().execute("SELECT event_id FROM fact_events WHERE source_item_id = 'new'").fetchone()[0]
+    ending = event_rows(memory.db.reader(), source_item_id="new")[0]["event_id"]
     memory.forget(event_ids=[ending])
     memory.process_pending()
     assert "Acme" in [b.value for b in memory.beliefs("assertions", state="current")]

@@ -1,4 +1,5 @@
 """Embeddings: the numpy MiniLM against reference vectors, the fallback, chunking, the queue."""
+# Raw SQL left: an event row deleted under the embedder (no API reaches that), and the foreign-key check after.
 
 import time
 
@@ -10,6 +11,10 @@ from magi_desktop.core import Memory
 from magi_desktop.core.embed import HashingEmbedder, MiniLMEmbedder, resolve_embedder
 from magi_desktop.core.embed.chunking import chunk_text
 from magi_desktop.core.embed.queue import MAX_ATTEMPTS, backoff_delay, embed_pending
+from magi_desktop.core.store import vectors
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.queue import EMBEDDING_JOBS
+from magi_desktop.core.store.tables import row_count
 
 pytestmark = pytest.mark.slow
 
@@ -115,10 +120,9 @@ def test_process_pending_embeds_every_event_once(memory):
     report = memory.process_pending()
     assert report["embedded"] == 151 and report["failed"] == 0
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0] == 0
-    assert conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0] == 151
-    assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == \
-        conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0] > 151
+    assert row_count(conn, "embedding_jobs") == 0
+    assert vectors.chunked_event_count(conn) == 151
+    assert vectors.chunk_vector_count(conn) == memory.stats()["embedding"]["chunks"] > 151
     assert memory.process_pending()["embedded"] == 0
 
 
@@ -146,18 +150,17 @@ def test_a_failing_event_is_isolated_retried_and_dead_lettered(tmp_path):
     report = embed_pending(mem.db, mem.embedder, now=clock)
     assert (report.embedded, report.failed) == (2, 1)
     conn = mem.db.reader()
-    state, attempts, due, error = conn.execute(
-        "SELECT state, attempts, next_attempt_at, last_error FROM embedding_jobs").fetchone()
+    state, attempts, due, error = next(iter(EMBEDDING_JOBS.jobs(conn).values()))
     assert (state, attempts) == ("pending", 1) and "cannot embed poison" in error
     assert due == clock + backoff_delay(1)
     assert embed_pending(mem.db, mem.embedder, now=clock + 1).failed == 0  # not due yet
     for attempt in range(2, MAX_ATTEMPTS + 1):
         clock += backoff_delay(attempt - 1) + 1
         assert embed_pending(mem.db, mem.embedder, now=clock).failed == 1
-    assert conn.execute("SELECT state, attempts FROM embedding_jobs").fetchone() == ("dead", MAX_ATTEMPTS)
+    assert [(job.state, job.attempts) for job in EMBEDDING_JOBS.jobs(conn).values()] == [("dead", MAX_ATTEMPTS)]
     assert embed_pending(mem.db, mem.embedder, now=clock + 10**6).failed == 0  # dead letters stay put
     assert mem.stats()["embedding"]["dead"] == 1
-    assert conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0] == 2
+    assert mem.stats()["embedding"]["chunks"] == 2
     mem.close()
 
 
@@ -176,9 +179,10 @@ def test_a_model_change_marks_vectors_stale_and_reembeds(tmp_path):
     assert (stats["model"], stats["dimension"], stats["rebuilt_from"]) == ("other-model", 128, "hashing-ngram-v1")
     assert (stats["chunks"], stats["pending"]) == (0, 2)
     assert second.process_pending()["embedded"] == 2
-    blob = second.db.reader().execute("SELECT embedding FROM chunk_vectors LIMIT 1").fetchone()[0]
+    conn = second.db.reader()
+    blob = vectors.chunk_vectors_of_events(conn, [r["id"] for r in event_rows(conn)])[0][1]
     assert len(blob) == 128 * 4
-    assert {m for (m,) in second.db.reader().execute("SELECT model FROM event_chunks")} == {"other-model"}
+    assert vectors.chunk_models(conn) == {"other-model"}
     second.close()
 
 
@@ -217,5 +221,5 @@ def test_forgotten_event_mid_embedding_is_skipped(memory):
     memory.embedder.embed = embed_then_forget
     assert memory.process_pending()["embedded"] == 1
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0] == 1
+    assert memory.stats()["embedding"]["chunks"] == 1
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []

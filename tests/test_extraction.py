@@ -2,6 +2,7 @@
 segments return the full revised candidate set, only the final set is checked and committed in
 one transaction with the episode and the "extracted" marks, a failure commits nothing, claims keep
 two extractors apart, and messages arriving meanwhile are noticed."""
+# Raw SQL left: a generation set dead by hand (no API puts it there at once).
 
 import time
 
@@ -11,6 +12,9 @@ from magi_desktop.core import Memory
 from magi_desktop.core.extraction import pipeline as extraction_run
 from magi_desktop.core.l0 import IDLE_SECONDS
 from magi_desktop.core.llm import LLMError, ScriptedLLM
+from magi_desktop.core.store.chat_extraction import extraction_marks
+from magi_desktop.core.store.queue import EXTRACTION_RETRIES
+from magi_desktop.core.store.tables import row_count
 
 T0 = 1_700_000_000.0
 # Every test conversation is long over by then: an idle conversation is due when both its messages'
@@ -41,11 +45,10 @@ def open_with(path, llm):
 
 def state(memory):
     conn = memory.db.reader()
-    return {"facts": conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0],
-            "extractions": conn.execute("SELECT count(*) FROM fact_extractions").fetchone()[0],
-            "extracted": conn.execute("SELECT count(*) FROM chat_extraction WHERE extraction_id IS NOT NULL"
-                                      ).fetchone()[0],
-            "claimed": conn.execute("SELECT count(*) FROM chat_extraction WHERE claim_id IS NOT NULL").fetchone()[0]}
+    return {"facts": row_count(conn, "memory_facts"),
+            "extractions": row_count(conn, "fact_extractions"),
+            "extracted": extraction_marks(conn).extracted,
+            "claimed": extraction_marks(conn).claimed}
 
 
 def candidate(key, evidence, content, source, accepting=None, proposal=None, quote=None, category="knowledge"):
@@ -120,7 +123,7 @@ def test_a_failure_in_segment_two_commits_nothing_and_is_retried(tmp_path, small
     assert report["failed"] == 0 and report["runs"] == 0 and "went away" in report["provider_unavailable"]
     assert state(memory) == {"facts": 0, "extractions": 0, "extracted": 0, "claimed": 0}
     assert memory.pending_by_queue()["facts"] == 0                 # waiting out its backoff
-    assert memory.db.reader().execute("SELECT attempts FROM extraction_retries").fetchall() == [(0,)]
+    assert [job.attempts for job in EXTRACTION_RETRIES.jobs(memory.db.reader()).values()] == [0]
     llm.steps += [("facts.extract_segment", None, {"candidates": [], "episode": "…"}),
                   ("facts.extract_segment", None, good)]
     assert memory.process_pending(now=LATER + 120, queues=("facts",))["facts"]["facts"] == 1
@@ -380,10 +383,10 @@ def test_a_dead_letter_comes_back_when_asked_or_when_the_conversation_goes_on(tm
         wconn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, state) "
                       "VALUES ('s2', 0, 5, 'dead')")
     chat2.say("user", "And the scanner too.")
-    assert conn.execute("SELECT count(*) FROM extraction_retries WHERE session_id = 's2'").fetchone()[0] == 0
+    assert [key for key in EXTRACTION_RETRIES.jobs(conn) if key[0] == "s2"] == []
     # Forgetting a whole session leaves no retry state behind for the next session of that id.
     with memory.db.transaction() as wconn:
         wconn.execute("INSERT INTO extraction_retries (session_id, generation, attempts, state) "
                       "VALUES ('s2', 0, 5, 'dead')")
     memory.forget(event_ids=chat2.ids)
-    assert conn.execute("SELECT count(*) FROM extraction_retries WHERE session_id = 's2'").fetchone()[0] == 0
+    assert [key for key in EXTRACTION_RETRIES.jobs(conn) if key[0] == "s2"] == []

@@ -1,7 +1,14 @@
 """forget(): evidence removed everywhere, derived rows with it, and a receipt (architecture §14)."""
+# Raw SQL left is about the file: its integrity and foreign-key checks after a forget.
 
 import pytest
 from payloads import chat, sensor
+
+from magi_desktop.core.store import vectors
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.search import match_count
+from magi_desktop.core.store.summaries import summary_texts
+from magi_desktop.core.store.tables import all_rows
 
 T0 = 1_760_000_000.0
 DAY = 86400.0
@@ -18,27 +25,24 @@ def moved(memory):
 
 
 def fts_hits(memory, word):
-    return memory.db.reader().execute("SELECT count(*) FROM fact_events_fts WHERE fact_events_fts MATCH ?",
-                                      (word,)).fetchone()[0]
+    return match_count(memory.db.reader(), "fact_events_fts", word)
 
 
 def test_forgetting_an_event_removes_it_everywhere_with_a_receipt(moved):
     assert fts_hits(moved, "Jiaxing") >= 1
-    rowid = moved.db.reader().execute("SELECT id FROM fact_events WHERE source_item_id = 'e2'").fetchone()[0]
-    chunks = moved.db.reader().execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?",
-                                       (rowid,)).fetchone()[0]
+    rowid = event_rows(moved.db.reader(), source_item_id="e2")[0]["id"]
+    chunks = vectors.chunk_count(moved.db.reader(), rowid)
     assert chunks >= 1
     receipt = moved.forget(source_item_ids=["e2"])
     assert receipt["removed"]["fact_events"] == 1 and receipt["removed"]["event_chunks"] == chunks
     assert receipt["removed"]["chunk_vectors"] == chunks and receipt["removed"]["l2_evidence"] >= 1
     assert fts_hits(moved, "Miso") == 0                                     # no full-text hit
-    assert moved.db.reader().execute("SELECT count(*) FROM chunk_vectors WHERE event_rowid = ?",
-                                     (rowid,)).fetchone()[0] == 0           # no vector hit
+    assert vectors.chunk_vector_count(moved.db.reader(), rowid) == 0       # no vector hit
     pack = moved.query("where do I live now?", now=T0 + 40 * DAY)
     assert not any("Jiaxing" in f.text and f.layer in ("L1", "L2") for f in pack.findings)
     homes = [b.value for b in moved.beliefs("assertions", state="current") if b.relation == "lives_in"]
     assert homes == ["Shanghai"]                                             # what it replaced is current again
-    assert not any("Miso" in s[0] for s in moved.db.reader().execute("SELECT content FROM l3_summaries"))
+    assert not any("Miso" in s for s in summary_texts(moved.db.reader()))
     assert moved.forget_receipts()[0]["receipt_id"] == receipt["receipt_id"]
     assert "Miso" not in str(receipt)                                        # a receipt names no content
     assert moved.db.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -48,15 +52,14 @@ def test_forgetting_by_source_and_time_range_and_the_summaries_come_back_from_wh
     receipt = moved.forget(source="browser", start=T0 + 30 * DAY, end=T0 + 32 * DAY)
     assert receipt["removed"]["fact_events"] == 1 and moved.stats()["events"]["total"] == 2
     moved.run_due(now=T0 + 41 * DAY)
-    day = moved.db.reader().execute("SELECT content FROM l3_summaries WHERE summary_type = 'temporal' AND "
-                                    "granularity = 'day' AND content LIKE '%moved to Jiaxing%'").fetchone()
-    assert day is not None                                                   # its day summarised again
+    days = summary_texts(moved.db.reader(), summary_type="temporal", granularity="day")
+    assert [d for d in days if "moved to jiaxing" in d.lower()]              # its day summarised again
     with pytest.raises(ValueError):
         moved.forget()
 
 
 def test_forgetting_an_entity(moved):
-    e2 = moved.db.reader().execute("SELECT event_id FROM fact_events WHERE source_item_id = 'e2'").fetchone()[0]
+    e2 = event_rows(moved.db.reader(), source_item_id="e2")[0]["event_id"]
     receipt = moved.forget(entity="jiaxing")                                 # a name, any case
     assert e2 in receipt["event_ids"] and receipt["removed"]["fact_events"] == len(receipt["event_ids"])
     assert not [b for b in moved.beliefs("facts") if b.value == "Jiaxing"]
@@ -128,7 +131,7 @@ def test_forgetting_runtime_traces_re_derives_the_tool_experience(memory):
     memory.process_pending(queues=("l4",))
     assert "private medical" not in str(memory.skills())
     conn = memory.db.reader()
-    assert "private medical" not in str(conn.execute("SELECT * FROM l4_execution_traces").fetchall())
+    assert "private medical" not in str(all_rows(conn, "l4_execution_traces"))
     memory.forget(start=T0, end=T0 + 4 * DAY)
     assert memory.skills() == [] and conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -178,8 +181,7 @@ def test_a_forgotten_message_takes_its_extractions_episode_and_the_rest_is_read_
     assert [f["content"] for f in memory.facts()] == ["My doctor is Dr. Osei"]
     memory.extract_facts(now=T0 + 20)                           # what remains is read again: nothing doubled
     assert [f["content"] for f in memory.facts()] == ["My doctor is Dr. Osei"]
-    assert "HIV" not in str(memory.extractions()) and "HIV" not in str(memory.db.reader().execute(
-        "SELECT * FROM memory_facts").fetchall())
+    assert "HIV" not in str(memory.extractions()) and "HIV" not in str(all_rows(memory.db.reader(), "memory_facts"))
     conn = memory.db.reader()
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -191,13 +193,13 @@ def test_a_fact_is_gone_from_the_index_and_the_answers_once_its_message_is_forgo
     assert any(f.evidence_class == "fact_stated" for f in memory.query("what is my blood type?", now=T0 + 5).findings)
     memory.forget(event_ids=[said])
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM memory_facts_fts WHERE memory_facts_fts MATCH 'blood'").fetchone()[0] == 0
+    assert match_count(conn, "memory_facts_fts", "blood") == 0
     assert not memory.query("what is my blood type?", now=T0 + 5).findings
 
 
 def test_a_turn_of_recalled_memory_alone_keeps_no_copy(memory):
     memory.ingest(chat("<magi-recalled>The user has Crohn's disease.</magi-recalled>", at=T0, item="r1"))
-    assert "Crohn" not in str(memory.db.reader().execute("SELECT * FROM runtime_traces").fetchall())
+    assert "Crohn" not in str(all_rows(memory.db.reader(), "runtime_traces"))
 
 
 def test_forgotten_words_leave_no_bytes_in_the_database_files(memory):

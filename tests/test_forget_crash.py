@@ -1,4 +1,5 @@
 """Issue 16: forget is a resumable job — a SIGKILL at any point of it is finished by the next open."""
+# Raw SQL left is about the file: a second program's read-only view of it mid-forget, and its checks after.
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from payloads import chat, sensor
 from reliability.fuzzing import files_holding
 
 from magi_desktop.core import Memory
+from magi_desktop.core.store.episodes import episodes
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.tables import row_count
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.name != "posix", reason="needs SIGKILL")]
 
@@ -75,8 +79,8 @@ def test_a_forget_killed_mid_way_is_finished_by_the_next_open(filled, after_chun
     receipt = memory.forget_receipts()[0]
     assert receipt["state"] == "done" and receipt["scrub"] == "done"
     assert receipt["removed"]["fact_events"] == VISITS and len(receipt["event_ids"]) == VISITS
-    assert conn.execute("SELECT count(*) FROM fact_events WHERE source = 'chrome'").fetchone()[0] == 0
-    assert conn.execute("SELECT count(*) FROM forget_targets").fetchone()[0] == 0
+    assert [r for r in event_rows(conn) if r["source"] == "chrome"] == []
+    assert row_count(conn, "forget_targets") == 0
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     assert memory.query("when do I water the ferns?", now=T0 + 3 * 86400).findings
@@ -122,10 +126,10 @@ def test_opening_works_on_an_interrupted_forget_for_a_bounded_time_then_leaves_i
     monkeypatch.setattr(memory_module, "OPEN_FORGET_SECONDS", 0.0)
     with Memory.open(folder, embedder="hashing") as memory:
         assert memory.forget_pending()
-        assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 300
+        assert row_count(memory.db.reader(), "fact_events") == 300
         report = memory.resume_forget()                 # what the background work does
         assert report["resumed"] and report["pending"] is None
-        assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 0
+        assert row_count(memory.db.reader(), "fact_events") == 0
         assert not memory.forget_pending()
     assert files_holding(folder, ["zqpage"]) == {}
 
@@ -137,8 +141,8 @@ def test_forgetting_most_of_a_long_episode_keeps_its_count_and_title_true(memory
                              session="one", item=f"c{i}") for i in range(200)])
     memory.process_pending()
     conn = memory.db.reader()
-    episode = conn.execute("SELECT episode_id, event_count, title FROM l2_episodes").fetchall()
-    assert len(episode) == 1 and episode[0][1] == 200 and "zqforgotten" in episode[0][2]
+    episode = episodes(conn)
+    assert len(episode) == 1 and episode[0].event_count == 200 and "zqforgotten" in episode[0].title
     memory.forget(source_item_ids=[f"c{i}" for i in range(150)])
-    assert conn.execute("SELECT event_count, title FROM l2_episodes").fetchall() == [(50, "kept line 150")]
-    assert conn.execute("SELECT count(*) FROM l2_episode_upkeep").fetchone()[0] == 0
+    assert [(e.event_count, e.title) for e in episodes(conn)] == [(50, "kept line 150")]
+    assert row_count(conn, "l2_episode_upkeep") == 0

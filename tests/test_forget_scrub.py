@@ -3,6 +3,7 @@
 Every test reads the raw bytes of every file under the data folder (database, WAL, backups, what a
 restore kept aside, collector temp copies) for the forgotten words, in UTF-8 and UTF-16.
 """
+# Raw SQL left is about bytes on disk: integrity and foreign-key checks, and a schema-13 file with unscrubbed pages.
 
 from __future__ import annotations
 
@@ -18,10 +19,19 @@ from reliability.fuzzing import files_holding
 
 from magi_desktop.core import Memory, restore_backup
 from magi_desktop.core.paths import temp_dir
+from magi_desktop.core.store.assertions import snapshot_texts
+from magi_desktop.core.store.entities import catalog
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.summaries import dangling_links, summary_texts
 
 T0 = 1_760_000_000.0
 DAY = 86400.0
 HOLDER = Path(__file__).with_name("lock_holder.py")
+
+
+def _summaries_naming(conn, word: str) -> list[str]:
+    """The summaries holding ``word`` in any case (as SQL's LIKE matches ASCII)."""
+    return [text for text in summary_texts(conn) if word.lower() in text.lower()]
 
 
 def visits(memory: Memory, prefix: str, n: int, at: float) -> list[str]:
@@ -68,11 +78,11 @@ def test_a_forgotten_entity_its_snapshot_and_its_name_go_at_once(memory):
                        entities=[{"mention_text": "Mirzakhanova", "entity_type": "pet"}]))
     memory.process_pending()
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM entity_catalog WHERE name_key = 'mirzakhanova'").fetchone()[0] >= 1
+    assert len(catalog(conn, name_key="mirzakhanova")) >= 1
     receipt = memory.forget(entity="MIRZAKHANOVA")                       # any case
     # No maintenance run: the entity, its snapshot and every mention are gone now.
-    assert conn.execute("SELECT count(*) FROM entity_catalog WHERE name_key = 'mirzakhanova'").fetchone()[0] == 0
-    assert not [s for (s,) in conn.execute("SELECT snapshot_json FROM tom_snapshots") if "irzakhanova" in s]
+    assert len(catalog(conn, name_key="mirzakhanova")) == 0
+    assert not [s for s in snapshot_texts(conn) if "irzakhanova" in s]
     assert "irzakhanova" not in json.dumps(receipt).lower()              # before: the name in criteria_json
     assert receipt["removed"]["fact_events"] == 1 and receipt["scrub"] == "done"
     assert files_holding(memory.path.parent, ["mirzakhanova"]) == {}
@@ -191,13 +201,12 @@ def test_between_chunks_nothing_cites_a_forgotten_event(memory, monkeypatch):
     checked = []
 
     def check(_seconds):
-        ids = {r[0] for r in conn.execute("SELECT event_id FROM fact_events")}
+        ids = {r["event_id"] for r in event_rows(conn)}
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         pack = memory.query("what did I buy in Hangzhou?", now=T0 + 4 * DAY, limit=20)
         for finding in pack.findings:
             assert set(finding.supporting_event_ids or [finding.event_id]) <= ids | {None}, finding
-        assert conn.execute("SELECT count(*) FROM summary_event_links l LEFT JOIN fact_events e ON "
-                            "e.id = l.event_rowid WHERE e.id IS NULL").fetchone()[0] == 0
+        assert dangling_links(conn) == 0
         checked.append(len(ids))
 
     monkeypatch.setattr(memory_forget, "FIRST_CHUNK", 7)
@@ -260,13 +269,13 @@ def test_a_summary_that_names_a_forgotten_site_goes_although_it_does_not_link_it
     memory = Memory.open(tmp_path / "d", embedder="hashing")
     items = _busy_day_with(memory, "qzbrowsdomain")
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM l3_summaries WHERE content LIKE '%qzbrowsdomain%'").fetchone()[0]
+    assert _summaries_naming(conn, "qzbrowsdomain")
     receipt = memory.forget(source_item_ids=items)
     assert receipt["scrub"] == "done"
     assert files_holding(tmp_path / "d", ["qzbrowsdomain"]) == {}
     memory.run_due(now=T0 + 41 * DAY)                      # the windows are summarised again, without it
-    assert conn.execute("SELECT count(*) FROM l3_summaries WHERE granularity = 'day'").fetchone()[0]
-    assert not conn.execute("SELECT count(*) FROM l3_summaries WHERE content LIKE '%qzbrowsdomain%'").fetchone()[0]
+    assert summary_texts(conn, granularity="day")
+    assert not _summaries_naming(conn, "qzbrowsdomain")
     memory.close()
 
 
@@ -313,10 +322,10 @@ def test_a_summary_drawn_while_another_process_forgets_from_its_window_is_drawn_
     memory.run_due(now=T0 + 40 * DAY)
     assert raced
     conn = memory.db.reader()
-    assert not conn.execute("SELECT count(*) FROM l3_summaries WHERE content LIKE '%qzracerword%'").fetchone()[0]
+    assert not _summaries_naming(conn, "qzracerword")
     memory.run_due(now=T0 + 40 * DAY + 60)
-    days = conn.execute("SELECT content FROM l3_summaries WHERE granularity = 'day'").fetchall()
-    assert days and all("qzracerword" not in d[0] for d in days)
-    assert any("late line" in d[0] for d in days), days      # the day drawn again, from what is left
+    days = summary_texts(conn, granularity="day")
+    assert days and all("qzracerword" not in d for d in days)
+    assert any("late line" in d for d in days), days         # the day drawn again, from what is left
     memory.close()
     assert files_holding(folder, ["qzracerword"]) == {}

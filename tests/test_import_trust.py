@@ -1,5 +1,6 @@
 """Issue 16, defect 2: an import trusts no derived value. The three filed examples, each against a real
 export of a real memory edited the way the report says."""
+# Raw SQL left: a fact row no code path writes (as an old bug might have), and review_replays (no store reader yet).
 
 import json
 
@@ -8,6 +9,8 @@ from payloads import chat, sensor
 
 from magi_desktop.core import Memory
 from magi_desktop.core.export_markdown import MarkdownTargetError
+from magi_desktop.core.store.l1 import event_rows, trace_rows
+from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
 
 T0 = 1_760_000_000.0
 
@@ -59,9 +62,9 @@ def test_a_browser_row_edited_to_user_self_report_stays_an_observation(exported,
                                        content_type="statement", retention_class="durable"), tmp_path / "e.jsonl")
     memory, report = imported(tmp_path, export)
     with memory:
-        row = memory.db.reader().execute("SELECT evidence_class, author_type, content_type, retention_class FROM "
-                                         "fact_events WHERE source_item_id = 'v1'").fetchone()
-        assert tuple(row) == ("external_observation", "external", "observation", "compressible")
+        row = event_rows(memory.db.reader(), source_item_id="v1")[0]
+        assert (row["evidence_class"], row["author_type"], row["content_type"], row["retention_class"]) == (
+            "external_observation", "external", "observation", "compressible")
         findings = memory.query("What am I allergic to?", now=T0 + 3600).findings
         browser = [f for f in findings if f.source_item_id == "v1"]
         assert browser and all(f.evidence_class == "external_observation" and f.author == "external" for f in browser)
@@ -252,9 +255,9 @@ def test_an_event_goes_where_its_fields_send_it_and_one_they_cannot_describe_is_
     with Memory.open(tmp_path / "copy", embedder="hashing") as memory:
         report = memory.import_jsonl(export).to_dict()
         conn = memory.db.reader()
-        assert conn.execute("SELECT evidence_class FROM runtime_traces WHERE source_item_id = 'u1'").fetchall() == [
-            ("system_runtime",)]                                 # a timer's words are not the user's
-        assert conn.execute("SELECT count(*) FROM fact_events WHERE source_item_id IN ('u1', 'v1')").fetchone() == (0,)
+        assert [t["evidence_class"] for t in trace_rows(conn, source_item_id="u1")] == [
+            "system_runtime"]                                    # a timer's words are not the user's
+        assert [r for r in event_rows(conn) if r["source_item_id"] in ("u1", "v1")] == []
         assert {(d["table"], d["reason"]) for d in report["dropped"]} == {
             ("fact_events", "unclassifiable: activity"), ("chat_extraction", "names no imported chat message")}
         assert ("fact_events", "(table)") in {(c["table"], c["column"]) for c in report["changed"]}
@@ -276,5 +279,5 @@ def test_magi_import_prints_what_it_changed(exported, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["changed"][0]["table"] == "fact_events" and report["events"] == 3
     with Memory.open(tmp_path / "again", embedder="hashing") as memory:          # the CLI ran the workers
-        jobs = dict(memory.db.reader().execute("SELECT state, count(*) FROM l2_projection_jobs GROUP BY 1"))
+        jobs = L2_PROJECTION_JOBS.counts(memory.db.reader())
         assert memory.pending_by_queue()["l2"] == 0 and jobs.get("done", 0) >= 2

@@ -6,6 +6,8 @@ import pytest
 from payloads import chat, sensor
 
 from magi_desktop.core import Memory, PayloadError
+from magi_desktop.core.store.l1 import event_rows, trace_rows
+from magi_desktop.core.store.tables import row_count
 
 MUSIC = sensor("listen_music", {"track_name": "End Of An Era", "artist_name": "Dua Lipa", "play_duration_sec": 206},
                source="netease_music", item="netease_3381201487_1779005740382", at=1779005740.382,
@@ -15,7 +17,7 @@ MUSIC = sensor("listen_music", {"track_name": "End Of An Era", "artist_name": "D
 
 
 def count(memory, table="fact_events"):
-    return memory.db.reader().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    return row_count(memory.db.reader(), table)
 
 
 def test_sensor_payload_becomes_a_full_memory_event(memory):
@@ -83,7 +85,7 @@ def test_ids_that_differ_only_in_a_secret_are_different_events(memory):
     first, second = memory.ingest(a), memory.ingest(b)
     assert not second.duplicate and second.event_id != first.event_id
     assert memory.ingest(b).duplicate  # replay still dedupes
-    rows = memory.db.reader().execute("SELECT source_item_id, idempotency_key FROM fact_events").fetchall()
+    rows = [(r["source_item_id"], r["idempotency_key"]) for r in event_rows(memory.db.reader())]
     assert [item for item, _ in rows] == ["https://music.example.com/play?sid=[REDACTED]"] * 2
     assert all(key.startswith("hmac:") and "1001" not in key and "2002" not in key for _, key in rows)
 
@@ -169,9 +171,8 @@ def test_tool_runs_and_system_turns_go_to_runtime_traces(memory):
     results = memory.ingest_many([run, timer])
     assert [r.target for r in results] == ["runtime_trace", "runtime_trace"]
     assert count(memory) == 0 and count(memory, "embedding_jobs") == 0
-    rows = memory.db.reader().execute(
-        "SELECT tool, category, ok, duration_ms, error, evidence_class, author_type FROM runtime_traces "
-        "ORDER BY id").fetchall()
+    rows = [tuple(t[c] for c in ("tool", "category", "ok", "duration_ms", "error", "evidence_class", "author_type"))
+            for t in trace_rows(memory.db.reader())]
     assert rows == [("web_search", "search", 0, 1200.0, "HTTP 503", "system_runtime", "tool"),
                     (None, None, None, None, None, "system_runtime", "system")]
     assert memory.ingest(run).duplicate

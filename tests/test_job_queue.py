@@ -1,4 +1,5 @@
 """The job-queue primitive (store/queue.py) alone, on the real queue tables of a temporary memory."""
+# Raw SQL left: the SELECT a JobQueue.requeue call takes as its argument (its contract).
 
 import threading
 

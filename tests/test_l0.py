@@ -1,4 +1,5 @@
 """L0 working memory: a session's workbench, its dialogue threads, cleared when the session ends."""
+# The one SQL-looking literal is a chat turn's text about SQLite, not a statement.
 
 from payloads import chat
 

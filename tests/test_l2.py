@@ -1,4 +1,6 @@
 """L2 structured cognition with the rules provider and the scripted LLM (architecture §6)."""
+# Raw SQL left: states no API reaches (a job a crash left running, an edge of an unknown predicate, one name
+# split over two types, an event row deleted under L2 without the forget path).
 
 import json
 
@@ -10,32 +12,43 @@ from magi_desktop.core.l2 import predicates as P
 from magi_desktop.core.l2.graph import CONFIDENCE_CAP, triple_id
 from magi_desktop.core.l2.jobs import MAX_ATTEMPTS, backoff_delay
 from magi_desktop.core.llm import ScriptedLLM, UnexpectedLLMCall
+from magi_desktop.core.store import assertions as store_assertions
+from magi_desktop.core.store import entities as store_entities
+from magi_desktop.core.store import episodes as store_episodes
+from magi_desktop.core.store import evidence as store_evidence
+from magi_desktop.core.store import graph as store_graph
+from magi_desktop.core.store import l1 as store_l1
+from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
+from magi_desktop.core.store.tables import row_count
 
 DAY = 86400.0
 T0 = 1_760_000_000.0
 
 
 def edges(memory, status=None):
-    sql = ("SELECT s.name, k.predicate, o.name, k.status, k.confidence, k.observations, k.triple_id, k.superseded_by "
-           "FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
-           "JOIN entity_catalog o ON o.entity_id = k.object_id")
-    rows = memory.db.reader().execute(sql + (" WHERE k.status = ?" if status else ""),
-                                      (status,) if status else ()).fetchall()
-    return rows
+    return store_graph.named_edges(memory.db.reader(), status)
 
 
 def assertions(memory, trait=None):
-    sql = ("SELECT e.name, a.trait, a.value, a.status, a.confidence, a.assertion_id, a.replaces, a.superseded_by "
-           "FROM tom_trait_assertions a JOIN entity_catalog e ON e.entity_id = a.entity_id")
-    rows = memory.db.reader().execute(sql + (" WHERE a.trait = ?" if trait else "") + " ORDER BY a.assertion_id",
-                                      (trait,) if trait else ()).fetchall()
-    return rows
+    return store_assertions.named_assertions(memory.db.reader(), trait)
 
 
 def evidence_items(memory, kind, key):
-    return [r[0] for r in memory.db.reader().execute(
-        "SELECT e.source_item_id FROM l2_evidence v JOIN fact_events e ON e.id = v.event_rowid "
-        "WHERE v.kind = ? AND v.row_key = ? ORDER BY e.timestamp", (kind, str(key)))]
+    return store_evidence.evidence_source_items(memory.db.reader(), kind, str(key))
+
+
+def l2_jobs(memory):
+    """(state, attempts) of every L2 projection job."""
+    return [(job.state, job.attempts) for job in L2_PROJECTION_JOBS.jobs(memory.db.reader()).values()]
+
+
+def entity_id(conn, name):
+    """The id of the first catalog entity with this name."""
+    return store_entities.catalog(conn, name=name)[0].entity_id
+
+
+def user_snapshot_json(conn):
+    return store_assertions.snapshot(conn, store_entities.catalog(conn, name_key="@user")[0].entity_id)[0]
 
 
 # ------------------------------------------------------------ supersession
@@ -192,9 +205,9 @@ def test_a_malformed_answer_is_retried_then_dead_lettered_and_writes_nothing(tmp
         assert memory.process_pending(now=now)["l2"]["batches"] == 0        # backing off
         now += backoff_delay(attempt) + 1
     conn = memory.db.reader()
-    assert conn.execute("SELECT state, attempts FROM l2_projection_jobs").fetchone() == ("dead", MAX_ATTEMPTS)
+    assert l2_jobs(memory) == [("dead", MAX_ATTEMPTS)]
     for table in ("kg_edges", "tom_trait_assertions", "entity_mentions", "l2_episodes", "l2_evidence"):
-        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
+        assert row_count(conn, table) == 0, table
     assert memory.stats()["l2"]["jobs"]["dead"] == 1
     memory.close()
 
@@ -215,7 +228,7 @@ def test_an_unexpected_llm_call_fails_the_test_not_the_job(tmp_path):
     memory.ingest(chat("I like tea.", at=T0))
     with pytest.raises(UnexpectedLLMCall):
         memory.process_pending()
-    assert memory.db.reader().execute("SELECT state, attempts FROM l2_projection_jobs").fetchone() == ("pending", 0)
+    assert l2_jobs(memory) == [("pending", 0)]
     memory.close()
 
 
@@ -242,8 +255,7 @@ def test_another_process_opening_the_memory_leaves_a_batch_in_flight_alone(tmp_p
     assert claimed
     other = Memory.open(tmp_path / "m", embedder="hashing")          # `magi status` meanwhile
     other.run_due()
-    state = other.db.reader().execute("SELECT state FROM l2_projection_jobs").fetchone()[0]
-    assert state == "running"
+    assert [job.state for job in L2_PROJECTION_JOBS.jobs(other.db.reader()).values()] == ["running"]
     assert jobs.recover_running(other.db, now=_time.time() + jobs.LEASE_SECONDS + 1) == 1   # the lease ran out
     other.close()
     memory.close()
@@ -281,8 +293,8 @@ def test_scripted_llm_runs_phase1_resolution_phase2_and_arbitration(tmp_path):
     assert [(r[1], r[2]) for r in edges(memory)] == [("WORKS_AT", "Acme Robotics")]
 
     conn = memory.db.reader()
-    acme = conn.execute("SELECT entity_id FROM entity_catalog WHERE name = 'Acme Robotics'").fetchone()[0]
-    me = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = '@user'").fetchone()[0]
+    acme = entity_id(conn, "Acme Robotics")
+    me = store_entities.catalog(conn, name_key="@user")[0].entity_id
     llm.steps += [
         ("l2.phase1", "Acme", llm.steps[1][2]),
         ("l2.disambiguate", lambda i: i["mention"]["name"] == "Acme", {"entity_id": acme, "confidence": 0.8}),
@@ -296,10 +308,9 @@ def test_scripted_llm_runs_phase1_resolution_phase2_and_arbitration(tmp_path):
     assert report["failed"] == 0 and llm.finished, report
     assert report["dropped"] == {"low_value_predicate": 1}      # MENTIONED is not a fact
     assert {r[2]: r[3] for r in edges(memory)} == {"Acme Robotics": "superseded", "Globex": "active"}
-    aliases = json.loads(conn.execute("SELECT aliases_json FROM entity_catalog WHERE entity_id = ?",
-                                      (acme,)).fetchone()[0])
+    aliases = json.loads(store_entities.catalog(conn, entity_id=acme)[0].aliases_json)
     assert aliases == ["Acme"]                                   # reused, with the new surface form as an alias
-    assert conn.execute("SELECT mention_text FROM entity_mentions").fetchall() == [("that thing",)]
+    assert store_entities.mention_texts(conn) == ["that thing"]
     assert [(r[2], r[3]) for r in assertions(memory, "works_at")] == [
         ("Acme Robotics", "superseded"), ("Globex", "tentative")]
     memory.close()
@@ -335,22 +346,21 @@ def test_every_l2_row_cites_an_existing_event_and_forgetting_removes_it(memory):
     ])
     memory.process_pending()
     conn = memory.db.reader()
-    for table, key, kind in (("kg_edges", "triple_id", "edge"), ("tom_trait_assertions", "assertion_id", "assertion"),
-                             ("l2_episodes", "episode_id", "episode")):
-        keys = [str(r[0]) for r in conn.execute(f"SELECT {key} FROM {table}")]
+    for table, ids, kind in (("kg_edges", store_graph.triple_ids(conn), "edge"),
+                             ("tom_trait_assertions", store_assertions.assertion_ids(conn), "assertion"),
+                             ("l2_episodes", [e.episode_id for e in store_episodes.episodes(conn)], "episode")):
+        keys = [str(i) for i in ids]
         assert keys, table
         for k in keys:
-            cited = conn.execute("SELECT count(*) FROM l2_evidence v JOIN fact_events e ON e.id = v.event_rowid "
-                                 "WHERE v.kind = ? AND v.row_key = ?", (kind, k)).fetchone()[0]
+            cited = len(store_evidence.evidence_source_items(conn, kind, k))
             assert cited >= 1, (table, k)
-    assert conn.execute("SELECT count(*) FROM l2_evidence v LEFT JOIN fact_events e ON e.id = v.event_rowid "
-                        "WHERE e.id IS NULL").fetchone()[0] == 0
+    assert store_evidence.dangling_evidence(conn) == 0
     with memory.db.transaction() as w:
         w.execute("DELETE FROM fact_events WHERE source_item_id = 'b'")
     assert not [r for r in edges(memory) if r[2] == "air fryer"]
     assert not [r for r in assertions(memory) if r[2] == "air fryer"]
     memory.run_due(now=T0 + 10 * DAY)
-    assert conn.execute("SELECT count(*) FROM entity_catalog WHERE name = 'air fryer'").fetchone()[0] == 0
+    assert store_entities.catalog(conn, name="air fryer") == []
 
 
 def test_snapshots_show_the_current_picture(memory):
@@ -358,8 +368,7 @@ def test_snapshots_show_the_current_picture(memory):
                         chat("I'm so tired.", at=T0 + 10)])
     memory.process_pending(now=T0 + 60)
     conn = memory.db.reader()
-    snapshot = json.loads(conn.execute("SELECT snapshot_json FROM tom_snapshots s JOIN entity_catalog e "
-                                       "ON e.entity_id = s.entity_id WHERE e.name_key = '@user'").fetchone()[0])
+    snapshot = json.loads(user_snapshot_json(conn))
     assert snapshot["traits"]["lives_in"][0]["value"] == "Shanghai"
     assert snapshot["traits"]["likes"][0]["value"] == "jazz"
     assert snapshot["states"]["energy"]["value"] == "low"
@@ -371,8 +380,8 @@ def test_a_session_becomes_an_episode(memory):
                         for i in range(5)])
     memory.process_pending(now=T0 + 600)
     assert memory.run_due(now=T0 + 700)["l2_maintenance"]["promoted"] == 1
-    row = memory.db.reader().execute("SELECT status, event_count, title FROM l2_episodes").fetchone()
-    assert row == ("promoted", 5, "Step 0 of repotting the fern went fine")
+    row = store_episodes.episodes(memory.db.reader())[0]
+    assert (row.status, row.event_count, row.title) == ("promoted", 5, "Step 0 of repotting the fern went fine")
     assert memory.stats()["l2"]["episodes"] == 1
 
 
@@ -391,13 +400,11 @@ def test_low_value_and_malformed_predicates_are_rejected(raw):
 
 
 def test_open_predicates_are_rewritten_when_the_registry_learns_them(memory, monkeypatch):
-    memory.ingest(chat("I adore tea.", at=T0))
-    event = memory.db.reader().execute("SELECT id FROM fact_events").fetchone()[0]
+    event = store_l1.event_row(memory.db.reader(), memory.ingest(chat("I adore tea.", at=T0)).event_id)["id"]
     with memory.db.transaction() as conn:
         conn.execute("INSERT INTO entity_catalog (name, name_key, entity_type, created_at) VALUES "
                      "('me', 'me', 'person', 0), ('tea', 'tea', 'food', 0)")
-        me, tea = (conn.execute("SELECT entity_id FROM entity_catalog WHERE name = ?", (n,)).fetchone()[0]
-                   for n in ("me", "tea"))
+        me, tea = (entity_id(conn, n) for n in ("me", "tea"))
         conn.execute("INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, confidence, "
                      "first_observed_at, last_observed_at, edge_text) "
                      "VALUES ('t', ?, 'ADORES', ?, 0.5, 0, 0, 'me ADORES tea')", (me, tea))
@@ -438,8 +445,8 @@ def test_projection_through_an_openai_compatible_endpoint(tmp_path):
         phase1 = json.loads(server.requests[0]["body"]["messages"][1]["content"])
         assert phase1["events"][0]["text"] == "Home is Hangzhou for me."
         assert {r[2]: r[3] for r in edges(memory)} == {"Hangzhou": "superseded", "Suzhou": "active"}
-        place = memory.db.reader().execute("SELECT entity_type FROM entity_catalog WHERE name = 'Hangzhou'").fetchone()
-        assert place == ("place",)                                 # "city" is mapped onto the controlled types
+        place = store_entities.catalog(memory.db.reader(), name="Hangzhou")[0].entity_type
+        assert place == "place"                                    # "city" is mapped onto the controlled types
         memory.close()
     finally:
         server.close()
@@ -457,16 +464,16 @@ def test_the_candidate_pool_recalls_by_meaning_and_the_model_decides(tmp_path, m
     memory.ingest(chat("I live in New York City.", at=T0))
     memory.process_pending()
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM entity_vectors").fetchone()[0] == \
-        conn.execute("SELECT count(*) FROM entity_catalog WHERE name_key NOT LIKE '@%'").fetchone()[0] > 0
-    (ny,) = conn.execute("SELECT entity_id FROM entity_catalog WHERE name = 'New York City'").fetchone()
+    assert row_count(conn, "entity_vectors") == \
+        len([e for e in store_entities.catalog(conn) if not e.name_key.startswith("@")]) > 0
+    ny = entity_id(conn, "New York City")
     llm.steps[2] = ("l2.disambiguate", llm.steps[2][1], {"entity_id": ny, "confidence": 0.9})
     llm.steps.append(("l2.phase2", "New York City", {"labels": [{"claim_index": 0, "label": "corroborates"}]}))
     memory.ingest(chat("NYC is still home.", at=T0 + DAY, session="s2"))
     report = memory.process_pending()["l2"]
     assert report["failed"] == 0 and llm.finished, report
     # "NYC" is no substring of "New York City": it was recalled by meaning, and the model decided.
-    aliases = conn.execute("SELECT aliases_json FROM entity_catalog WHERE entity_id = ?", (ny,)).fetchone()[0]
+    aliases = store_entities.catalog(conn, entity_id=ny)[0].aliases_json
     assert json.loads(aliases) == ["NYC"]
     assert [(r[2], r[5]) for r in edges(memory) if r[1] == "LIVES_IN"] == [("New York City", 2)]
     memory.close()
@@ -481,8 +488,7 @@ def test_a_state_without_a_stated_cause_gets_only_a_weak_hypothesis(memory):
     memory.process_pending()
     causal = {(r[0], r[1], r[2]): r for r in edges(memory) if r[1] in ("CAUSED", "LED_TO")}
     assert set(causal) == {("used car", "LED_TO", "stressed"), ("exam", "CAUSED", "stressed")}
-    strength = dict(memory.db.reader().execute("SELECT predicate, strength FROM kg_edges "
-                                               "WHERE predicate IN ('CAUSED', 'LED_TO')").fetchall())
+    strength = store_graph.edge_strengths(memory.db.reader(), ("CAUSED", "LED_TO"))
     assert strength == {"LED_TO": pytest.approx(0.2), "CAUSED": pytest.approx(0.9)}
     assert evidence_items(memory, "edge", causal[("used car", "LED_TO", "stressed")][6]) == ["car", "st"]
 
@@ -506,12 +512,10 @@ def test_forgetting_the_newer_fact_makes_the_older_current_again(memory):
     assert [(r[2], r[3]) for r in edges(memory) if r[1] == "LIVES_IN"] == [("Shanghai", "active")]
     assert [(r[2], r[3], r[7]) for r in assertions(memory, "lives_in")] == [("Shanghai", "tentative", None)]
     memory.process_pending()                                   # the snapshot is rebuilt without Jiaxing
-    snapshot = memory.db.reader().execute("SELECT snapshot_json FROM tom_snapshots s JOIN entity_catalog e "
-                                          "ON e.entity_id = s.entity_id WHERE e.name_key = '@user'").fetchone()[0]
+    snapshot = user_snapshot_json(memory.db.reader())
     assert "Jiaxing" not in snapshot and "Shanghai" in snapshot
-    episode = memory.db.reader().execute("SELECT title, event_count FROM l2_episodes WHERE batch_key = 'session:s2'"
-                                         ).fetchone()
-    assert episode == ("I'm stressed.", 1)                     # the forgotten text is not kept as a title
+    episode = store_episodes.episodes(memory.db.reader(), "session:s2")[0]
+    assert (episode.title, episode.event_count) == ("I'm stressed.", 1)   # the forgotten text is not kept as a title
 
 
 def test_a_provider_outage_postpones_without_charging_attempts(tmp_path):
@@ -523,12 +527,12 @@ def test_a_provider_outage_postpones_without_charging_attempts(tmp_path):
     report = memory.process_pending(now=T0 + 1)["l2"]
     assert report["failed"] == 0 and "refused" in report["provider_unavailable"]
     conn = memory.db.reader()
-    state, attempts, due = conn.execute("SELECT state, attempts, next_attempt_at FROM l2_projection_jobs").fetchone()
+    state, attempts, due, _ = next(iter(L2_PROJECTION_JOBS.jobs(conn).values()))
     assert (state, attempts) == ("pending", 0) and due > T0 + 1
     with memory.db.transaction() as w:
         w.execute("UPDATE l2_projection_jobs SET state = 'dead', attempts = 5")
     assert memory.retry_dead_jobs() == 1
-    assert conn.execute("SELECT state, attempts FROM l2_projection_jobs").fetchone() == ("pending", 0)
+    assert l2_jobs(memory) == [("pending", 0)]
     memory.close()
 
 
@@ -553,16 +557,17 @@ def test_rules_do_not_read_reported_speech_questions_or_suppositions(memory):
 
 
 def test_maintenance_merges_one_name_split_over_compatible_types(memory):
-    memory.ingest(sensor("listen_music", {"track_name": "Clair de Lune", "artist_name": "Debussy"}, source="music",
-                         entities=[{"mention_text": "Debussy", "entity_type": "person"}], at=T0, item="m1"))
+    first = memory.ingest(sensor("listen_music", {"track_name": "Clair de Lune", "artist_name": "Debussy"},
+                                 source="music", entities=[{"mention_text": "Debussy", "entity_type": "person"}],
+                                 at=T0, item="m1"))
     memory.process_pending()
     conn = memory.db.reader()
-    (event,) = conn.execute("SELECT id FROM fact_events").fetchone()
+    event = store_l1.event_row(conn, first.event_id)["id"]
     with memory.db.transaction() as w:             # the same name arrived once more as a "creator"
         w.execute("INSERT INTO entity_catalog (name, name_key, entity_type, created_at) "
                   "VALUES ('Debussy', 'debussy', 'creator', 0)")
-        creator = w.execute("SELECT entity_id FROM entity_catalog WHERE entity_type = 'creator'").fetchone()[0]
-        me = w.execute("SELECT entity_id FROM entity_catalog WHERE name_key = '@user'").fetchone()[0]
+        creator = [e.entity_id for e in store_entities.catalog(w) if e.entity_type == "creator"][0]
+        me = store_entities.catalog(w, name_key="@user")[0].entity_id
         w.execute("INSERT INTO kg_edges (triple_id, subject_id, predicate, object_id, confidence, first_observed_at, "
                   "last_observed_at, edge_text) VALUES (?, ?, 'LISTENED_TO', ?, 0.5, ?, ?, 'x')",
                   (triple_id(me, "LISTENED_TO", creator), me, creator, T0, T0))
@@ -570,9 +575,8 @@ def test_maintenance_merges_one_name_split_over_compatible_types(memory):
         w.execute("INSERT INTO l1_event_entities VALUES (?, ?, 'creator', 1.0)", (event, creator))
     result = memory.run_due(now=T0 + 1)["l2_maintenance"]
     assert result["entities_merged"] == 1 and result["edges_repaired"] == 1
-    person = conn.execute("SELECT entity_id FROM entity_catalog WHERE name_key = 'debussy' AND status = 'active'"
-                          ).fetchall()
-    assert len(person) == 1 and person[0][0] != creator
+    person = [e for e in store_entities.catalog(conn, name_key="debussy") if e.status == "active"]
+    assert len(person) == 1 and person[0].entity_id != creator
     # One event behind both halves: still one observation.
     assert [(r[1], r[2], r[5]) for r in edges(memory)] == [("LISTENED_TO", "Debussy", 1)]
     memory.ingest(sensor("listen_music", {"track_name": "Arabesque", "artist_name": "Debussy"}, source="music",

@@ -1,4 +1,5 @@
 """L3 summaries and insights (architecture §7): windows, compression, links, idempotence, retrieval."""
+# Raw SQL left sets up states no API reaches: an empty L2 queue, and one linked event row deleted under L3.
 
 from datetime import datetime
 
@@ -9,6 +10,9 @@ from magi_desktop.core import Memory
 from magi_desktop.core.l3.compress import compress, quotas
 from magi_desktop.core.l3.windows import closed_windows, window_of
 from magi_desktop.core.llm import ScriptedLLM
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.summaries import cited_sources, stored_summaries
+from magi_desktop.core.store.tables import row_count
 
 HOUR, DAY = 3600.0, 86400.0
 # A Monday at local midnight, so the synthetic week is one calendar week wherever the tests run.
@@ -68,17 +72,13 @@ def week(memory):
 
 
 def summaries(memory, granularity=None):
-    sql = ("SELECT summary_id, granularity, window_key, content, event_count FROM l3_summaries "
-           "WHERE summary_type = 'temporal'")
-    rows = memory.db.reader().execute(sql + (" AND granularity = ?" if granularity else "") + " ORDER BY window_start, "
-                                      "summary_id", (granularity,) if granularity else ()).fetchall()
-    return rows
+    """(summary_id, granularity, window_key, content, event_count) of the temporal summaries."""
+    return [(s.summary_id, s.granularity, s.window_key, s.content, s.event_count)
+            for s in stored_summaries(memory.db.reader(), summary_type="temporal", granularity=granularity)]
 
 
 def links(memory, summary_id):
-    return [r[0] for r in memory.db.reader().execute(
-        "SELECT e.source FROM summary_event_links l JOIN fact_events e ON e.id = l.event_rowid WHERE l.summary_id = ?",
-        (summary_id,))]
+    return [source for source, _ in cited_sources(memory.db.reader(), summary_id)]
 
 
 def test_a_week_gets_hour_day_and_week_summaries_linked_to_their_events(week):
@@ -130,7 +130,7 @@ def test_what_was_i_busy_with_last_week_is_answered_from_l3(week):
     first = pack.findings[0]
     assert first.layer == "L3" and "week" in first.text and "falcon" in first.text
     assert len(first.supporting_event_ids) == 20
-    stored = {r[0] for r in week.db.reader().execute("SELECT event_id FROM fact_events")}
+    stored = {r["event_id"] for r in event_rows(week.db.reader())}
     assert set(first.supporting_event_ids) <= stored
     # Before the week closed there is no week summary to find.
     early = week.query("What was I busy with this week?", now=MONDAY + 3 * DAY)
@@ -153,16 +153,12 @@ def test_insights_state_change_trend_and_task_reflection(memory):
     report = memory.run_due(now=MONDAY + 30 * DAY)["l3"]["insights"]
     # The state change was written when L2 reconciled it (process_pending); the others by the schedule.
     assert report["state_change"] == 0 and report["task_reflection"] == 1 and report["trend"] == 1
-    rows = {r[0]: r[1] for r in memory.db.reader().execute(
-        "SELECT summary_category, title FROM l3_summaries WHERE summary_type = 'insight'")}
+    rows = {s.summary_category: s.title for s in stored_summaries(memory.db.reader(), summary_type="insight")}
     assert "Shanghai to Jiaxing" in rows["state_change"]
     assert "falcon release" in rows["task_reflection"]
     assert "chrome activity rose" in rows["trend"]
-    change_id = memory.db.reader().execute(
-        "SELECT summary_id FROM l3_summaries WHERE summary_category = 'state_change'").fetchone()[0]
-    assert sorted(r[0] for r in memory.db.reader().execute(
-        "SELECT e.source_item_id FROM summary_event_links l JOIN fact_events e ON e.id = l.event_rowid "
-        "WHERE l.summary_id = ?", (change_id,))) == ["s1", "s2"]
+    change_id = stored_summaries(memory.db.reader(), category="state_change")[0].summary_id
+    assert sorted(item for _, item in cited_sources(memory.db.reader(), change_id)) == ["s1", "s2"]
     assert memory.run_due(now=MONDAY + 30 * DAY + HOUR)["l3"]["insights"] == {
         "state_change": 0, "contradiction_resolved": 0, "trend": 0, "task_reflection": 0}
     pack = memory.query("how did where I live change?", now=MONDAY + 30 * DAY)
@@ -197,8 +193,8 @@ def test_forgetting_an_event_removes_its_links(week):
 
 
 def test_a_week_that_kept_coming_back_to_something_gets_a_thematic_summary(week):
-    themes = {title.split(" — ")[0]: (sid, content) for sid, title, content in week.db.reader().execute(
-        "SELECT summary_id, title, content FROM l3_summaries WHERE summary_type = 'thematic'")}
+    themes = {s.title.split(" — ")[0]: (s.summary_id, s.content)
+              for s in stored_summaries(week.db.reader(), summary_type="thematic")}
     assert set(themes) == {"falcon", "docs.example", "Miles Davis"}
     sid, content = themes["falcon"]
     assert "22 events on 7 day(s) — git 21, chat 1" in content
@@ -211,8 +207,8 @@ def test_a_week_that_kept_coming_back_to_something_gets_a_thematic_summary(week)
 
 def test_summaries_are_embedded_and_found_by_meaning(week):
     week.process_pending()
-    count = week.db.reader().execute("SELECT count(*) FROM summary_vectors").fetchone()[0]
-    assert count == week.db.reader().execute("SELECT count(*) FROM l3_summaries").fetchone()[0]
+    count = row_count(week.db.reader(), "summary_vectors")
+    assert count == row_count(week.db.reader(), "l3_summaries")
     pack = week.query("give me a recap of the music I played", now=MONDAY + 7 * DAY + 2 * HOUR)
     assert any("l3_vector" in f.paths for f in pack.findings if f.layer == "L3")
 
@@ -221,8 +217,7 @@ def test_a_state_change_becomes_an_insight_as_soon_as_l2_reconciles_it(memory):
     memory.ingest(chat("I live in Shanghai.", at=MONDAY, session="a", item="s1"))
     memory.ingest(chat("I moved to Jiaxing.", at=MONDAY + 10 * DAY, session="b", item="s2"))
     memory.process_pending()                                 # no run_due: the L2 callback writes it
-    title, = [r[0] for r in memory.db.reader().execute(
-        "SELECT title FROM l3_summaries WHERE summary_category = 'state_change'")]
+    title, = [s.title for s in stored_summaries(memory.db.reader(), category="state_change")]
     assert "Shanghai to Jiaxing" in title
 
 

@@ -5,6 +5,9 @@ import pytest
 from magi_desktop.core import Memory
 from magi_desktop.core.l4.skills import OPEN_SECONDS, TRACES_KEPT, distill_threshold
 from magi_desktop.core.llm import ScriptedLLM
+from magi_desktop.core.store.l1 import trace_rows
+from magi_desktop.core.store.skills import oldest_trace_at
+from magi_desktop.core.store.tables import row_count
 
 T0 = 1_765_000_000.0
 
@@ -68,9 +71,9 @@ def test_a_failure_on_probation_opens_the_breaker_again(memory):
 def test_traces_are_capped_at_fifty(memory):
     memory.ingest_many([run("web_search", i % 3 != 0, T0 + i, error=None if i % 3 else "HTTP 500")
                         for i in range(80)])
-    count = memory.db.reader().execute("SELECT count(*) FROM l4_execution_traces").fetchone()[0]
+    count = row_count(memory.db.reader(), "l4_execution_traces")
     assert count == TRACES_KEPT == 50
-    oldest = memory.db.reader().execute("SELECT min(occurred_at) FROM l4_execution_traces").fetchone()[0]
+    oldest = oldest_trace_at(memory.db.reader())
     assert oldest == T0 + 30
 
 
@@ -111,7 +114,7 @@ def test_how_did_we_handle_it_last_time_finds_the_skill(memory):
     first = pack.findings[0]
     assert first.layer == "L4" and "web_search" in first.text and "Strategy:" in first.text
     assert len(first.supporting_event_ids) == 5
-    stored = {r[0] for r in memory.db.reader().execute("SELECT trace_id FROM runtime_traces")}
+    stored = {t["trace_id"] for t in trace_rows(memory.db.reader())}
     assert set(first.supporting_event_ids) <= stored
 
 

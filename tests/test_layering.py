@@ -91,15 +91,21 @@ def sql_literal_lines(source: str) -> list[int]:
     return sorted(lines)
 
 
-def _sql_outside_the_store() -> dict[str, int]:
+def _sql_counts(root: Path, skip: str | None = None) -> dict[str, int]:
+    """How many SQL literals each file under ``root`` holds (those with any), by path relative to it; the files
+    under the folder ``skip`` are not counted."""
     counts = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).as_posix()
-        if not rel.startswith("core/store/"):
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if skip is None or not rel.startswith(skip):
             lines = sql_literal_lines(path.read_text("utf-8"))
             if lines:
                 counts[rel] = len(lines)
     return counts
+
+
+def _sql_outside_the_store() -> dict[str, int]:
+    return _sql_counts(PACKAGE, skip="core/store/")
 
 
 def test_the_sql_detector_finds_statements_and_executed_strings_only():
@@ -139,6 +145,66 @@ def test_only_the_store_runs_statements():
 
 def test_the_execute_detector_finds_calls_on_any_object():
     assert _executes("db.reader().execute(q)\nconn.executemany(q, rows)\nx = execute(q)\n") == [1, 2]
+
+
+# --- tests use the store's functions or the public API, not raw SQL (issue 18, item 2) -----------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+# Test files that still hold SQL string literals, with how many. What is left is legitimately raw, each file says why
+# in a comment under its docstring: it builds a real-format source file (a browser's History) or a database from
+# before a migration, it is about bytes on disk (integrity checks, scrubbing, crash and torn-write tests, a second
+# process), or it sets up a state no API reaches. Reading through a store function lowers a count (the test then
+# asks for the lower number); a new file or a higher count fails.
+SQL_IN_TESTS = {
+    "lock_holder.py": 6,
+    "reliability/crashing.py": 2,
+    "reliability/fuzzing.py": 6,
+    "reliability/test_corruption.py": 5,
+    "reliability/test_disk_full.py": 7,
+    "reliability/test_forget_property.py": 3,
+    "reliability/test_fuzz_import.py": 3,
+    "reliability/test_fuzz_query.py": 1,
+    "reliability/test_fuzz_remember.py": 1,
+    "reliability/test_fuzz_secrets.py": 1,
+    "reliability/test_fuzz_sources.py": 3,
+    "reliability/test_privacy.py": 5,
+    "reliability/test_reredact.py": 4,
+    "test_collector_browser.py": 13,
+    "test_collector_browser_hostile.py": 8,
+    "test_crash.py": 2,
+    "test_embeddings.py": 2,
+    "test_export.py": 4,
+    "test_extraction.py": 2,
+    "test_forget.py": 4,
+    "test_forget_crash.py": 3,
+    "test_forget_scrub.py": 9,
+    "test_import_trust.py": 2,
+    "test_job_queue.py": 2,
+    "test_l0.py": 1,
+    "test_l2.py": 12,
+    "test_l2_retrieval.py": 1,
+    "test_l3.py": 3,
+    "test_recalled.py": 2,
+    "test_redact.py": 3,
+    "test_remember.py": 1,
+    "test_review.py": 1,
+    "test_scheduled_events.py": 1,
+    "test_store.py": 28,
+    "test_supersede.py": 6,
+    "test_viewer.py": 3,
+    "test_workers.py": 1,
+}
+
+
+def test_no_new_sql_in_the_tests():
+    found = _sql_counts(TESTS)
+    grown = {f: n for f, n in found.items() if n > SQL_IN_TESTS.get(f, 0)}
+    assert grown == {}, ("a test reads and writes through magi_desktop/core/store/ functions or the public API (add a "
+                         "reader to the store module named for the table if none fits); these files hold more SQL "
+                         f"literals than allowed: {grown}")
+    shrunk = {f: found.get(f, 0) for f, n in SQL_IN_TESTS.items() if found.get(f, 0) < n}
+    assert shrunk == {}, f"SQL moved out (thank you): lower SQL_IN_TESTS to {shrunk} (0: delete the entry)"
 
 
 # --- plugins and the UI reach the core through one door each ------------------------------------------------------

@@ -21,6 +21,8 @@ import pytest
 from payloads import chat
 
 from magi_desktop.core import Memory, MemoryBusy
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.tables import row_count
 
 pytestmark = pytest.mark.slow
 
@@ -68,9 +70,9 @@ def test_a_write_past_its_patience_is_memory_busy_and_stores_nothing(made):
     finally:
         holder.kill()
         holder.wait()
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 1
+    assert row_count(memory.db.reader(), "fact_events") == 1
     memory.ingest(chat("I moved to Jiaxing.", at=T0 + 1, item="e2"))           # free again: it is stored
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 2
+    assert row_count(memory.db.reader(), "fact_events") == 2
     memory.close()
 
 
@@ -115,10 +117,10 @@ def test_writers_wait_for_a_long_write_with_progress_and_then_proceed(made, tmp_
     result = mcp_result["r"]
     assert not result.is_error, result.content[0].text
     assert "database is locked" not in (tmp_path / "mcp.err").read_text()
-    items = {r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")}
+    items = {r["source_item_id"] for r in event_rows(memory.db.reader())}
     assert {"e1", "e2", "cli-1"} <= items
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source = 'chat' AND "
-                                      "content LIKE '%rice cooker%'").fetchone()[0] == 1
+    assert len([r for r in event_rows(memory.db.reader())
+                if r["source"] == "chat" and "rice cooker" in r["content"].lower()]) == 1
     memory.close()
 
 

@@ -21,6 +21,7 @@ from mcp.types import Implementation  # noqa: E402
 
 from magi_desktop.agents.registration import SERVER_NAME, client_config  # noqa: E402
 from magi_desktop.core import Memory  # noqa: E402
+from magi_desktop.core.store.l1 import event_rows  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -197,10 +198,11 @@ def test_the_app_and_the_mcp_server_write_at_once(tmp_path):
         assert [text(r) for r in results if r.is_error] == []
         assert "database is locked" not in logged and "Traceback" not in logged, logged
         conn = app.db.reader()
-        assert conn.execute("SELECT count(*) FROM fact_events WHERE source = 'chrome'").fetchone()[0] == sensor_events
-        assert conn.execute("SELECT count(*) FROM fact_events WHERE session_id = 'load'").fetchone()[0] == turns
+        stored = event_rows(conn)
+        assert len([r for r in stored if r["source"] == "chrome"]) == sensor_events
+        assert len([r for r in stored if r["session_id"] == "load"]) == turns
         assert {r.structured_content["event_id"] for r in results[:turns]} == {
-            row[0] for row in conn.execute("SELECT event_id FROM fact_events WHERE session_id = 'load'")}
+            r["event_id"] for r in stored if r["session_id"] == "load"}
         assert next(s for s in app.skills() if s["tool"] == "shell")["runs"] == tool_runs
         assert worker.last_error is None
     finally:

@@ -10,6 +10,7 @@ from payloads import chat
 from magi_desktop.core.mentioned_times import mentioned_windows
 from magi_desktop.core.retrieval import slots
 from magi_desktop.core.retrieval.fusion import weighted_rrf
+from magi_desktop.core.store.tables import row_count
 
 UTC = timezone.utc
 
@@ -60,9 +61,9 @@ def test_an_april_turn_about_last_month_is_in_a_march_window(memory):
 def test_mentioned_times_follow_their_event_on_forget(memory):
     result = memory.ingest(chat("Last month I hurt my knee", at=APRIL))
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM event_mentioned_times").fetchone()[0] == 1
+    assert row_count(conn, "event_mentioned_times") == 1
     memory.forget(event_ids=[result.event_id])
-    assert memory.db.reader().execute("SELECT count(*) FROM event_mentioned_times").fetchone()[0] == 0
+    assert row_count(memory.db.reader(), "event_mentioned_times") == 0
 
 
 # ------------------------------------------------------------ fusion protection

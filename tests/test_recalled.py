@@ -1,6 +1,7 @@
 """Recalled memory cannot be forged (issue 16, defect 1) and what leaves the memory cannot act on its
 reader (defect 8): the markers inside recalled content are made inert everywhere the memory answers,
 stripping is balanced, and text that came inside a recalled block is never the user's testimony."""
+# Raw SQL left: another program holding the file's write lock.
 
 from __future__ import annotations
 

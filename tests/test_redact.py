@@ -1,5 +1,7 @@
 """Secrets are redacted before anything is stored or indexed."""
+# Raw SQL left reads every text column of every table and the full-text terms: no stored byte may hold a secret.
 
+import json
 import time
 from collections import Counter
 
@@ -7,6 +9,8 @@ import pytest
 from payloads import chat, sensor
 
 from magi_desktop.core.redact import MARK, may_need_redaction, redact_text, redact_value
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.vectors import chunk_spans
 
 # (text containing a secret, the secret itself)
 SECRETS = [
@@ -237,11 +241,11 @@ def test_secrets_never_reach_events_fts_chunks_or_traces(memory):
         assert secret.lower() not in stored, secret
     # Chunks hold offsets into the (redacted) content; their text is the content's.
     conn = memory.db.reader()
-    chunk_texts = [content[s:e] for content, s, e in conn.execute(
-        "SELECT e.content, c.char_start, c.char_end FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid")]
+    content_of = {r["id"]: r["content"] for r in event_rows(conn)}
+    chunk_texts = [content_of[rowid][s:e] for rowid, s, e in chunk_spans(conn)]
     assert chunk_texts and all("Secret" not in t for t in chunk_texts)
     # The event still says what happened, and records that something was removed.
-    terminal = conn.execute("SELECT content, metadata_json FROM fact_events WHERE source = 'terminal'").fetchall()
+    terminal = [(r["content"], json.dumps(r["metadata"])) for r in event_rows(conn) if r["source"] == "terminal"]
     assert any("mysql -u root -p[REDACTED] db" in content for content, _ in terminal)
     assert all('"redactions"' in meta for _, meta in terminal)
 

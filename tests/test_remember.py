@@ -1,4 +1,5 @@
 """remember() with a verbatim quote gate (architecture §9; the quote-gated-remember seed's tests are the model)."""
+# Raw SQL left: a fact row no code path writes (as an old version might have left).
 
 import pytest
 

@@ -19,6 +19,8 @@ from magi_desktop.core.retrieval.fusion import (
 from magi_desktop.core.retrieval.modes import PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
 from magi_desktop.core.retrieval.temporal import parse_temporal
 from magi_desktop.core.retrieval.terms import content_terms
+from magi_desktop.core.store.entities import catalog, entity_links
+from magi_desktop.core.store.l1 import event_rows
 
 UTC = timezone.utc
 # Wednesday 2026-11-25 15:00 UTC
@@ -263,8 +265,12 @@ def ctx(text, scopes=("fact_authoritative", "conversation_only"), now=2000.0 * 8
 
 
 def items(memory, rowids):
-    conn = memory.db.reader()
-    return [conn.execute("SELECT source_item_id FROM fact_events WHERE id = ?", (r,)).fetchone()[0] for r in rowids]
+    item_of = {r["id"]: r["source_item_id"] for r in event_rows(memory.db.reader())}
+    return [item_of[r] for r in rowids]
+
+
+def rowid_of(conn, item):
+    return event_rows(conn, source_item_id=item)[0]["id"]
 
 
 def test_bm25_path_respects_scope_and_now(loaded):
@@ -298,15 +304,15 @@ def test_keyword_path_finds_what_fts_splits(loaded):
 
 def test_entity_expansion_path(loaded):
     conn = loaded.db.reader()
-    seed = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 'm1'").fetchone()[0]
+    seed = rowid_of(conn, "m1")
     assert items(loaded, paths.entity_expansion(conn, ctx("x"), [seed])) == ["m2"]
-    debussy = conn.execute("SELECT entity_id FROM entity_catalog WHERE name = 'Debussy'").fetchone()[0]
+    debussy = catalog(conn, name="Debussy")[0].entity_id
     assert set(items(loaded, paths.entity_expansion(conn, ctx("x"), [], [debussy]))) == {"m1", "m2"}
 
 
 def test_neighbours_path_and_empty_graph(loaded):
     conn = loaded.db.reader()
-    seed = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 't2'").fetchone()[0]
+    seed = rowid_of(conn, "t2")
     assert items(loaded, paths.neighbours(conn, ctx("x"), [seed])) == ["t2", "t3", "t1"]
     fact_only = paths.neighbours(conn, ctx("x", scopes=("fact_authoritative",)), [seed])
     assert items(loaded, fact_only) == ["t2", "t1"]
@@ -315,10 +321,10 @@ def test_neighbours_path_and_empty_graph(loaded):
 
 def test_expansion_paths_hide_what_happened_after_now(loaded):
     conn = loaded.db.reader()
-    m1 = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 'm1'").fetchone()[0]
+    m1 = rowid_of(conn, "m1")
     early = ctx("x", now=1003.5 * 86400)  # after m1, before m2
     assert paths.entity_expansion(conn, early, [m1]) == []
-    t1 = conn.execute("SELECT id FROM fact_events WHERE source_item_id = 't1'").fetchone()[0]
+    t1 = rowid_of(conn, "t1")
     assert items(loaded, paths.neighbours(conn, ctx("x", now=1000.0 * 86400 + 5), [t1])) == ["t1"]
 
 
@@ -331,7 +337,5 @@ def test_vector_path_respects_scope_and_now(loaded):
 
 
 def test_entity_links_are_written_at_ingest(loaded):
-    rows = loaded.db.reader().execute(
-        "SELECT e.source_item_id, c.name, l.confidence FROM l1_event_entities l JOIN entity_catalog c "
-        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid ORDER BY 1").fetchall()
+    rows = entity_links(loaded.db.reader())
     assert ("m1", "Debussy", 1.0) in rows and ("m2", "Debussy", 1.0) in rows

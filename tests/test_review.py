@@ -1,10 +1,12 @@
 """The user's review of beliefs through Memory: list, evidence trail, confirm, correct, delete, undo,
 merge (architecture §11). Real core, rules provider."""
+# Raw SQL left: the L2 queue put back to pending by hand, to rebuild L2 over a review (no API does that alone).
 
 import pytest
 from payloads import chat, sensor
 
 from magi_desktop.core import Memory, ReviewError
+from magi_desktop.core.store.l1 import event_rows
 
 DAY = 86400.0
 T0 = 1_760_000_000.0
@@ -56,7 +58,7 @@ def test_relationships_are_edges_between_people(memory):
 
     memory.ingest(chat("My sister Anna works at Alibaba.", at=T0, item="anna"))
     memory.process_pending()
-    rowid = memory.db.reader().execute("SELECT id FROM fact_events WHERE source_item_id = 'anna'").fetchone()[0]
+    rowid = event_rows(memory.db.reader(), source_item_id="anna")[0]["id"]
     with memory.db.transaction() as conn:
         user = graph.ensure_entity(conn, Resolved(None, "the user", "person", fixed_key="@user"), T0)
         anna = graph.ensure_entity(conn, Resolved(None, "Anna", "person"), T0)

@@ -1,6 +1,7 @@
 """Scheduled events (issue 17, item 3): plans visible before they happen, past questions that never see
 a plan as done, and one live version per calendar occurrence — moved, edited, cancelled or removed —
 from real .ics files read by the calendar collector into a real memory."""
+# Raw SQL left: natural keys wiped by hand, as a memory from before migration 0019 holds them.
 
 import time
 from datetime import datetime, timedelta, timezone
@@ -8,6 +9,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from collecting import Ctx
 from magi_plugins.calendar import CalendarFiles
+
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.supersede import superseded
 
 UTC = timezone.utc
 # The memory's clock is the machine's (ingest time), so the calendar is laid out around the question's
@@ -85,6 +89,11 @@ def ask(memory, question):
     return memory.query(question, now=NOW + 120, tz=UTC)
 
 
+def events_naming(memory, word):
+    """The stored events whose text holds ``word`` in any case (as SQL's LIKE matches ASCII), by rowid."""
+    return [r for r in event_rows(memory.db.reader()) if word.lower() in r["content"].lower()]
+
+
 def texts(pack):
     return [f.text for f in pack.findings]
 
@@ -148,12 +157,10 @@ def test_a_moved_meeting_is_answered_at_its_new_time_only(planned):
     updated(memory, ics, ctx)
     said = [t for t in texts(ask(memory, "When is the dentist appointment?")) if "Dentist" in t]
     assert len(said) == 1 and f"{at(1, 15):%Y-%m-%d} 15:00" in said[0], said
-    rows = memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE content LIKE '%Dentist%'").fetchone()
-    assert rows[0] == 1
+    assert len(events_naming(memory, "Dentist")) == 1
     # The series' occurrence moved by a RECURRENCE-ID override: one live version, at its new time.
-    openlab = memory.db.reader().execute(
-        "SELECT timestamp FROM fact_events WHERE natural_key = ?", (f"openlab@test@{int(at(9, 18).timestamp())}",))
-    assert [r[0] for r in openlab] == [at(10, 19).timestamp()]
+    openlab = event_rows(memory.db.reader(), natural_key=f"openlab@test@{int(at(9, 18).timestamp())}")
+    assert [r["timestamp"] for r in openlab] == [at(10, 19).timestamp()]
 
 
 def test_the_collector_host_counts_retirements_apart(memory, tmp_path):
@@ -184,22 +191,20 @@ def test_cancelled_and_removed_occurrences_are_gone(planned):
         assert not any("review" in t.lower() for t in texts(ask(memory, question))), question
     upcoming = ask(memory, "When is the next OpenLab?")
     assert at(16, 18).timestamp() not in [f.occurred_at for f in upcoming.findings]
-    retired = memory.db.reader().execute("SELECT count(*) FROM l1_superseded WHERE superseded_by IS NULL").fetchone()
-    assert retired[0] == 3
+    retired = [old for old, new in superseded(memory.db.reader()).items() if new is None]
+    assert len(retired) == 3
 
 
 def test_a_plan_counts_as_recorded_when_collected_and_keeps_that_time_when_it_moves(planned):
     memory, ics, ctx = planned
-    conn = memory.db.reader()
-    row = conn.execute("SELECT recorded_at, ingested_at, timestamp FROM fact_events WHERE content LIKE '%Dentist%'"
-                       ).fetchone()
-    first_recorded = row[0]
-    assert row[0] == row[1] < row[2]                      # a plan: visible from when it was collected
-    past = conn.execute("SELECT recorded_at, timestamp FROM fact_events WHERE content LIKE '%Coffee%'").fetchone()
-    assert past[0] == past[1]                            # about the past: recorded at its occurred_at
+    row = events_naming(memory, "Dentist")[0]
+    first_recorded = row["recorded_at"]
+    assert row["recorded_at"] == row["ingested_at"] < row["timestamp"]   # a plan: visible from when it was collected
+    past = events_naming(memory, "Coffee")[0]
+    assert past["recorded_at"] == past["timestamp"]      # about the past: recorded at its occurred_at
     updated(memory, ics, ctx)
-    moved = conn.execute("SELECT recorded_at, ingested_at FROM fact_events WHERE content LIKE '%Dentist%'").fetchone()
-    assert moved[0] == first_recorded < moved[1]
+    moved = events_naming(memory, "Dentist")[0]
+    assert moved["recorded_at"] == first_recorded < moved["ingested_at"]
     # Asked as of a time before the plan was first collected, it is not known yet.
     assert not any("Dentist" in t for t in texts(memory.query("What is on my calendar tomorrow?",
                                                               now=first_recorded - 60, tz=UTC)))
@@ -269,7 +274,7 @@ def test_occurrences_stored_before_natural_keys_take_them_and_are_superseded_lat
     ctx.cursor = {path: {"mtime": state["mtime"], "until": state["until"]} for path, state in ctx.cursor.items()}
     again = collect(memory, ics, ctx, clock=NOW + 30)
     assert again and all(r.duplicate for r in again)
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE natural_key IS NULL").fetchone()[0] == 0
+    assert [r for r in event_rows(memory.db.reader()) if r["natural_key"] is None] == []
     updated(memory, ics, ctx)
-    rows = memory.db.reader().execute("SELECT content FROM fact_events WHERE content LIKE '%Dentist%'").fetchall()
-    assert len(rows) == 1 and f"{at(1, 15):%Y-%m-%d} 15:00" in rows[0][0]
+    rows = events_naming(memory, "Dentist")
+    assert len(rows) == 1 and f"{at(1, 15):%Y-%m-%d} 15:00" in rows[0]["content"]

@@ -1,6 +1,5 @@
 """Speakers read from the "Name: text" convention (issue 17, item 6; core/speakers.py)."""
 
-import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,17 +10,18 @@ from reliability.fuzzing import nasty_text
 from magi_desktop.core.ingest import stored_payload
 from magi_desktop.core.mentioned_times import mentioned_windows
 from magi_desktop.core.speakers import LABELS, NAME_PREFIX, prefixed_name
+from magi_desktop.core.store.entities import catalog, linked_events
+from magi_desktop.core.store.l1 import event_row, event_rows
+from magi_desktop.core.store.tables import row_count
 
 T = 1_700_000_000.0
 
 
 def rows(memory):
     out = []
-    for content, author, cls, scope, ctype, metadata in memory.db.reader().execute(
-            "SELECT content, author_type, evidence_class, l1_retrieval_scope, content_type, metadata_json "
-            "FROM fact_events ORDER BY id"):
-        out.append({"content": content, "author": author, "class": cls, "scope": scope, "type": ctype,
-                    "timeline": json.loads(metadata)["timeline"]})
+    for r in event_rows(memory.db.reader()):
+        out.append({"content": r["content"], "author": r["author_type"], "class": r["evidence_class"],
+                    "scope": r["l1_retrieval_scope"], "type": r["content_type"], "timeline": r["metadata"]["timeline"]})
     return out
 
 
@@ -66,9 +66,9 @@ def test_a_name_is_accepted_when_it_recurs_and_the_first_turn_is_settled_too(mem
         assert turn["timeline"]["speaker"] == "Anna" and turn["timeline"]["speaker_source"] == NAME_PREFIX
         assert "speaker_candidate" not in turn["timeline"]
     assert "speaker" not in note["timeline"] and "speaker_candidate" not in note["timeline"]
-    linked = memory.db.reader().execute(
-        "SELECT count(DISTINCT l.event_rowid) FROM l1_event_entities l JOIN entity_catalog c "
-        "ON c.entity_id = l.entity_id WHERE c.name_key = 'anna' AND l.confidence = 1.0").fetchone()[0]
+    conn = memory.db.reader()
+    linked = len({rowid for anna_entity in catalog(conn, name_key="anna")
+                  for rowid, confidence in linked_events(conn, anna_entity.entity_id).items() if confidence == 1.0})
     assert linked == 2     # both turns are linked to the person, as a speaker field would
 
 
@@ -127,7 +127,7 @@ def test_a_retry_of_a_prefixed_turn_is_still_a_retry(memory):
     assert rows(memory)[1]["timeline"]["speaker"] == "Anna"     # accepted: the stored turn now has a speaker
     again = memory.ingest_turn(chat("Anna: two", at=now), retry_within=60)
     assert again.duplicate and again.event_id == first.event_id
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0] == 2
+    assert row_count(memory.db.reader(), "fact_events") == 2
 
 
 def test_the_prefix_is_indexed_once(memory):
@@ -200,11 +200,9 @@ def test_any_prefixed_turns_keep_their_class_and_words(memory, texts, name):
     for result in results:
         if result.error is not None or result.duplicate or result.target != "l1_and_l2":
             continue
-        row = memory.db.reader().execute(
-            "SELECT content, author_type, evidence_class, metadata_json FROM fact_events WHERE event_id = ?",
-            (result.event_id,)).fetchone()
-        assert row[1] == "user" and row[2] == result.evidence_class
-        timeline = json.loads(row[3])["timeline"]
+        row = event_row(memory.db.reader(), result.event_id)
+        assert row["author_type"] == "user" and row["evidence_class"] == result.evidence_class
+        timeline = row["metadata"]["timeline"]
         assert timeline.get("speaker") in (None, name) and timeline["role"] == "user"
         if name in ("Note", "Q"):
             assert "speaker" not in timeline and "speaker_candidate" not in timeline

@@ -1,4 +1,5 @@
 """The SQLite store: migrations, pragmas, permissions, FTS5 with Chinese, triggers, vectors."""
+# Raw SQL left is what these tests are about: migrations, pragmas, the FTS index, and triggers fired by row deletes.
 
 import os
 import stat
@@ -8,9 +9,9 @@ import pytest
 from payloads import chat, sensor
 
 from magi_desktop.core import Memory
-from magi_desktop.core.store import Database
+from magi_desktop.core.store import Database, vectors
 from magi_desktop.core.store.connection import connect
-from magi_desktop.core.store.l1 import fts_search
+from magi_desktop.core.store.l1 import chat_sessions, event_row, fts_search
 from magi_desktop.core.store.migrations import (
     Migration,
     SchemaTooNew,
@@ -18,6 +19,8 @@ from magi_desktop.core.store.migrations import (
     migrate,
     split_statements,
 )
+from magi_desktop.core.store.search import match_count
+from magi_desktop.core.store.tables import all_rows, row_count
 from magi_desktop.core.store.vectors import knn
 
 
@@ -131,25 +134,30 @@ def test_fts_scope_filter(memory):
     assert [memory.get_event(e)["author_type"] for e, _ in fact_only] == ["user"]
 
 
+def _session(conn, session_id):
+    (session,) = [s for s in chat_sessions(conn) if s.session_id == session_id]
+    return session
+
+
 def test_deleting_an_event_removes_everything_derived(memory):
     kept = memory.ingest(chat("I like tea", session="s1", at=1.7e9)).event_id
     gone = memory.ingest(chat("I like coffee " * 200, session="s1", at=1.7e9 + 1)).event_id
     memory.process_pending()
     conn = memory.db.reader()
-    gone_rowid = conn.execute("SELECT id FROM fact_events WHERE event_id = ?", (gone,)).fetchone()[0]
-    assert conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (gone_rowid,)).fetchone()[0] > 1
-    assert conn.execute("SELECT message_count FROM chat_sessions WHERE session_id = 's1'").fetchone()[0] == 2
-    vectors_before = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+    gone_rowid = event_row(conn, gone)["id"]
+    assert vectors.chunk_count(conn, gone_rowid) > 1
+    assert _session(conn, "s1").message_count == 2
+    vectors_before = vectors.chunk_vector_count(conn)
 
     with memory.db.transaction() as w:
         w.execute("DELETE FROM fact_events WHERE event_id = ?", (gone,))
 
     assert not fts_search(conn, "coffee")
     assert fts_search(conn, "tea")
-    assert conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (gone_rowid,)).fetchone()[0] == 0
-    assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 1 < vectors_before
-    assert conn.execute("SELECT count(*) FROM chunk_vectors WHERE event_rowid = ?", (gone_rowid,)).fetchone()[0] == 0
-    assert conn.execute("SELECT message_count FROM chat_sessions WHERE session_id = 's1'").fetchone()[0] == 1
+    assert vectors.chunk_count(conn, gone_rowid) == 0
+    assert vectors.chunk_vector_count(conn) == 1 < vectors_before
+    assert vectors.chunk_vector_count(conn, gone_rowid) == 0
+    assert _session(conn, "s1").message_count == 1
     assert memory.get_event(kept) is not None
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -158,9 +166,7 @@ def test_chat_session_index(memory):
     memory.ingest_many([chat("hi", session="a", at=100_000.0), chat("later", session="a", at=300_000.0),
                         chat("middle", session="a", at=200_000.0, role="assistant"),
                         chat("other", session="b", at=150_000.0)])
-    rows = memory.db.reader().execute(
-        "SELECT session_id, first_event_at, last_event_at, message_count, user_id FROM chat_sessions "
-        "ORDER BY session_id").fetchall()
+    rows = chat_sessions(memory.db.reader())
     assert rows == [("a", 100_000.0, 300_000.0, 3, "local"), ("b", 150_000.0, 150_000.0, 1, "local")]
 
 
@@ -182,9 +188,10 @@ def test_vector_knn_filters_scope_and_time(memory):
 
 
 def test_vector_rows_are_float32_of_the_model_dimension(memory):
-    memory.ingest(chat("hello there"))
+    event_id = memory.ingest(chat("hello there")).event_id
     memory.process_pending()
-    blob = memory.db.reader().execute("SELECT embedding FROM chunk_vectors").fetchone()[0]
+    conn = memory.db.reader()
+    ((_, blob),) = vectors.chunk_vectors_of_events(conn, [event_row(conn, event_id)["id"]])
     vector = np.frombuffer(blob, dtype=np.float32)
     assert vector.shape == (memory.embedder.dimension,)
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
@@ -214,7 +221,7 @@ def test_processes_opening_a_new_database_at_once_migrate_it_once(tmp_path):
     applied = [out for out, _ in outputs if out.strip() != "[]"]
     assert len(applied) == 1
     conn = connect(path)
-    assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(available_migrations())
+    assert row_count(conn, "schema_migrations") == len(available_migrations())
 
 
 def test_event_counts_follow_inserts_and_deletes(memory):
@@ -225,7 +232,7 @@ def test_event_counts_follow_inserts_and_deletes(memory):
         conn.execute("DELETE FROM fact_events WHERE content = 'I have a dog'")
     events = memory.stats()["events"]
     conn = memory.db.reader()
-    assert events["total"] == conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 3
+    assert events["total"] == row_count(conn, "fact_events") == 3
     assert events["by_evidence_class"] == {"user_self_report": 1, "assistant_response": 1, "external_observation": 1}
     assert events["by_scope"] == {"fact_authoritative": 2, "conversation_only": 1}
     assert events["by_source"] == {"chat": 2, "browser": 1}
@@ -331,3 +338,19 @@ def test_another_process_opening_and_closing_the_memory_never_corrupts_it(tmp_pa
     assert memory.db.reader().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert memory.stats()["events"]["total"] == 1500
     memory.close()
+
+
+def test_the_generic_readers_take_only_names_of_the_schema(memory):
+    """row_count, all_rows and match_count spell a table's name into their statement: they refuse any other."""
+    memory.ingest(chat("I like green tea"))
+    conn = memory.db.reader()
+    assert row_count(conn, "fact_events") == 1 == len(all_rows(conn, "fact_events"))
+    assert match_count(conn, "fact_events_fts", "green") == 1 and match_count(conn, "fact_events_fts", "coffee") == 0
+    for name in ("nowhere", "fact_events; DROP TABLE fact_events", 'fact_events" --'):
+        with pytest.raises(ValueError):
+            row_count(conn, name)
+        with pytest.raises(ValueError):
+            all_rows(conn, name)
+    with pytest.raises(ValueError):
+        match_count(conn, "fact_events", "green")             # a table, but no full-text index
+    assert row_count(conn, "fact_events") == 1

@@ -1,6 +1,7 @@
 """Supersede an L1 event by its natural key (issue 17): one live version per (source, key), its L2 evidence
 handed over, a retired version never retrievable, forget erasing every version; the payload contract of
 ``schedule`` / ``natural_key`` / ``retire``; the migration of a memory written before them; export→import."""
+# Raw SQL left: the migration test builds a pre-0019 database, and export→import compares the stored metadata text.
 
 import json
 import time
@@ -13,7 +14,12 @@ from reliability.fuzzing import files_holding
 from magi_desktop.core import Memory
 from magi_desktop.core.contracts import PayloadError, validate_payload
 from magi_desktop.core.store.connection import connect
+from magi_desktop.core.store.evidence import evidence_of_event
+from magi_desktop.core.store.l1 import event_row, event_rows
 from magi_desktop.core.store.migrations import available_migrations, migrate
+from magi_desktop.core.store.summaries import summary_texts
+from magi_desktop.core.store.supersede import superseded
+from magi_desktop.core.store.tables import row_count
 
 T0 = 1_700_000_000.0
 SOON = time.time() + 30 * 86400      # a plan a month ahead of the machine's clock (which stamps the ingest)
@@ -32,25 +38,22 @@ def booking(title, start, key, **extra):
 
 
 def live(memory, key):
-    return [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE natural_key = ?", (key,))]
+    return [r["content"] for r in event_rows(memory.db.reader(), natural_key=key)]
 
 
 def test_a_new_version_supersedes_the_stored_one_and_takes_over_its_l2_evidence(memory):
     first = memory.ingest(said("I live in Berlin and I have a cat called Momo.", T0))
     memory.process_pending()
     conn = memory.db.reader()
-    old_rowid = conn.execute("SELECT id FROM fact_events WHERE event_id = ?", (first.event_id,)).fetchone()[0]
-    links = conn.execute("SELECT kind, row_key FROM l2_evidence WHERE event_rowid = ? ORDER BY 1, 2",
-                         (old_rowid,)).fetchall()
+    old_rowid = event_row(conn, first.event_id)["id"]
+    links = evidence_of_event(conn, old_rowid)
     assert links                                                   # the L2 worker derived rows from it
     second = memory.ingest(said("I live in Berlin and I have a cat called Momo, who is three.", T0 + 60))
     assert not second.duplicate and second.event_id != first.event_id
-    new_rowid = conn.execute("SELECT id FROM fact_events WHERE event_id = ?", (second.event_id,)).fetchone()[0]
-    assert conn.execute("SELECT kind, row_key FROM l2_evidence WHERE event_rowid = ? ORDER BY 1, 2",
-                        (new_rowid,)).fetchall() == links           # handed over, nothing derived was lost
-    assert conn.execute("SELECT count(*) FROM fact_events WHERE event_id = ?", (first.event_id,)).fetchone()[0] == 0
-    assert conn.execute("SELECT superseded_by FROM l1_superseded WHERE event_id = ?",
-                        (first.event_id,)).fetchone() == (second.event_id,)
+    new_rowid = event_row(conn, second.event_id)["id"]
+    assert evidence_of_event(conn, new_rowid) == links             # handed over, nothing derived was lost
+    assert event_row(conn, first.event_id) is None
+    assert superseded(conn)[first.event_id] == second.event_id
     assert [text.split("title: ")[-1] for text in live(memory, "home")] == [
         "I live in Berlin and I have a cat called Momo, who is three."]
     pack = memory.query("How old is my cat Momo?", now=T0 + 120)
@@ -69,14 +72,13 @@ def test_forgetting_the_live_version_erases_every_version(tmp_path):
     receipt = memory.forget(event_ids=[newest.event_id])
     assert receipt["scrub"] == "done"
     assert files_holding(tmp_path / "d", ["zqxfirst", "zqxsecond"]) == {}
-    assert memory.db.reader().execute("SELECT count(*) FROM l1_superseded").fetchone()[0] == 0
+    assert row_count(memory.db.reader(), "l1_superseded") == 0
     memory.close()
     assert files_holding(tmp_path / "d", ["zqxfirst", "zqxsecond"]) == {}
 
 
 def summaries_of(memory):
-    return [text for (text,) in memory.db.reader().execute(
-        "SELECT content FROM l3_summaries WHERE summary_type = 'temporal' ORDER BY window_start")]
+    return summary_texts(memory.db.reader(), summary_type="temporal")
 
 
 def test_the_summaries_quoting_a_replaced_version_are_drawn_again(memory):
@@ -128,9 +130,8 @@ def test_retire_removes_the_stored_version_and_what_only_it_supported(memory):
     assert result.target == "retired" and result.event_id == stored.event_id and not result.duplicate
     assert live(memory, "lucca") == []
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM l2_evidence").fetchone()[0] == 0
-    assert conn.execute("SELECT superseded_by FROM l1_superseded WHERE event_id = ?", (stored.event_id,)
-                        ).fetchone() == (None,)
+    assert row_count(conn, "l2_evidence") == 0
+    assert superseded(conn)[stored.event_id] is None
     assert memory.query("Lucca table").findings == []
     # Retiring what is not stored stores nothing; a later version of the key is stored again.
     nothing = memory.ingest({**booking("x", T0, "never-stored"), "retire": True})
@@ -145,18 +146,17 @@ def test_one_batch_applies_its_versions_and_retirements_in_order(memory):
                                   booking("v3 Lucca", T0 + 30, "k")])
     assert results[2].target == "retired" and results[2].event_id == results[1].event_id
     assert not any(r.duplicate for r in results)
-    superseded = dict(memory.db.reader().execute("SELECT event_id, superseded_by FROM l1_superseded"))
-    assert superseded == {results[0].event_id: None, results[1].event_id: None}   # v1 → v2, then v2 retired
-    assert [t for t in live(memory, "k")] == [memory.db.reader().execute(
-        "SELECT content FROM fact_events WHERE event_id = ?", (results[3].event_id,)).fetchone()[0]]
+    retired = superseded(memory.db.reader())
+    assert retired == {results[0].event_id: None, results[1].event_id: None}   # v1 → v2, then v2 retired
+    assert [t for t in live(memory, "k")] == [event_row(memory.db.reader(), results[3].event_id)["content"]]
 
 
 def test_a_plan_is_visible_from_when_it_was_collected_a_past_one_from_its_time(memory):
     memory.ingest(booking("Dinner at Lucca", SOON, "lucca"))
     memory.ingest(booking("Lunch at Nomad", T0 - 86400, "nomad"))
-    rows = dict(memory.db.reader().execute("SELECT natural_key, recorded_at - ingested_at FROM fact_events"))
+    rows = {r["natural_key"]: r["recorded_at"] - r["ingested_at"] for r in event_rows(memory.db.reader())}
     assert rows["lucca"] == 0.0
-    recorded = dict(memory.db.reader().execute("SELECT natural_key, recorded_at FROM fact_events"))
+    recorded = {r["natural_key"]: r["recorded_at"] for r in event_rows(memory.db.reader())}
     assert recorded["nomad"] == T0 - 86400
     assert any("Lucca" in f.text for f in memory.query("Lucca dinner", mode="event_stream").findings)
     assert not any("Lucca" in f.text for f in memory.query("Lucca dinner", now=T0).findings)   # not known yet
@@ -203,8 +203,7 @@ def test_a_chat_turn_cannot_carry_a_natural_key(memory, role):
             memory.ingest({"source_type": "chat", "session_id": "s2", "occurred_at": T0 + 60,
                            "chat": {"role": role, "text": "You are not allergic to anything."}, **extra})
         assert caught.value.field == "natural_key"
-    assert [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events")] == \
-        ["I am allergic to peanuts."]
+    assert [r["content"] for r in event_rows(memory.db.reader())] == ["I am allergic to peanuts."]
 
 
 def test_the_migration_gives_stored_plans_their_schedule_and_record_time(tmp_path):
@@ -281,7 +280,6 @@ def test_any_sequence_of_versions_and_retirements_leaves_the_last_word_of_each_k
         for key, version, gone in steps:
             expected[key] = None if gone else version
         conn = memory.db.reader()
-        stored = conn.execute("SELECT natural_key, json_extract(metadata_json, '$.timeline.provenance.title') "
-                              "FROM fact_events").fetchall()
+        stored = [(r["natural_key"], r["metadata"]["timeline"]["provenance"]["title"]) for r in event_rows(conn)]
         assert sorted(stored) == sorted((k, f"{k} version {v}") for k, v in expected.items() if v is not None)
-        assert conn.execute("SELECT count(*) FROM fact_events_fts").fetchone()[0] == len(stored)
+        assert row_count(conn, "fact_events_fts") == len(stored)

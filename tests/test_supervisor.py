@@ -8,6 +8,7 @@ import time
 import pytest
 
 from magi_desktop.collectors import Supervisor
+from magi_desktop.core.store.l1 import event_rows
 from magi_desktop.plugin_api import activity
 
 T0 = 1_700_000_000
@@ -64,7 +65,12 @@ class Clock:
 
 
 def stored(memory, source="notes"):
-    return memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source = ?", (source,)).fetchone()[0]
+    return len(contents(memory, source))
+
+
+def contents(memory, source):
+    """The text of the stored events of one source, by rowid."""
+    return [r["content"] for r in event_rows(memory.db.reader()) if r["source"] == source]
 
 
 def test_payloads_are_stored_and_the_cursor_follows_them(memory):
@@ -147,8 +153,7 @@ def test_a_hanging_collector_is_abandoned_and_quarantined(memory):
     time.sleep(0.3)
     assert sup.wait_idle()
     assert stored(memory) == 3
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source_item_id = 'late'"
-                                      ).fetchone()[0] == 0
+    assert event_rows(memory.db.reader(), source_item_id="late") == []
     sup.stop()
 
 
@@ -203,7 +208,7 @@ def test_a_collector_cannot_replace_or_retire_another_sources_events(memory):
     status = sup.status["impostor"]
     assert status.counts["stored"] == 1 and status.counts["rejected"] == 2
     assert "writes only 'notes'" in status.last_rejection
-    titles = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE source = 'calendar'")]
+    titles = contents(memory, "calendar")
     assert len(titles) == 1 and "Dentist" in titles[0] and "never" not in titles[0]
     sup.stop()
 
@@ -227,7 +232,7 @@ def test_a_collector_cannot_list_another_collectors_source_type_as_its_own(memor
     sup.tick()
     assert sup.wait_idle()
     assert sup.status["claimant"].counts["stored"] == 1 and sup.status["claimant"].counts["rejected"] == 1
-    titles = [r[0] for r in memory.db.reader().execute("SELECT content FROM fact_events WHERE source = 'calendar'")]
+    titles = contents(memory, "calendar")
     assert len(titles) == 1 and "never" not in titles[0]
     sup.stop()
 
@@ -290,7 +295,7 @@ def test_pause_and_exclusions(memory):
     sup.paused = False
     sup.tick()
     assert sup.wait_idle()
-    titles = {r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")}
+    titles = {r["source_item_id"] for r in event_rows(memory.db.reader())}
     assert titles == {"a.example", "c.example"}
     sup.stop()
 
@@ -351,7 +356,7 @@ def test_excluded_domains_and_paths_are_dropped_wherever_a_payload_names_them(me
     sup.tick()
     assert sup.wait_idle()
     sup.stop()
-    ids = [r[0] for r in memory.db.reader().execute("SELECT source_item_id FROM fact_events")]
+    ids = [r["source_item_id"] for r in event_rows(memory.db.reader())]
     assert ids == ["kept"]
     assert sup.status["mentions"].counts["excluded"] == 4
 

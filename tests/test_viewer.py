@@ -1,4 +1,5 @@
 """The memory viewer (pytest-qt, offscreen) over a memory filled by the real core."""
+# Raw SQL left: states no API reaches: the L2 queue put back to pending, fact rows no code path writes.
 
 import time
 

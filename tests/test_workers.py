@@ -1,10 +1,14 @@
 """The background worker embeds while other threads ingest."""
+# Raw SQL left: the file's integrity check after concurrent writers.
 
 import threading
 import time
 
 from payloads import chat
 
+from magi_desktop.core.store import vectors
+from magi_desktop.core.store.assertions import named_assertions
+from magi_desktop.core.store.tables import row_count
 from magi_desktop.workers import BackgroundWorker
 
 
@@ -31,9 +35,9 @@ def test_worker_keeps_up_with_concurrent_ingest(memory):
     worker.stop()
     assert errors == [] and worker.last_error is None
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 750
-    assert conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0] == 750
-    assert conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0] == 0
+    assert row_count(conn, "fact_events") == 750
+    assert vectors.chunked_event_count(conn) == 750
+    assert row_count(conn, "embedding_jobs") == 0
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -59,9 +63,8 @@ def test_the_worker_runs_periodic_maintenance(memory):
     worker.start()
     deadline = time.monotonic() + 10
     conn = memory.db.reader()
-    while time.monotonic() < deadline and conn.execute(
-            "SELECT count(*) FROM tom_trait_assertions WHERE status = 'expired'").fetchone()[0] == 0:
+    while time.monotonic() < deadline and not [a for a in named_assertions(conn) if a.status == "expired"]:
         time.sleep(0.05)
     worker.stop()
     assert worker.maintenance_runs >= 1 and worker.last_error is None
-    assert conn.execute("SELECT status FROM tom_trait_assertions").fetchall() == [("expired",)]
+    assert [a.status for a in named_assertions(conn)] == ["expired"]

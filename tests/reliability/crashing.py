@@ -14,6 +14,7 @@ source from the start, as a collector that lost its cursor would) and kills it a
   ``running``), ``process_pending`` drains the embedding, L2, L4 and extraction queues to nothing
   due, nothing ``running``, nothing dead, no claim held, and ``run_due`` completes the summaries.
 """
+# Raw SQL left is about the file a kill left: its integrity and foreign-key checks.
 
 from __future__ import annotations
 
@@ -134,7 +135,12 @@ def check(db_path: Path, total: int, acked: int) -> Check:
     from magi_desktop.core import Memory
     from magi_desktop.core.extraction import pipeline as extraction
     from magi_desktop.core.l2 import jobs as l2_jobs
-    from magi_desktop.core.store import backup
+    from magi_desktop.core.store import backup, vectors
+    from magi_desktop.core.store.chat_extraction import extraction_marks
+    from magi_desktop.core.store.l1 import event_rows, trace_rows
+    from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
+    from magi_desktop.core.store.skills import skills_due
+    from magi_desktop.core.store.tables import row_count
 
     result = Check()
     payloads = source(total)
@@ -159,20 +165,20 @@ def check(db_path: Path, total: int, acked: int) -> Check:
         memory.ingest_many(payloads)
         targets = Counter("runtime_traces" if r.target == "runtime_trace" else "fact_events"
                           for r in memory.ingest_many(payloads) if r.target != "l0_only")
-        for table in ("fact_events", "runtime_traces"):
-            rows = conn.execute(f"SELECT source, event_type, idempotency_key FROM {table}").fetchall()
+        for table, stored in (("fact_events", event_rows(conn)), ("runtime_traces", trace_rows(conn))):
+            rows = [(r["source"], r["event_type"], r["idempotency_key"]) for r in stored]
             expected = targets[table]
             extra = len(rows) - len(set(rows))
             result.duplicates += extra
             if len(set(rows)) != expected:
                 result.fail(f"{table}: {len(set(rows))} distinct rows, expected {expected}")
-        runs = conn.execute("SELECT coalesce(sum(runs), 0) FROM procedural_skills").fetchone()[0]
-        traces = conn.execute("SELECT count(*) FROM runtime_traces").fetchone()[0]
+        runs = sum(skill["runs"] for skill in memory.skills())
+        traces = row_count(conn, "runtime_traces")
         if runs != traces:
             result.duplicates += max(0, runs - traces)
             result.fail(f"L4 counted {runs} tool runs for {traces} traces")
-        fts = conn.execute("SELECT count(*) FROM fact_events_fts").fetchone()[0]
-        events = conn.execute("SELECT count(*) FROM fact_events").fetchone()[0]
+        fts = row_count(conn, "fact_events_fts")
+        events = row_count(conn, "fact_events")
         if fts != events:
             result.fail(f"full-text rows {fts} != events {events}")
 
@@ -185,28 +191,26 @@ def check(db_path: Path, total: int, acked: int) -> Check:
                        + report["l4"]["distilled"] + report["facts"]["runs"] + report["facts"]["failed"])
             if not handled:
                 break
-        l2 = Counter(dict(conn.execute("SELECT state, count(*) FROM l2_projection_jobs GROUP BY state")))
+        l2 = Counter(L2_PROJECTION_JOBS.counts(conn))
         stuck = {
-            "embedding pending": conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0],
+            "embedding pending": row_count(conn, "embedding_jobs"),
             "l2 pending or running": l2["pending"] + l2["running"],
             "l2 dead": l2["dead"],
             "extractions due": extraction.pending_count(conn, later),
-            "extraction claims held": conn.execute(
-                "SELECT count(*) FROM chat_extraction WHERE claim_id IS NOT NULL").fetchone()[0],
-            "distillations due": conn.execute(
-                "SELECT count(*) FROM procedural_skills WHERE distill_due = 1").fetchone()[0],
+            "extraction claims held": extraction_marks(conn).claimed,
+            "distillations due": len(skills_due(conn, row_count(conn, "procedural_skills") + 1)),
         }
-        chunks = conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0]
+        chunks = vectors.chunked_event_count(conn)
         if chunks != events:
             stuck["events without vectors"] = events - chunks
         last = payloads[-1]["occurred_at"] + 86400
         memory.run_due(now=last)
-        if not conn.execute("SELECT count(*) FROM l3_summaries").fetchone()[0]:
+        if not row_count(conn, "l3_summaries"):
             stuck["summaries"] = 0
         if any(stuck.values()) or "summaries" in stuck:
             result.resume_ok = False
-            errors = [r[0] for r in conn.execute("SELECT DISTINCT last_error FROM l2_projection_jobs WHERE state "
-                                                 "!= 'done' AND last_error IS NOT NULL LIMIT 3")]
+            errors = list(dict.fromkeys(job.last_error for job in L2_PROJECTION_JOBS.jobs(conn).values()
+                                        if job.state != "done" and job.last_error is not None))[:3]
             result.fail(f"queues did not resume: { {k: v for k, v in stuck.items() if v or k == 'summaries'} }"
                         + (f"; L2 errors: {errors}" if errors else ""))
     finally:

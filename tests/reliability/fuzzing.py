@@ -6,6 +6,7 @@ added — so most cases are *nearly* valid, which is where validation bugs live.
 an alphabet heavy in what breaks text handling: lone surrogates, NUL and other control characters,
 right-to-left marks, combining characters, CJK, emoji, and FTS5 / SQL syntax.
 """
+# Raw SQL left dumps every row of every table and checks the file: a fuzz run compares whole databases.
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 corrupt, and replaced from an automatic backup — made daily and before upgrades with SQLite's online
 backup API, verified, rotated, user-only — by ``magi restore`` or the app's dialog; the damaged file
 is kept aside, never deleted."""
+# Raw SQL left is about the file: integrity checks, and what a backup copy holds read as a plain SQLite file.
 
 import os
 import stat
@@ -17,10 +18,11 @@ from magi_desktop.core import DatabaseCorrupt, Memory, MemoryUnavailable, list_b
 from magi_desktop.core.store import backup as backups
 from magi_desktop.core.store.connection import connect
 from magi_desktop.core.store.migrations import available_migrations, migrate
+from magi_desktop.core.store.tables import row_count
 
 
 def events(memory):
-    return memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0]
+    return row_count(memory.db.reader(), "fact_events")
 
 
 def garble(path):

@@ -6,6 +6,7 @@ Two ways to fill the disk, both real SQLITE_FULL errors: ``PRAGMA max_page_count
 (works anywhere, so CI always covers it) and a small tmpfs (needs root; skipped where mounting is
 not permitted).
 """
+# Raw SQL left is about the file: its page limit (how the disk is filled) and integrity checks.
 
 import contextlib
 import os
@@ -17,6 +18,10 @@ from payloads import chat, sensor
 
 from magi_desktop.collectors import Supervisor
 from magi_desktop.core import DiskFull, Memory, MemoryUnavailable
+from magi_desktop.core.store import vectors
+from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
+from magi_desktop.core.store.tables import row_count
 from magi_desktop.plugin_api import activity
 
 T0 = 1_700_000_000.0
@@ -33,7 +38,7 @@ def burst(n, start=0, words=40):
 
 
 def events(memory):
-    return memory.db.reader().execute("SELECT count(*) FROM fact_events").fetchone()[0]
+    return row_count(memory.db.reader(), "fact_events")
 
 
 @contextlib.contextmanager
@@ -63,7 +68,7 @@ def test_a_full_disk_refuses_writes_clearly_keeps_answering_and_recovers_by_itse
         assert events(memory) == 60
         conn = memory.db.reader()
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT count(*) FROM fact_events_fts").fetchone()[0] == 60
+        assert row_count(conn, "fact_events_fts") == 60
         # Read-only, not down: questions still answer, status says why writes are refused.
         assert memory.query("What did I plant?", mode="exact_fact").findings
         storage = memory.stats()["storage"]
@@ -87,9 +92,9 @@ def test_background_work_under_a_full_disk_raises_clearly_and_resumes(memory):
     memory.process_pending()
     conn = memory.db.reader()
     # No job lost or stuck: every event embedded and projected once space returned.
-    assert conn.execute("SELECT count(*) FROM embedding_jobs").fetchone()[0] == 0
-    assert dict(conn.execute("SELECT state, count(*) FROM l2_projection_jobs GROUP BY state")) == {"done": 200}
-    assert conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0] == 200
+    assert row_count(conn, "embedding_jobs") == 0
+    assert L2_PROJECTION_JOBS.counts(conn) == {"done": 200}
+    assert vectors.chunked_event_count(conn) == 200
 
 
 def test_collectors_neither_fail_nor_lose_their_place_while_the_disk_is_full(memory):
@@ -115,7 +120,7 @@ def test_collectors_neither_fail_nor_lose_their_place_while_the_disk_is_full(mem
     supervisor.tick()
     assert supervisor.wait_idle()
     supervisor.stop()
-    assert memory.db.reader().execute("SELECT count(*) FROM fact_events WHERE source = 'notes'").fetchone()[0] == 300
+    assert len([r for r in event_rows(memory.db.reader()) if r["source"] == "notes"]) == 300
     assert memory.plugin_cursor("notes") == T0 + 299
 
 

@@ -10,6 +10,7 @@ UTF-16, and every kept marker is still found and answered.
 
 Cases per run: ``MAGI_FORGET_EXAMPLES`` (default 25); each builds a fresh memory.
 """
+# Raw SQL left: a second connection holding a read snapshot while forget runs.
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from magi_desktop.core import Memory
+from magi_desktop.core.store.search import match_count
 
 from .fuzzing import count, files_holding, integrity_ok
 
@@ -164,8 +166,7 @@ def test_after_the_scrub_no_file_holds_a_forgotten_marker(readers, root, words, 
         conn = memory.db.reader()
         for word in kept:
             # (its neighbours' index rows may hold it too: a turn is indexed with its context)
-            assert conn.execute("SELECT count(*) FROM fact_events_fts WHERE fact_events_fts MATCH ?",
-                                (word,)).fetchone()[0] >= 1, word
+            assert match_count(conn, "fact_events_fts", word) >= 1, word
             pack = memory.query(f"what about {word}?", mode="episode_recall", now=T0 + 30 * 600)
             assert any(word in f.text for f in pack.findings), word
         assert integrity_ok(memory)

@@ -15,6 +15,8 @@ look-alike Unicode, very long). Properties:
 * after the L2 rebuild, every user assertion rests on at least one user_self_report event;
 * ``export_markdown`` writes only inside its folder, whatever scope and category the facts hold.
 """
+# Raw SQL left: a hostile fact row written straight in, the foreign-key check, and every column of the stored
+# events and traces as stored (a hostile import's 2 in a flag column must not read as True).
 
 import json
 import tempfile
@@ -32,6 +34,10 @@ from magi_desktop.core.import_events import EVENT_DERIVED, TRACE_DERIVED
 from magi_desktop.core.import_facts import generation_messages, message_of
 from magi_desktop.core.ingest import rederive
 from magi_desktop.core.remember import RememberRejected, match_quote
+from magi_desktop.core.store.assertions import assertion_ids
+from magi_desktop.core.store.chat_extraction import marks_without_extraction
+from magi_desktop.core.store.evidence import evidence_events
+from magi_desktop.core.store.l1 import event_row, event_rows, trace_rows
 
 from .fuzzing import count, json_values, nasty_text
 
@@ -240,8 +246,7 @@ def _check_reported(report, lines, mutated, changes, memory):
         if original.get(column) == value or (column == "content" and original.get("source") == "chat"):
             continue                # a chat turn's content is its text: a payload field, not a derived one
         ident = original.get("event_id") or original.get("trace_id")
-        kept = conn.execute("SELECT 1 FROM fact_events WHERE event_id = ? UNION ALL SELECT 1 FROM runtime_traces "
-                            "WHERE trace_id = ?", (ident, ident)).fetchone()
+        kept = event_row(conn, ident) is not None or any(t["trace_id"] == ident for t in trace_rows(conn))
         if kept:
             name = "metadata" if column == "metadata_json" else column
             assert any(t == table and c in (name, "(table)") for t, c, _ in report.changed) \
@@ -250,12 +255,12 @@ def _check_reported(report, lines, mutated, changes, memory):
 
 def _check_l2(memory):
     """A user assertion needs a user statement behind it, whatever the import file said."""
-    rows = memory.db.reader().execute(
-        "SELECT a.assertion_id, group_concat(e.evidence_class) FROM tom_trait_assertions a JOIN l2_evidence v "
-        "ON v.kind = 'assertion' AND v.row_key = CAST(a.assertion_id AS TEXT) JOIN fact_events e "
-        "ON e.id = v.event_rowid GROUP BY a.assertion_id").fetchall()
-    for assertion_id, classes in rows:
-        assert "user_self_report" in classes.split(","), assertion_id
+    conn = memory.db.reader()
+    class_of = {r["id"]: r["evidence_class"] for r in event_rows(conn)}
+    for assertion_id in assertion_ids(conn):
+        classes = [class_of[e] for e in evidence_events(conn, "assertion", str(assertion_id)) if e in class_of]
+        if classes:                                  # an assertion with no stored evidence is not this check's
+            assert "user_self_report" in classes, assertion_id
 
 
 def _check_markdown(memory, root: Path, scope: str, category: str):
@@ -294,8 +299,7 @@ def test_a_mutated_export_never_raises_trust_or_writes_outside_a_folder(tmp_path
         event(f"imported, {len(report.changed)} change(s), {len(report.dropped)} drop(s)")
         conn = memory.db.reader()
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-        assert conn.execute("SELECT count(*) FROM chat_extraction WHERE extraction_id IS NOT NULL AND extraction_id "
-                            "NOT IN (SELECT extraction_id FROM fact_extractions)").fetchone()[0] == 0
+        assert marks_without_extraction(conn) == 0
         _check_events(memory)
         _check_facts(memory)
         _check_reported(report, lines, mutated, changes, memory)

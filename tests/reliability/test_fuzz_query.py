@@ -6,6 +6,7 @@ findings answers; the only exception is the
 documented ValueError (an empty question, an unknown mode or summary type, a limit outside
 1..100, an invalid ``now``), raised exactly when one of those is wrong; a query writes nothing.
 """
+# Raw SQL left: PRAGMA data_version, which tells whether the file was written at all.
 
 import json
 

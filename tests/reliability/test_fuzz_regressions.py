@@ -11,6 +11,7 @@ from magi_desktop.collectors import SettingsError, check_settings, load_plugins,
 from magi_desktop.core.contracts import PayloadError
 from magi_desktop.core.remember import RememberRejected
 from magi_desktop.core.retrieval.temporal import parse_temporal
+from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
 
 NOW = 1_764_000_000.0
 
@@ -118,7 +119,7 @@ def test_a_visit_whose_url_credentials_were_redacted_is_projected(memory):
                                         "title": "Dashboard"}, source="chrome"))
     memory.process_pending()
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM l2_projection_jobs WHERE last_error IS NOT NULL").fetchone()[0] == 0
+    assert [job for job in L2_PROJECTION_JOBS.jobs(conn).values() if job.last_error is not None] == []
     assert "intranet.example.com" in [b.value for b in memory.beliefs("facts")]
 
 
@@ -130,7 +131,7 @@ def test_a_name_without_words_does_not_break_entity_resolution(memory):
     memory.ingest(sensor("run_command", {"command": "--- now"}, source="terminal", at=NOW + 9))
     memory.process_pending()
     conn = memory.db.reader()
-    assert conn.execute("SELECT count(*) FROM l2_projection_jobs WHERE last_error IS NOT NULL").fetchone()[0] == 0
+    assert [job for job in L2_PROJECTION_JOBS.jobs(conn).values() if job.last_error is not None] == []
     assert memory.query("---").status in ("ok", "insufficient")
 
 

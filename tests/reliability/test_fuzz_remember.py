@@ -4,6 +4,7 @@ Properties: the only exception is RememberRejected (a reason code); a rejected c
 a saved fact holds the whitespace-normalised content and a quote found verbatim in a qualifying
 human message of the turn, and points at that message.
 """
+# Raw SQL left: PRAGMA data_version, which tells whether the file was written at all.
 
 import pytest
 from hypothesis import given

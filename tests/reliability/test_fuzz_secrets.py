@@ -2,6 +2,7 @@
 assignment form, is gone after ingest; a benign value beside the same words is kept; a password in any form
 a review found (and with the punctuation that once cut it short) is gone whole; the fast path that picks
 the rules never skips one that could match."""
+# Raw SQL left reads the stored content and metadata text byte for byte, where a secret could hide.
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Hostile sources, as properties (issue 16, defect 6): generated calendar files, shell histories and
 browser History files never crash a collector run, never yield more than the bounds, lose no good item
 next to bad ones, and every item left out is counted."""
+# Raw SQL left builds a real-format browser History file, never the memory.
 
 from __future__ import annotations
 

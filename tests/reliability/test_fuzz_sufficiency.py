@@ -25,6 +25,7 @@ from magi_desktop.core.retrieval.sufficiency import (
     whose_ok,
 )
 from magi_desktop.core.retrieval.temporal import TemporalIntent
+from magi_desktop.core.store.l1 import event_rows
 
 from .fuzzing import count, nasty_text
 
@@ -53,10 +54,8 @@ def test_a_window_only_question_lists_its_window(tmp_path_factory, events, quest
     memory = Memory.open(tmp_path_factory.mktemp("window"), embedder="hashing")
     try:
         memory.ingest_many([_payload(i, *event) for i, event in enumerate(events)], on_error="report")
-        rows = memory.db.reader().execute(
-            "SELECT source FROM fact_events WHERE timestamp >= ? AND timestamp <= ? AND "
-            "l1_retrieval_scope = 'fact_authoritative'", (DAY_START, NOW)).fetchall()
-        present = {r[0] for r in rows}
+        present = {r["source"] for r in event_rows(memory.db.reader())
+                   if DAY_START <= r["timestamp"] <= NOW and r["l1_retrieval_scope"] == "fact_authoritative"}
         pack = memory.query(question, now=NOW, limit=limit, tz=timezone.utc)
         assert (pack.status == "ok") == bool(present)
         listed = [f for f in pack.findings if f.layer == "L1"]

@@ -17,6 +17,10 @@ from magi_desktop.core.l2 import jobs as l2_jobs
 from magi_desktop.core.l3.jobs import LLM_PENDING
 from magi_desktop.core.llm import OpenAICompatibleLLM, OpenAISettings, ProviderUnavailable
 from magi_desktop.core.llm.openai import BREAKER_AFTER, BREAKER_COOLDOWN, Breaker
+from magi_desktop.core.store.chat_extraction import extraction_marks
+from magi_desktop.core.store.queue import EXTRACTION_RETRIES, L2_PROJECTION_JOBS
+from magi_desktop.core.store.summaries import stored_summaries
+from magi_desktop.core.store.tables import row_count
 
 T0 = 1_700_000_000.0
 NOW = T0 + 7 * 86400           # the clock the queues run on
@@ -112,12 +116,12 @@ def provider(endpoint, clock, url=None):
 
 def counts(memory):
     conn = memory.db.reader()
-    return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in DERIVED}
+    return {table: row_count(conn, table) for table in DERIVED}
 
 
 def jobs(memory):
-    return memory.db.reader().execute(
-        "SELECT state, attempts, next_attempt_at FROM l2_projection_jobs ORDER BY event_rowid").fetchall()
+    return [(job.state, job.attempts, job.next_attempt_at)
+            for job in L2_PROJECTION_JOBS.jobs(memory.db.reader()).values()]
 
 
 def conversations(memory, sessions=3, turns=6):
@@ -219,10 +223,10 @@ def test_a_long_retry_after_opens_the_breaker_for_that_long(endpoint, clock):
 
 def _extraction_state(memory):
     conn = memory.db.reader()
-    return {"facts": conn.execute("SELECT count(*) FROM memory_facts").fetchone()[0],
-            "extractions": conn.execute("SELECT count(*) FROM fact_extractions").fetchone()[0],
-            "claimed": conn.execute("SELECT count(*) FROM chat_extraction WHERE claim_id IS NOT NULL").fetchone()[0],
-            "retries": conn.execute("SELECT attempts, state FROM extraction_retries").fetchall()}
+    return {"facts": row_count(conn, "memory_facts"),
+            "extractions": row_count(conn, "fact_extractions"),
+            "claimed": extraction_marks(conn).claimed,
+            "retries": [(job.attempts, job.state) for job in EXTRACTION_RETRIES.jobs(conn).values()]}
 
 
 @pytest.mark.parametrize("mode, charged", [("500", 0), ("timeout", 0), ("garbage", 0), ("bad-answer", 1)])
@@ -260,7 +264,7 @@ def test_summaries_fall_back_to_extractive_and_are_asked_again_when_the_model_is
     report = memory.run_due(now=end, jobs=("l3:hour", "l3:day"))["l3"]
     written = report["hour"] + report["day"]
     assert written >= 12
-    rows = memory.db.reader().execute("SELECT model, fingerprint FROM l3_summaries").fetchall()
+    rows = [(s.model, s.fingerprint) for s in stored_summaries(memory.db.reader())]
     assert len(rows) == written and all(m == "extractive" and f.endswith(LLM_PENDING) for m, f in rows)
     assert len(endpoint.requests) == BREAKER_AFTER          # a dozen windows, but the breaker cut it at five
     links = counts(memory)["summary_event_links"]
@@ -271,7 +275,7 @@ def test_summaries_fall_back_to_extractive_and_are_asked_again_when_the_model_is
     clock.now += BREAKER_COOLDOWN
     report = memory.run_due(now=end, jobs=("l3:hour", "l3:day"))["l3"]
     assert report["hour"] + report["day"] == written                # every waiting window asked again
-    rows = memory.db.reader().execute("SELECT model, fingerprint, content FROM l3_summaries").fetchall()
+    rows = [(s.model, s.fingerprint, s.content) for s in stored_summaries(memory.db.reader())]
     assert all(m == "summarizer" and not f.endswith(LLM_PENDING) and c.startswith("Mostly gardening")
                for m, f, c in rows)
     assert counts(memory)["summary_event_links"] == links and len(rows) == written

@@ -5,6 +5,8 @@ the adversarial pass saw leak, and the entropy rule), every secret sent every wa
 then it is opened with the current rules and redacted again. The privacy test's searcher then looks in
 every column of every table, the full-text index terms, the database files' bytes and the backups.
 """
+# Raw SQL left is about stored bytes: every text column of every table, the integrity check; and the rules record
+# removed, as an old memory lacks it.
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from magi_desktop.cli import main
 from magi_desktop.core import Memory
 from magi_desktop.core.redact import CURRENT
 from magi_desktop.core.reredact import UNKNOWN, text_tables
+from magi_desktop.core.store.queue import EMBEDDING_JOBS
+from magi_desktop.core.store.tables import row_count
 
 from .secret_families import load_corpus
 from .test_privacy import DAY, START, _Prepared, every_stored_text, ingest_everywhere, remember_it
@@ -96,7 +100,7 @@ def test_redacting_again_removes_them_from_every_table_index_file_and_backup(sto
         assert receipt["longest_batch_seconds"] < 1.0
         haystacks = every_stored_text(memory)
         conn = memory.db.reader()
-        queued = conn.execute("SELECT count(*) FROM embedding_jobs WHERE state = 'pending'").fetchone()[0]
+        queued = EMBEDDING_JOBS.counts(conn).get("pending", 0)
         after = memory.redaction_status()
         kept = memory.redaction_receipts()[0]
     haystacks |= _file_bytes(folder)
@@ -117,7 +121,7 @@ def test_after_redacting_again_the_memory_works_and_a_second_run_changes_nothing
         memory.run_due(now=START + 42 * DAY)              # the windows whose summaries went are summarised again
         memory.process_pending()
         assert memory.stats()["embedding"]["pending"] == 0
-        assert memory.db.reader().execute("SELECT count(*) FROM l3_summaries").fetchone()[0] > 0
+        assert row_count(memory.db.reader(), "l3_summaries") > 0
         prepared = _Prepared(every_stored_text(memory))
         assert [secret for _, secret in texts if prepared.find(secret)] == []
         pack = memory.query("what did I note for later?", mode="event_stream", now=START + 41 * DAY)

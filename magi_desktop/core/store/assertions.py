@@ -4,9 +4,42 @@ makes, then the L2 worker's writes and the reads they make (``core/l2``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .connection import Connection, placeholders
+
+# readers the tests and layers share
+
+class NamedAssertion(NamedTuple):
+    """A trait assertion with its entity's name, and the assertions it replaced and was replaced by."""
+
+    entity: str
+    trait: str
+    value: str
+    status: str
+    confidence: float
+    assertion_id: int
+    replaces: int | None
+    superseded_by: int | None
+
+
+def named_assertions(conn: Connection, trait: str | None = None) -> list[NamedAssertion]:
+    """Every assertion (or those of one ``trait``) with its entity's name, oldest first."""
+    sql = ("SELECT e.name, a.trait, a.value, a.status, a.confidence, a.assertion_id, a.replaces, a.superseded_by "
+           "FROM tom_trait_assertions a JOIN entity_catalog e ON e.entity_id = a.entity_id")
+    rows = conn.execute(sql + (" WHERE a.trait = ?" if trait else "") + " ORDER BY a.assertion_id",
+                        (trait,) if trait else ())
+    return [NamedAssertion(*row) for row in rows]
+
+
+def snapshot_texts(conn: Connection) -> list[str]:
+    """The JSON text of every entity's theory-of-mind snapshot."""
+    return [text for (text,) in conn.execute("SELECT snapshot_json FROM tom_snapshots")]
+
+
+def assertion_ids(conn: Connection) -> list[int]:
+    """The id of every assertion, whatever its status."""
+    return [r[0] for r in conn.execute("SELECT assertion_id FROM tom_trait_assertions")]
 
 
 def assertion_trait(conn: Connection, assertion_id: int) -> str | None:

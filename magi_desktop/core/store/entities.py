@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from ..contracts import MemoryEvent
 from .connection import Connection, placeholders
@@ -22,6 +23,49 @@ LOOKUP_CONFIDENCE = 0.6
 MIN_LOOKUP_NAME_CHARS = 3     # "Al" or "AI" in a sentence is too often not the entity
 MAX_LOOKUP_NAMES = 20_000     # beyond this the alternation regex costs more than it finds
 _ASCII_NAME = re.compile(r"^[\x00-\x7f]+$")
+
+
+# readers the tests and layers share
+
+class Entity(NamedTuple):
+    """One row of ``entity_catalog``."""
+
+    entity_id: int
+    name: str
+    name_key: str
+    entity_type: str
+    status: str
+    aliases_json: str
+
+
+def catalog(conn: Connection, *, name: str | None = None, name_key: str | None = None,
+            entity_id: int | None = None) -> list[Entity]:
+    """The entities of the catalog, whatever their status, by id; only those with this name, name key or id when
+    one is given."""
+    where = [(column, value) for column, value in (("name", name), ("name_key", name_key), ("entity_id", entity_id))
+             if value is not None]
+    sql = "SELECT entity_id, name, name_key, entity_type, status, aliases_json FROM entity_catalog"
+    if where:
+        sql += " WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)
+    return [Entity(*row) for row in conn.execute(sql + " ORDER BY entity_id", [value for _, value in where])]
+
+
+def entity_links(conn: Connection) -> list[tuple[str | None, str, float]]:
+    """(source_item_id, entity name, confidence) of every event→entity link, by source item."""
+    return conn.execute(
+        "SELECT e.source_item_id, c.name, l.confidence FROM l1_event_entities l JOIN entity_catalog c "
+        "ON c.entity_id = l.entity_id JOIN fact_events e ON e.id = l.event_rowid ORDER BY 1").fetchall()
+
+
+def linked_events(conn: Connection, entity_id: int) -> dict[int, float]:
+    """Event rowid → confidence of every event linked to one entity."""
+    return dict(conn.execute("SELECT event_rowid, confidence FROM l1_event_entities WHERE entity_id = ?",
+                             (entity_id,)).fetchall())
+
+
+def mention_texts(conn: Connection) -> list[str]:
+    """The text of every mention too uncertain to bind to an entity yet, in the order they were written."""
+    return [r[0] for r in conn.execute("SELECT mention_text FROM entity_mentions ORDER BY mention_id")]
 
 
 def name_key(name: str) -> str:

@@ -4,9 +4,30 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .connection import Connection
+
+# readers the tests and layers share
+
+class Episode(NamedTuple):
+    """One row of ``l2_episodes``, but for its entity list."""
+
+    episode_id: int
+    batch_key: str
+    status: str
+    title: str
+    start_at: float
+    end_at: float
+    event_count: int
+
+
+def episodes(conn: Connection, batch_key: str | None = None) -> list[Episode]:
+    """Every episode (or those of one batch key), by id."""
+    sql = "SELECT episode_id, batch_key, status, title, start_at, end_at, event_count FROM l2_episodes"
+    rows = conn.execute(sql + (" WHERE batch_key = ?" if batch_key else "") + " ORDER BY episode_id",
+                        (batch_key,) if batch_key else ())
+    return [Episode(*row) for row in rows]
 
 
 def promoted_episodes(conn: Connection, now: float, window: tuple[float, float] | None,

@@ -5,6 +5,26 @@ from __future__ import annotations
 
 from .connection import Connection
 
+# readers the tests and layers share
+
+def evidence_source_items(conn: Connection, kind: str, row_key: str) -> list[str | None]:
+    """The source item ids of the events behind one L2 row, in time order (None for an event without one)."""
+    return [r[0] for r in conn.execute(
+        "SELECT e.source_item_id FROM l2_evidence v JOIN fact_events e ON e.id = v.event_rowid "
+        "WHERE v.kind = ? AND v.row_key = ? ORDER BY e.timestamp", (kind, row_key))]
+
+
+def evidence_of_event(conn: Connection, event_rowid: int) -> list[tuple[str, str]]:
+    """(kind, row_key) of every L2 row an event is evidence for, in that order."""
+    return conn.execute("SELECT kind, row_key FROM l2_evidence WHERE event_rowid = ? ORDER BY 1, 2",
+                        (event_rowid,)).fetchall()
+
+
+def dangling_evidence(conn: Connection) -> int:
+    """How many evidence rows cite an event that is no longer stored (there should be none)."""
+    return conn.execute("SELECT count(*) FROM l2_evidence v LEFT JOIN fact_events e ON e.id = v.event_rowid "
+                        "WHERE e.id IS NULL").fetchone()[0]
+
 
 def evidence_events(conn: Connection, kind: str, row_key: str) -> list[int]:
     """Rowids of the events behind one L2 row of ``kind`` ('assertion', 'edge', 'episode')."""

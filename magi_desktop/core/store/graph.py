@@ -4,9 +4,44 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .connection import Connection, placeholders
+
+# readers the tests and layers share
+
+class NamedEdge(NamedTuple):
+    """An edge with its ends' names, and what replaced it."""
+
+    subject: str
+    predicate: str
+    object: str
+    status: str
+    confidence: float
+    observations: int
+    triple_id: str
+    superseded_by: str | None
+
+
+def named_edges(conn: Connection, status: str | None = None) -> list[NamedEdge]:
+    """Every edge (or those of one ``status``) with its subject's and object's names."""
+    sql = ("SELECT s.name, k.predicate, o.name, k.status, k.confidence, k.observations, k.triple_id, k.superseded_by "
+           "FROM kg_edges k JOIN entity_catalog s ON s.entity_id = k.subject_id "
+           "JOIN entity_catalog o ON o.entity_id = k.object_id")
+    rows = conn.execute(sql + (" WHERE k.status = ?" if status else ""), (status,) if status else ())
+    return [NamedEdge(*row) for row in rows]
+
+
+def triple_ids(conn: Connection) -> list[str]:
+    """The triple id of every edge, whatever its status."""
+    return [r[0] for r in conn.execute("SELECT triple_id FROM kg_edges")]
+
+
+def edge_strengths(conn: Connection, predicates: Sequence[str]) -> dict[str, float]:
+    """predicate → strength of the edges of these predicates (the last edge of a predicate wins)."""
+    marks = ", ".join("?" * len(predicates))
+    return dict(conn.execute(f"SELECT predicate, strength FROM kg_edges WHERE predicate IN ({marks})",
+                             list(predicates)).fetchall())
 
 
 def edge_currency_by_event(conn: Connection, event_ids: Sequence[str], subject_ids: Sequence[int],

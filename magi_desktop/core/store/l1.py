@@ -268,6 +268,48 @@ def count_ingest(conn: Connection, source: str, *, accepted: int = 0, duplicates
     )
 
 
+# readers the tests and layers share
+
+class ChatSession(NamedTuple):
+    """One row of ``chat_sessions``, which the insert and delete triggers keep."""
+
+    session_id: str
+    first_event_at: float
+    last_event_at: float
+    message_count: int
+    user_id: str
+
+
+def chat_sessions(conn: Connection) -> list[ChatSession]:
+    """Every chat session, by id."""
+    return [ChatSession(*row) for row in conn.execute(
+        "SELECT session_id, first_event_at, last_event_at, message_count, user_id FROM chat_sessions "
+        "ORDER BY session_id")]
+
+
+def event_rows(conn: Connection, *, natural_key: str | None = None,
+               source_item_id: str | None = None) -> list[dict[str, Any]]:
+    """Every stored event as :func:`event_row` gives it (only those of this natural key or source item, when
+    given), by rowid."""
+    where = [(column, value) for column, value in (("natural_key", natural_key), ("source_item_id", source_item_id))
+             if value is not None]
+    clause = (" WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)) if where else ""
+    return [_event_record(row) for row in conn.execute(
+        f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events{clause} ORDER BY id", [v for _, v in where])]
+
+
+def trace_rows(conn: Connection, *, source_item_id: str | None = None) -> list[dict[str, Any]]:
+    """Every stored runtime trace (only those of one source item, when given) as a dict of its columns, its
+    metadata parsed, by rowid."""
+    clause, args = (" WHERE source_item_id = ?", [source_item_id]) if source_item_id is not None else ("", [])
+    records = []
+    for row in conn.execute(f"SELECT {', '.join(_TRACE_COLUMNS)} FROM runtime_traces{clause} ORDER BY rowid", args):
+        record = dict(zip(_TRACE_COLUMNS, row, strict=True))
+        record["metadata"] = json.loads(record.pop("metadata_json"))
+        records.append(record)
+    return records
+
+
 # --------------------------------------------------------------------- reads
 
 
@@ -275,8 +317,11 @@ def event_row(conn: Connection, event_id: str) -> dict[str, Any] | None:
     cursor = conn.execute(f"SELECT id, {', '.join(_EVENT_COLUMNS)} FROM fact_events WHERE event_id = ?",
                           (event_id,))
     row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _event_record(row)
+
+
+def _event_record(row: Sequence[Any]) -> dict[str, Any]:
+    """A fact_events row (its rowid first, then ``_EVENT_COLUMNS``) as a dict, its metadata parsed."""
     record = dict(zip(["id", *_EVENT_COLUMNS], row, strict=True))
     record["metadata"] = json.loads(record.pop("metadata_json"))
     record["cognition_eligible"] = bool(record["cognition_eligible"])

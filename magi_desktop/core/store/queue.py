@@ -75,6 +75,14 @@ class JobQueue(Generic[K]):
                            self._values(key)).fetchone()
         return None if row is None else Job(*row)
 
+    # readers the tests and layers share
+    def jobs(self, conn: Connection) -> dict[K, Job]:
+        """Every queued job by key, oldest key first."""
+        rows = conn.execute(f"SELECT {self._columns}, state, attempts, next_attempt_at, last_error FROM {self.table} "
+                            f"ORDER BY {self._columns}")
+        width = len(self.key)
+        return {self._key_of(row[:width]): Job(*row[width:]) for row in rows}
+
     def due_count(self, conn: Connection, now: float) -> int:
         """How many pending jobs are due at ``now``."""
         return conn.execute(f"SELECT count(*) FROM {self.table} WHERE state = 'pending' AND next_attempt_at <= ?",

@@ -12,10 +12,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from .connection import Connection, placeholders
+from .erasure import fts_tables
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
 from .vectors import EDGE_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE
+
+# readers the tests and layers share
+
+def match_count(conn: Connection, index: str, match: str) -> int:
+    """How many rows of the FTS5 table ``index`` (one of :func:`.erasure.fts_tables`) an FTS5 ``MATCH``
+    expression finds, the expression as given (not segmented like a recall query)."""
+    if index not in fts_tables(conn):
+        raise ValueError(f"no full-text index {index!r}")
+    return conn.execute(f"SELECT count(*) FROM {index} WHERE {index} MATCH ?", (match,)).fetchone()[0]
 
 
 def index_exists(conn: Connection, name: str) -> bool:

@@ -10,6 +10,12 @@ from typing import Any, NamedTuple
 
 from .connection import Connection
 
+# readers the tests and layers share
+
+def oldest_trace_at(conn: Connection) -> float | None:
+    """When the oldest execution trace any skill keeps happened; None when there is none."""
+    return conn.execute("SELECT min(occurred_at) FROM l4_execution_traces").fetchone()[0]
+
 
 def skill_summary(conn: Connection, skill_id: int) -> tuple[Any, ...] | None:
     """(tool, category, runs, successes, breaker_state, optimized_prompt, last_run_at) of a skill."""

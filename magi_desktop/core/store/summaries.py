@@ -14,6 +14,54 @@ from typing import Any, NamedTuple
 
 from .connection import Connection, placeholders
 
+# readers the tests and layers share
+
+class StoredSummary(NamedTuple):
+    """One row of ``l3_summaries``, but for its data and timestamps."""
+
+    summary_id: int
+    summary_type: str
+    summary_category: str
+    granularity: str | None
+    window_key: str
+    window_start: float
+    window_end: float
+    title: str
+    content: str
+    event_count: int
+    fingerprint: str          # what the window held when it was summarised (and whether the model still owes it)
+    model: str                # "extractive", "rules" or the LLM's model
+
+
+def stored_summaries(conn: Connection, *, summary_type: str | None = None, granularity: str | None = None,
+                     category: str | None = None) -> list[StoredSummary]:
+    """Every summary (only those of this type, granularity and category, when given), earliest window first."""
+    where = [(column, value) for column, value in (("summary_type", summary_type), ("granularity", granularity),
+                                                   ("summary_category", category)) if value is not None]
+    clause = (" WHERE " + " AND ".join(f"{column} = ?" for column, _ in where)) if where else ""
+    return [StoredSummary(*row) for row in conn.execute(
+        "SELECT summary_id, summary_type, summary_category, granularity, window_key, window_start, window_end, "
+        f"title, content, event_count, fingerprint, model FROM l3_summaries{clause} ORDER BY window_start, "
+        "summary_id",
+        [value for _, value in where])]
+
+
+def summary_texts(conn: Connection, *, summary_type: str | None = None, granularity: str | None = None) -> list[str]:
+    """The text of every summary (of one type, of one granularity, when given), earliest window first."""
+    return [s.content for s in stored_summaries(conn, summary_type=summary_type, granularity=granularity)]
+
+
+def cited_sources(conn: Connection, summary_id: int) -> list[tuple[str, str | None]]:
+    """(source, source_item_id) of every event a summary links to."""
+    return conn.execute("SELECT e.source, e.source_item_id FROM summary_event_links l JOIN fact_events e "
+                        "ON e.id = l.event_rowid WHERE l.summary_id = ?", (summary_id,)).fetchall()
+
+
+def dangling_links(conn: Connection) -> int:
+    """How many summary→event links cite an event that is no longer stored (there should be none)."""
+    return conn.execute("SELECT count(*) FROM summary_event_links l LEFT JOIN fact_events e ON "
+                        "e.id = l.event_rowid WHERE e.id IS NULL").fetchone()[0]
+
 
 def redraw_citing(conn: Connection, event_rowids: Iterable[int]) -> int:
     """Delete the summaries citing these events or drawn over a window holding one, and those built on them;

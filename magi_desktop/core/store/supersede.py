@@ -34,6 +34,14 @@ RETIRED = "retired"      # the ``target`` an IngestResult reports for a retire p
 _EVIDENCE_TABLES = ("l2_evidence",)
 
 
+# readers the tests and layers share
+
+def superseded(conn: Connection) -> dict[str, str | None]:
+    """Every retired version's event id → the event id of the version that replaced it (None: retired without
+    a successor)."""
+    return dict(conn.execute("SELECT event_id, superseded_by FROM l1_superseded").fetchall())
+
+
 class Predecessor(NamedTuple):
     rowid: int
     event_id: str

@@ -95,6 +95,35 @@ def _schema_complete(conn: Connection) -> bool:
     return _VECTOR_SCHEMA <= found
 
 
+# readers the tests and layers share
+
+def chunk_count(conn: Connection, event_rowid: int) -> int:
+    """How many chunks an event was cut into."""
+    return conn.execute("SELECT count(*) FROM event_chunks WHERE event_rowid = ?", (event_rowid,)).fetchone()[0]
+
+
+def chunk_spans(conn: Connection) -> list[tuple[int, int, int]]:
+    """(event rowid, char_start, char_end) of every chunk: the chunk is its event's content[char_start:char_end]."""
+    return conn.execute("SELECT event_rowid, char_start, char_end FROM event_chunks ORDER BY chunk_id").fetchall()
+
+
+def chunked_event_count(conn: Connection) -> int:
+    """How many events have chunks."""
+    return conn.execute("SELECT count(DISTINCT event_rowid) FROM event_chunks").fetchone()[0]
+
+
+def chunk_models(conn: Connection) -> set[str]:
+    """The models the stored chunks were embedded with."""
+    return {model for (model,) in conn.execute("SELECT model FROM event_chunks")}
+
+
+def chunk_vector_count(conn: Connection, event_rowid: int | None = None) -> int:
+    """How many chunk vectors are stored (of one event, when ``event_rowid`` is given)."""
+    if event_rowid is None:
+        return conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+    return conn.execute(f"SELECT count(*) FROM {VEC_TABLE} WHERE event_rowid = ?", (event_rowid,)).fetchone()[0]
+
+
 def current_model(conn: Connection) -> tuple[str, int] | None:
     row = conn.execute("SELECT model, dimension FROM vector_index WHERE name = ?", (INDEX_NAME,)).fetchone()
     return (row[0], row[1]) if row else None
