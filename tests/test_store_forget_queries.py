@@ -1,5 +1,6 @@
 """The store functions forget and re-redaction call (issue 18, item 2): what they add over the SQL they hold —
 chunked IN lists, empty inputs, a PRAGMA put back, a row found by its key."""
+# Raw SQL here: these test the store's forget queries themselves (a PRAGMA put back, rows only SQL can set up).
 
 from payloads import chat
 

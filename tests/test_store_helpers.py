@@ -1,5 +1,6 @@
 """The small store helpers the SQL move added (issue 18, item 2): placeholders, read snapshots, the export's
 reading of triggers, the statistics' guard, and the one check of storable text."""
+# Raw SQL here: these test the store's own helpers (a read snapshot, trigger parsing) on tables made for them.
 
 import pytest
 

@@ -1,6 +1,7 @@
 """The store functions the L2 worker's SQL moved into (issue 18, item 2), where a caller's test would not tell
 a wrong one apart: the IN-list helper, the savepoint, the belief filters, evidence copies, orphan entities and
 the replays' outcome."""
+# Raw SQL here: these test the store's L2 functions themselves (placeholders, a review_replays row set up by hand).
 
 import json
 

@@ -39,7 +39,7 @@ def triple_ids(conn: Connection) -> list[str]:
 
 def edge_strengths(conn: Connection, predicates: Sequence[str]) -> dict[str, float]:
     """predicate → strength of the edges of these predicates (the last edge of a predicate wins)."""
-    marks = ", ".join("?" * len(predicates))
+    marks = placeholders(len(predicates))
     return dict(conn.execute(f"SELECT predicate, strength FROM kg_edges WHERE predicate IN ({marks})",
                              list(predicates)).fetchall())
 
