@@ -210,6 +210,20 @@ def test_no_new_sql_in_the_tests():
     assert shrunk == {}, f"SQL moved out (thank you): lower SQL_IN_TESTS to {shrunk} (0: delete the entry)"
 
 
+# The store is the bottom layer: it knows the event contract, the errors and the text rules, nothing above.
+STORE_MAY_IMPORT = ("magi_desktop.core.contracts", "magi_desktop.core.errors", "magi_desktop.core.text",
+                    "magi_desktop.core.embed.chunking")       # the last for a type only (TYPE_CHECKING)
+
+
+def test_the_store_imports_no_layer_above_it():
+    offenders = sorted(f"{path.relative_to(PACKAGE).as_posix()} imports {module}"
+                       for path in (PACKAGE / "core" / "store").rglob("*.py")
+                       for module, _ in _import_statements(path, "magi_desktop")
+                       if module.startswith("magi_desktop.") and not module.startswith("magi_desktop.core.store")
+                       and not module.startswith(STORE_MAY_IMPORT))
+    assert offenders == []
+
+
 # --- plugins and the UI reach the core through one door each ------------------------------------------------------
 
 def _import_statements(path: Path, package: str) -> list[tuple[str, list[str]]]:

@@ -188,6 +188,18 @@ class MemoryEvent(NamedTuple):
         return self.timestamp if self.recorded_at is None else self.recorded_at
 
 
+# The event type of each payload kind (architecture §3.2).
+EVENT_TYPES = {"chat": "CHAT_MESSAGE", "sensor": "SENSOR_EVENT", "runtime": "ACTION_EXECUTED"}
+
+
+def tool_run_of(event: MemoryEvent) -> ToolRun | None:
+    """The (redacted) tool execution an ACTION_EXECUTED event describes."""
+    if event.event_type != EVENT_TYPES["runtime"]:
+        return None
+    fields = event.metadata["timeline"]
+    return ToolRun(**{k: fields.get(k) for k in ("tool", "ok", "category", "duration_ms", "input", "output", "error")})
+
+
 class IngestResult(NamedTuple):
     """What ``Memory.ingest`` returns for one payload.
 

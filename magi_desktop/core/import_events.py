@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import l4
-from .contracts import MAX_TIMESTAMP, MemoryEvent, PayloadError
+from .contracts import MAX_TIMESTAMP, MemoryEvent, PayloadError, tool_run_of
 from .import_report import ImportReport
-from .ingest import RUNTIME_TRACE, rederive, tool_run_of
+from .ingest import RUNTIME_TRACE, rederive
 from .mentioned_times import index_mentioned_times
 from .render import TemplateRegistry
 from .speakers import settle as settle_speakers

@@ -16,14 +16,20 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .contracts import MIN_TIMESTAMP, EntityHint, MemoryEvent, Payload, ToolRun, validate_payload
+from .contracts import (
+    EVENT_TYPES,
+    MIN_TIMESTAMP,
+    EntityHint,
+    MemoryEvent,
+    Payload,
+    validate_payload,
+)
 from .governance import Scope, Verdict, classify
 from .ids import new_ulid
 from .redact import CURRENT, RuleSet
 from .render import TemplateRegistry
 from .speakers import said_speaker, with_candidate
 
-EVENT_TYPES = {"chat": "CHAT_MESSAGE", "sensor": "SENSOR_EVENT", "runtime": "ACTION_EXECUTED"}
 MEMORY_DOMAINS = {"chat": "conversation", "sensor": "external_activity", "runtime": "agent_runtime"}
 
 L0_ONLY, L1_ONLY, L1_AND_L2, RUNTIME_TRACE = "l0_only", "l1_only", "l1_and_l2", "runtime_trace"
@@ -317,9 +323,3 @@ def _kept_record_time(stored: Any, event: MemoryEvent) -> float:
     return derived
 
 
-def tool_run_of(event: MemoryEvent) -> ToolRun | None:
-    """The (redacted) tool execution an ACTION_EXECUTED event describes."""
-    if event.event_type != EVENT_TYPES["runtime"]:
-        return None
-    fields = event.metadata["timeline"]
-    return ToolRun(**{k: fields.get(k) for k in ("tool", "ok", "category", "duration_ms", "input", "output", "error")})

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from .store import entities as stored_entities
 from .store import speakers as stored_speakers
 
 if TYPE_CHECKING:   # the store imports ingest, which imports this module
@@ -152,5 +153,5 @@ def speaking_names(conn: Connection, named: Sequence[tuple[int, str, str]]) -> s
     a search word."""
     if not named:
         return set()
-    names = stored_speakers.names_and_keys(conn, [entity_id for entity_id, _, _ in named])
+    names = stored_entities.names_and_keys(conn, [entity_id for entity_id, _, _ in named])
     return {key for name, key in names if stored_speakers.has_spoken(conn, name)}

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from .. import l4, retries
-from ..contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type
+from ..contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, tool_run_of
 from ..errors import InvalidInput
-from ..ingest import L0_ONLY, RUNTIME_TRACE, tool_run_of
+from ..ingest import L0_ONLY, RUNTIME_TRACE
 from ..l0 import WorkingMemory
 from ..mentioned_times import index_mentioned_times
 from ..redact import redact_text

@@ -465,3 +465,10 @@ def add_unbound_mention(conn: Connection, event_rowid: int, text: str, key: str,
     conn.execute(
         "INSERT OR IGNORE INTO entity_mentions (event_rowid, mention_text, name_key, entity_type, "
         "confidence, created_at) VALUES (?, ?, ?, ?, ?, ?)", (event_rowid, text, key, entity_type, confidence, now))
+
+
+def names_and_keys(conn: Connection, entity_ids: Sequence[int]) -> list[tuple[str, str]]:
+    """(name, name_key) of these entities."""
+    return conn.execute(
+        f"SELECT name, name_key FROM entity_catalog WHERE entity_id IN ({placeholders(len(entity_ids))})",
+        list(entity_ids)).fetchall()

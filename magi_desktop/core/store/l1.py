@@ -16,8 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from ..contracts import MemoryEvent
-from ..ingest import tool_run_of
+from ..contracts import MemoryEvent, tool_run_of
 from ..text import fts_document, fts_or_query, index_text, query_terms
 from . import supersede
 from .connection import Connection, placeholders

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .connection import Connection, placeholders
+from .connection import Connection
 
 
 def turns_spoken_by(conn: Connection, name: str, limit: int) -> list[int]:
@@ -42,11 +42,3 @@ def project_again(conn: Connection, rowid: int) -> None:
     """An event whose L2 projection is done is queued to be projected afresh."""
     conn.execute("UPDATE l2_projection_jobs SET state = 'pending', attempts = 0, next_attempt_at = 0, "
                  "finished_at = NULL WHERE event_rowid = ? AND state = 'done'", (rowid,))
-
-
-def names_and_keys(conn: Connection, entity_ids: Sequence[int]) -> list[tuple[str, str]]:
-    """(name, name_key) of these entities. Here rather than in :mod:`.entities`, which imports ``core/ingest``
-    (through :mod:`.l1`), which imports ``core/speakers``."""
-    return conn.execute(
-        f"SELECT name, name_key FROM entity_catalog WHERE entity_id IN ({placeholders(len(entity_ids))})",
-        list(entity_ids)).fetchall()
