@@ -12,7 +12,7 @@ from magi_desktop.core import Memory
 from magi_desktop.core.extraction import pipeline as extraction_run
 from magi_desktop.core.l0 import IDLE_SECONDS
 from magi_desktop.core.llm import LLMError, ScriptedLLM
-from magi_desktop.core.store.chat_extraction import extraction_marks
+from magi_desktop.core.store.extractions import extraction_marks
 from magi_desktop.core.store.queue import EXTRACTION_RETRIES
 from magi_desktop.core.store.tables import row_count
 

@@ -136,7 +136,7 @@ def check(db_path: Path, total: int, acked: int) -> Check:
     from magi_desktop.core.extraction import pipeline as extraction
     from magi_desktop.core.l2 import jobs as l2_jobs
     from magi_desktop.core.store import backup, vectors
-    from magi_desktop.core.store.chat_extraction import extraction_marks
+    from magi_desktop.core.store.extractions import extraction_marks
     from magi_desktop.core.store.l1 import event_rows, trace_rows
     from magi_desktop.core.store.queue import L2_PROJECTION_JOBS
     from magi_desktop.core.store.skills import skills_due

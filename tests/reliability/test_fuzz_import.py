@@ -35,8 +35,8 @@ from magi_desktop.core.import_facts import generation_messages, message_of
 from magi_desktop.core.ingest import rederive
 from magi_desktop.core.remember import RememberRejected, match_quote
 from magi_desktop.core.store.assertions import assertion_ids
-from magi_desktop.core.store.chat_extraction import marks_without_extraction
 from magi_desktop.core.store.evidence import evidence_events
+from magi_desktop.core.store.extractions import marks_without_extraction
 from magi_desktop.core.store.l1 import event_row, event_rows, trace_rows
 
 from .fuzzing import count, json_values, nasty_text

@@ -17,7 +17,7 @@ from magi_desktop.core.l2 import jobs as l2_jobs
 from magi_desktop.core.l3.jobs import LLM_PENDING
 from magi_desktop.core.llm import OpenAICompatibleLLM, OpenAISettings, ProviderUnavailable
 from magi_desktop.core.llm.openai import BREAKER_AFTER, BREAKER_COOLDOWN, Breaker
-from magi_desktop.core.store.chat_extraction import extraction_marks
+from magi_desktop.core.store.extractions import extraction_marks
 from magi_desktop.core.store.queue import EXTRACTION_RETRIES, L2_PROJECTION_JOBS
 from magi_desktop.core.store.summaries import stored_summaries
 from magi_desktop.core.store.tables import row_count

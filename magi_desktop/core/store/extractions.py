@@ -5,7 +5,7 @@ the extractor (``chat_extraction``, with the claims that keep two extractors apa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from .connection import Connection
 
@@ -112,3 +112,25 @@ def latest_extractions(conn: Connection, limit: int) -> list[tuple[Any, ...]]:
         "SELECT extraction_id, session_id, generation, extractor, segments, message_count, first_at, last_at, "
         "episode, report_json, created_at FROM fact_extractions ORDER BY extraction_id DESC LIMIT ?",
         (limit,)).fetchall()
+
+
+# readers the tests and layers share
+
+class ExtractionMarks(NamedTuple):
+    """How many chat turns a finished run read, and how many a run holds a claim on now."""
+
+    extracted: int
+    claimed: int
+
+
+def extraction_marks(conn: Connection) -> ExtractionMarks:
+    """How many chat turns carry an extraction's mark, and how many a claim."""
+    return ExtractionMarks(*conn.execute(
+        "SELECT count(extraction_id), count(claim_id) FROM chat_extraction").fetchone())
+
+
+def marks_without_extraction(conn: Connection) -> int:
+    """How many chat turns name an extraction that is not stored (there should be none)."""
+    return conn.execute(
+        "SELECT count(*) FROM chat_extraction WHERE extraction_id IS NOT NULL AND extraction_id "
+        "NOT IN (SELECT extraction_id FROM fact_extractions)").fetchone()[0]
