@@ -47,7 +47,7 @@ class AppSettings:
     autostart: bool = False
 
     def llm_settings(self) -> OpenAISettings | None:
-        """The endpoint to use, or None for the offline rules. Raises ValueError if half-configured."""
+        """The endpoint to use, or None for the offline rules. Raises InvalidInput if half-configured."""
         if not self.llm_base_url:
             return None
         return OpenAISettings(base_url=self.llm_base_url, model=self.llm_model,

@@ -132,3 +132,5 @@ def test_a_callers_own_embedder_and_llm_of_the_older_contract_still_work(tmp_pat
         memory.close()
     with pytest.raises(TypeError, match="needs name, dimension and embed"):
         Memory.open(tmp_path / "n", embedder=object())
+    with pytest.raises(ValueError, match="not an LLM provider"):    # a ValueError, as before issue 18
+        Memory.open(tmp_path / "o", embedder="hashing", llm=object())

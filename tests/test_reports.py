@@ -6,6 +6,8 @@ import json
 import pytest
 from payloads import chat
 
+from magi_desktop.core.reports import DueReport
+
 
 def test_the_reports_are_read_only_dicts_with_totals(memory):
     memory.ingest(chat("I live in Lisbon.", at=1_700_000_000.0, item="a"))
@@ -17,3 +19,14 @@ def test_the_reports_are_read_only_dicts_with_totals(memory):
     assert pending.handled >= 1 and pending["embedded"] == pending.embedded
     assert stats.event_count == stats["events"]["total"] == 1
     assert {} | stats == stats.to_dict()
+
+
+def test_a_report_copies_and_pickles_as_itself_and_stays_read_only():
+    import copy
+    import pickle
+
+    report = DueReport(backup={"made": None}, l3={"day": 1})
+    for again in (copy.copy(report), copy.deepcopy(report), pickle.loads(pickle.dumps(report))):
+        assert type(again) is DueReport and again == report and again.l3 == {"day": 1}
+    with pytest.raises(TypeError, match="read-only"):
+        report |= {"l3": None}

@@ -194,7 +194,8 @@ class MemoryTools:
             raise Refused("message_id_reused", f"message_id {message_id!r} is already another message's (another "
                                                "session, or other words); give each message its own id",
                           field="message_id") from None
-        assert stored.event_id is not None, "ingest_turn raises for a payload it does not store"
+        if stored.event_id is None:
+            raise RuntimeError("ingest_turn stored no event and raised nothing")   # a bug, never the caller's
         event = self.memory.get_event(stored.event_id) or {}
         # The turn holds the message as stored — secrets redacted, recalled memory cut out — so a quote
         # can only be what the memory itself keeps of the user's words.

@@ -19,8 +19,9 @@ import threading
 from collections import OrderedDict, deque
 from typing import Any
 
+from ..core.session_constants import SESSIONS_KEPT
+
 MESSAGES_KEPT = 50
-SESSIONS_KEPT = 256
 
 
 class TurnLog:

@@ -37,7 +37,8 @@ __all__ = ["DELETING", "DONE", "RECEIPT_COLUMNS", "SCRUBBING", "claim", "criteri
            "mark_scrubbed", "receipt_secret", "receipts", "record_export", "rekey_legacy", "release", "request",
            "runner", "runner_alive", "unfinished"]
 
-LEASE_SECONDS = 60.0        # a deleting job whose runner has not committed a chunk for this long was left by a crash
+# A deleting job whose runner has not committed a chunk for this long was left by a crash (not the queues' lease).
+FORGET_LEASE_SECONDS = 60.0
 KEYED_CRITERIA = ("entity", "source_item_ids")
 _KINDS = ("event", "trace", "entity")          # the order a job removes them in
 
@@ -96,7 +97,7 @@ def request(conn: Connection, criteria: Mapping[str, Any], now: float | None = N
     since = store_receipts.first_recorded(conn, targets.events, targets.traces, targets.entities)
     receipt_id = store_receipts.add_receipt(conn, now, json.dumps(keyed_criteria(secret, criteria)),
                                             json.dumps(event_ids), DELETING if targets else DONE, since, runner(),
-                                            now + LEASE_SECONDS)
+                                            now + FORGET_LEASE_SECONDS)
     if not targets:
         store_receipts.mark_finished_at_once(conn, receipt_id, now)
     for kind, rowids in zip(_KINDS, (targets.events, targets.traces, targets.entities), strict=True):
@@ -123,7 +124,8 @@ def delete_chunk(conn: Connection, receipt_id: int, size: int, now: float | None
         counts = json.loads(store_receipts.counts_json(conn, receipt_id))
         for table, n in removed.counts.items():
             counts[table] = counts.get(table, 0) + n
-        store_receipts.save_counts(conn, receipt_id, json.dumps(counts, sort_keys=True), time.time() + LEASE_SECONDS)
+        store_receipts.save_counts(conn, receipt_id, json.dumps(counts, sort_keys=True),
+                                   time.time() + FORGET_LEASE_SECONDS)
         return removed
     store_receipts.mark_deleted(conn, receipt_id, now)
     return None
@@ -165,7 +167,7 @@ def release(conn: Connection, receipt_ids: Sequence[int]) -> None:
 def claim(conn: Connection, receipt_id: int, previous: str | None) -> bool:
     """Inside the caller's write transaction: take a job over from ``previous`` (its crashed runner); False
     if someone else took it meanwhile."""
-    return store_receipts.claim(conn, receipt_id, previous, runner(), time.time() + LEASE_SECONDS)
+    return store_receipts.claim(conn, receipt_id, previous, runner(), time.time() + FORGET_LEASE_SECONDS)
 
 
 def mark_scrubbed(conn: Connection, receipt_ids: Sequence[int], now: float | None = None) -> None:

@@ -24,10 +24,9 @@ import numpy as np
 
 from .contracts import MemoryEvent
 from .embed import HashingEmbedder
-from .session_constants import SESSION_IDLE_SECONDS
+from .session_constants import SESSION_IDLE_SECONDS, SESSIONS_KEPT
 
 EVENTS_KEPT = 50
-SESSIONS_KEPT = 256
 IDLE_SECONDS = SESSION_IDLE_SECONDS     # session_constants.py: when a quiet session has ended
 TOOLS_KEPT = 5
 FOCUS_KEPT = 8

@@ -80,8 +80,6 @@ class Memory:
         #: index is kept intact and embedding waits for the model to return.
         self.vectors_ready = vectors_ready
         self.llm = llm
-        self.user_id = user_id
-        self.templates = templates
         self._listeners: list[Callable[[], None]] = []
         self._l0 = WorkingMemory()
         self._process_lock = threading.Lock()
@@ -113,10 +111,33 @@ class Memory:
         self.periodic = PeriodicJobs(db, llm, lock=lock, linker=linker, l0=self._l0, storage=self.storage,
                                      forgetting=self.forgetting, notify=self._notify)
 
+    # What ingest normalises with lives in the Normalizer the services share: these read and set it there.
+
     @property
     def redaction(self) -> RuleSet:
         """The rules ingest redacts with (``Memory.open(redaction=...)``; an older set in tests)."""
         return self._normalize.rules
+
+    @redaction.setter
+    def redaction(self, rules: RuleSet) -> None:
+        self._normalize.rules = rules
+
+    @property
+    def templates(self) -> TemplateRegistry:
+        """The content templates ingest renders with (a plugin registers more)."""
+        return self._normalize.templates
+
+    @templates.setter
+    def templates(self, templates: TemplateRegistry) -> None:
+        self._normalize.templates = templates
+
+    @property
+    def user_id(self) -> str:
+        return self._normalize.user_id
+
+    @user_id.setter
+    def user_id(self, user_id: str) -> None:
+        self._normalize.user_id = user_id
 
     # ----------------------------------------------------------- lifecycle
 

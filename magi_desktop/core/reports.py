@@ -12,7 +12,7 @@ also that dict, read-only — ``report["embedded"]``, ``"l3" in report``, ``repo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .embed.queue import EmbedReport
@@ -38,6 +38,15 @@ class DictView(dict):
         raise TypeError(f"{type(self).__name__} is read-only; use to_dict() for a dict to change")
 
     __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy, deepcopy and pickle make the report again from its fields (a dict's way would set items).
+        return _remade, (type(self), {f.name: getattr(self, f.name) for f in fields(self)})  # type: ignore[arg-type]
+
+
+def _remade(cls: type[DictView], values: dict[str, Any]) -> DictView:
+    return cls(**values)
 
 
 @dataclass(frozen=True, eq=False)

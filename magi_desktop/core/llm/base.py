@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import MagiError
+from ..errors import InvalidInput, MagiError
 
 TIERS = ("fast", "reasoning", "summarizer", "compact")
 
@@ -96,10 +96,11 @@ class CompletedLLM:
 
 
 def completed_llm(spec: object) -> LLMProvider:
-    """``spec`` as an LLMProvider: itself when complete, completed when it has ``name`` and ``run``; TypeError
+    """``spec`` as an LLMProvider: itself when complete, completed when it has ``name`` and ``run``; InvalidInput
     for anything else."""
     if isinstance(spec, LLMProvider):
         return spec
     if hasattr(spec, "name") and callable(getattr(spec, "run", None)):
         return CompletedLLM(spec)
-    raise TypeError(f"not an LLM provider: {spec!r} (needs name and run(task, inputs))")
+    # InvalidInput (a ValueError), as a provider name that is not available is: a caller may catch either.
+    raise InvalidInput(f"not an LLM provider: {spec!r} (needs name and run(task, inputs))")

@@ -117,7 +117,8 @@ class Ingestion:
         for _, event in by_target[L0_ONLY]:
             self.l0.observe(event, ephemeral=True)
         stored = [result for result in results if result is not None]
-        assert len(stored) == len(results), "_store gives every position a result"
+        if len(stored) != len(results):
+            raise RuntimeError("_store left a position without a result")
         for position, event in (*by_target["l1"], *by_target[RUNTIME_TRACE]):
             if not stored[position].duplicate and stored[position].target != "retired":
                 self.l0.observe(event, ephemeral=False)

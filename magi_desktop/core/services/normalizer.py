@@ -25,6 +25,10 @@ class Normalizer:
         self.key_secret = key_secret
         self.rules = rules
 
+    def adopt_secret(self, key_secret: bytes) -> None:
+        """Dedupe with this secret from now on: an import brings the exported memory's, so its keys match."""
+        self.key_secret = key_secret
+
     def __call__(self, raw: Any, now: float) -> tuple[MemoryEvent, str]:
         """Validate and normalise one payload: (the event, where it goes). Raises :class:`PayloadError`."""
         payload = validate_payload(raw)

@@ -66,7 +66,8 @@ class BeliefReview:
         try:
             with self.db.transaction() as conn:
                 rowid = insert_events(conn, [event])[0].rowid
-                assert rowid is not None, "a correction's event is new (its own timestamp and text)"
+                if rowid is None:       # a correction's event is new (its own timestamp and text)
+                    raise RuntimeError("the correction's event was not stored")
                 self.linker.link(conn, [(rowid, event)])
                 count_ingest(conn, event.source, accepted=1, duplicates=0, now=now)
                 review_id = l2_review.correct(conn, key, value, rowid, now)

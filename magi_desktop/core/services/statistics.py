@@ -13,6 +13,7 @@ from ..embed import Embedder
 from ..l0 import WorkingMemory
 from ..l2 import beliefs as l2_beliefs
 from ..l2 import jobs as l2_jobs
+from ..l2.constants import LIVE
 from ..llm import LLMProvider
 from ..reports import MemoryStats
 from ..store import Database
@@ -77,7 +78,7 @@ class Statistics:
                 "oldest_pending_seconds": l2_jobs.oldest_pending_age(conn, time.time()),
                 "entities": counts.active_entities(conn),
                 "edges": counts.active_edges(conn),
-                "assertions": counts.live_assertions(conn),
+                "assertions": counts.live_assertions(conn, LIVE),
                 "episodes": counts.promoted_episodes(conn),
                 # The user's reviews an import carried over: pending until L2 is rebuilt up to them.
                 "imported_reviews": counts.review_replays_by_state(conn),

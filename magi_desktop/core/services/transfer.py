@@ -91,8 +91,7 @@ class Transfer:
                     self.linker.reset()      # ids it cached may be rolled back, or now name other rows
                 secret = stored_secret(self.db.reader(), "idempotency_secret")
                 if secret is not None:
-                    # The exported memory's secret, so its dedupe keys match.
-                    self.normalize.key_secret = secret
+                    self.normalize.adopt_secret(secret)
         finally:
             if handle is not source:
                 handle.close()

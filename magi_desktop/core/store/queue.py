@@ -25,6 +25,8 @@ from typing import Generic, Literal, NamedTuple, TypeVar, cast
 from . import Database
 from .connection import Connection, placeholders
 
+# The retry policy of every queue (architecture §6: pending → running (a lease) → done, or pending again
+# with backoff, or dead after 5 attempts; §9 for extraction's retries).
 MAX_ATTEMPTS = 5                  # a job failing this often is poison, not unlucky: it goes to the dead letter
 BACKOFF_SECONDS = 30.0            # the first retry waits this long: a passing fault (a busy model) has cleared
 MAX_BACKOFF_SECONDS = 3600.0      # doubling stops here, so a revived or late job is retried within the hour

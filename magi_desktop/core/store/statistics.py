@@ -4,9 +4,10 @@ per layer, the embedding index, the sources' counters, the facts. The queues cou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from .connection import Connection
+from .connection import Connection, placeholders
 
 # The columns of l1_event_counts the events are counted by.
 EVENT_COUNT_COLUMNS = ("evidence_class", "l1_retrieval_scope", "source")
@@ -64,9 +65,10 @@ def active_edges(conn: Connection) -> int:
     return conn.execute("SELECT count(*) FROM kg_edges WHERE status = 'active'").fetchone()[0]
 
 
-def live_assertions(conn: Connection) -> int:
-    return conn.execute("SELECT count(*) FROM tom_trait_assertions WHERE status IN "
-                        "('tentative', 'corroborated', 'stable')").fetchone()[0]
+def live_assertions(conn: Connection, live: Sequence[str]) -> int:
+    """How many assertions hold one of the ``live`` statuses (l2/constants.LIVE)."""
+    return conn.execute(f"SELECT count(*) FROM tom_trait_assertions WHERE status IN ({placeholders(len(live))})",
+                        list(live)).fetchone()[0]
 
 
 def promoted_episodes(conn: Connection) -> int:
