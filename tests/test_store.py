@@ -11,7 +11,7 @@ from payloads import chat, sensor
 from magi_desktop.core import Memory
 from magi_desktop.core.store import Database, vectors
 from magi_desktop.core.store.connection import connect
-from magi_desktop.core.store.l1 import chat_sessions, event_row, fts_search
+from magi_desktop.core.store.l1 import chat_sessions, event_row
 from magi_desktop.core.store.migrations import (
     Migration,
     SchemaTooNew,
@@ -19,9 +19,8 @@ from magi_desktop.core.store.migrations import (
     migrate,
     split_statements,
 )
-from magi_desktop.core.store.search import match_count
+from magi_desktop.core.store.search import fts_search, knn, match_count
 from magi_desktop.core.store.tables import all_rows, row_count
-from magi_desktop.core.store.vectors import knn
 
 
 def test_migrations_are_recorded_and_not_rerun(tmp_path):

@@ -18,7 +18,7 @@ from ..app_settings import (
 )
 from ..collectors import CollectorSettings, SettingsError, check_settings, load_settings, save_settings
 from ..collectors.settings import EXCLUSION_KINDS
-from ..core.errors import InvalidInput
+from ..core import InvalidInput
 from ..core.llm.openai import TIERS, save_api_key, stored_api_key
 from ..core.paths import choose_data_dir, chosen_data_dir
 from .models import Column, RecordTableModel, record_table, when

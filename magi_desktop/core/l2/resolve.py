@@ -19,7 +19,7 @@ from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store import entities
 from ..store.connection import Connection
 from ..store.entities import name_key
-from ..store.vectors import nearest_entities
+from ..store.search import nearest_entities
 from .constants import SELF_KEY
 from .tasks import DISAMBIGUATE, ENTITY_TYPES
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..contracts import MemoryEvent, tool_run_of
-from ..text import fts_document, fts_or_query, index_text, query_terms
+from ..text import fts_document, index_text
 from . import supersede
 from .connection import Connection, placeholders
 
@@ -325,26 +325,6 @@ def _event_record(row: Sequence[Any]) -> dict[str, Any]:
     record["metadata"] = json.loads(record.pop("metadata_json"))
     record["cognition_eligible"] = bool(record["cognition_eligible"])
     return record
-
-
-def fts_search(conn: Connection, text: str, *, limit: int = 20,
-               scopes: Iterable[str] | None = None) -> list[tuple[str, float]]:
-    """BM25 over fact_events_fts: (event_id, score) best first; the query is segmented like the index."""
-    terms = query_terms(text)
-    if not terms:
-        return []
-    sql = (
-        "SELECT e.event_id, bm25(fact_events_fts) AS score FROM fact_events_fts "
-        "JOIN fact_events e ON e.id = fact_events_fts.rowid WHERE fact_events_fts MATCH ?"
-    )
-    params: list[Any] = [f"content : ({fts_or_query(terms)})"]  # the event's own words, not its context
-    if scopes is not None:
-        scopes = list(scopes)
-        sql += f" AND e.l1_retrieval_scope IN ({placeholders(len(scopes))})"
-        params.extend(scopes)
-    sql += " ORDER BY score LIMIT ?"
-    params.append(limit)
-    return [(event_id, -score) for event_id, score in conn.execute(sql, params)]
 
 
 def event_by_id_or_chat_item(conn: Connection, pointer: str) -> tuple[str, float, str | None] | None:

@@ -8,15 +8,18 @@ bytes; the indexes live in :mod:`.vectors`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
+from ..text import fts_or_query, query_terms
 from .connection import Connection, placeholders
 from .erasure import fts_tables
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
-from .vectors import EDGE_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE
+from .vectors import EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE
 
 # readers the tests and layers share
 
@@ -161,3 +164,45 @@ def skills_matching(conn: Connection, match: str, limit: int) -> list[int]:
     return [r[0] for r in conn.execute(
         "SELECT rowid FROM procedural_skills_fts WHERE procedural_skills_fts MATCH ? "
         "ORDER BY bm25(procedural_skills_fts, 3.0, 1.0, 1.0) LIMIT ?", (match, limit))]
+
+
+# --------------------------------------------------------------------- the plain searches (tests, L2 resolution)
+
+def fts_search(conn: Connection, text: str, *, limit: int = 20,
+               scopes: Iterable[str] | None = None) -> list[tuple[str, float]]:
+    """BM25 over fact_events_fts: (event_id, score) best first; the query is segmented like the index."""
+    terms = query_terms(text)
+    if not terms:
+        return []
+    sql = (
+        "SELECT e.event_id, bm25(fact_events_fts) AS score FROM fact_events_fts "
+        "JOIN fact_events e ON e.id = fact_events_fts.rowid WHERE fact_events_fts MATCH ?"
+    )
+    params: list[Any] = [f"content : ({fts_or_query(terms)})"]  # the event's own words, not its context
+    if scopes is not None:
+        scopes = list(scopes)
+        sql += f" AND e.l1_retrieval_scope IN ({placeholders(len(scopes))})"
+        params.extend(scopes)
+    sql += " ORDER BY score LIMIT ?"
+    params.append(limit)
+    return [(event_id, -score) for event_id, score in conn.execute(sql, params)]
+
+
+def knn(conn: Connection, query: np.ndarray, k: int = 20,
+        scopes: Sequence[str] | None = None, before: float | None = None) -> list[tuple[int, int, float]]:
+    """Nearest chunks: (chunk_id, event_rowid, cosine distance), nearest first."""
+    sql = f"SELECT rowid, event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ?"
+    params: list = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k)]
+    if scopes is not None:
+        sql += f" AND l1_scope IN ({placeholders(len(scopes))})"
+        params.extend(scopes)
+    if before is not None:
+        sql += " AND occurred_at <= ?"
+        params.append(before)
+    return [tuple(row) for row in conn.execute(sql + " ORDER BY distance", params)]
+
+
+def nearest_entities(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float | None]]:
+    """(entity_id, distance) of the ``k`` entities whose name vectors are nearest ``vector``."""
+    return conn.execute(f"SELECT rowid, distance FROM {ENTITY_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
+                        (vector.tobytes(), k)).fetchall()

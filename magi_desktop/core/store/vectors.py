@@ -190,20 +190,6 @@ def replace_event_chunks(
         )
 
 
-def knn(conn: Connection, query: np.ndarray, k: int = 20,
-        scopes: Sequence[str] | None = None, before: float | None = None) -> list[tuple[int, int, float]]:
-    """Nearest chunks: (chunk_id, event_rowid, cosine distance), nearest first."""
-    sql = f"SELECT rowid, event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ?"
-    params: list = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k)]
-    if scopes is not None:
-        sql += f" AND l1_scope IN ({placeholders(len(scopes))})"
-        params.extend(scopes)
-    if before is not None:
-        sql += " AND occurred_at <= ?"
-        params.append(before)
-    return [tuple(row) for row in conn.execute(sql + " ORDER BY distance", params)]
-
-
 def events_to_embed(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str, float, str | None]]:
     """The events behind embedding jobs, by rowid: (rowid, content, scope, recorded time, speaker). The vectors
     carry the recorded time, which the vector path filters on (architecture §16)."""
@@ -275,9 +261,3 @@ def chunk_vectors_of_events(conn: Connection, rowids: Sequence[int]) -> list[tup
     return conn.execute(
         f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {VEC_TABLE} v ON v.rowid = c.chunk_id "
         f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall()
-
-
-def nearest_entities(conn: Connection, vector: np.ndarray, k: int) -> list[tuple[int, float | None]]:
-    """(entity_id, distance) of the ``k`` entities whose name vectors are nearest ``vector``."""
-    return conn.execute(f"SELECT rowid, distance FROM {ENTITY_VEC_TABLE} WHERE embedding MATCH ? AND k = ?",
-                        (vector.tobytes(), k)).fetchall()
