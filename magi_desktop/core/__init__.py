@@ -9,7 +9,7 @@ from .outbound import safe_text
 from .remember import RememberRejected
 from .reports import DueReport, MemoryStats, PendingReport, QueueState
 from .retrieval import EvidencePack, Finding
-from .services.backup import list_backups, restore_backup
+from .services.storage import list_backups, restore_backup
 
 __all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "DueReport", "EvidencePack", "Finding", "IngestResult", "Memory",
            "InvalidInput", "MagiError",

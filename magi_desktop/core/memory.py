@@ -30,19 +30,19 @@ from .reredact import stored_version
 from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
 from .services.agents import AgentDesk
-from .services.backup import Storage
-from .services.collectors import CollectorState
-from .services.facts import FactBook
+from .services.belief_review import BeliefReview
+from .services.collector_state import CollectorState
+from .services.fact_book import FactBook
 from .services.forgetting import Forgetting
-from .services.indexing import SearchIndex
 from .services.ingestion import Ingestion
 from .services.normalizer import Normalizer
 from .services.periodic import PeriodicJobs
 from .services.processing import Processing
-from .services.redaction import Redactor, note_rules
-from .services.review import BeliefReview
+from .services.redactor import Redactor, note_rules
+from .services.search_index import SearchIndex
 from .services.sessions import Sessions
 from .services.statistics import Statistics
+from .services.storage import Storage
 from .services.transfer import Transfer
 from .store import Database, SchemaTooNew, backup
 from .store.connection import DatabaseError, LockWait, write_transaction

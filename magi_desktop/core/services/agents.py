@@ -16,7 +16,7 @@ from ..l2.constants import SELF_KEY
 from ..store import Database, agents_usage
 from ..store.entities import active_person_id
 from ..store.summaries import latest_summaries
-from .facts import FactBook
+from .fact_book import FactBook
 
 MAX_CLIENT_CHARS = 100
 MAX_REJECTION_CHARS = 200

@@ -16,8 +16,8 @@ from ..llm import LLMProvider
 from ..reports import DueReport
 from ..store import Database
 from ..store.entities import EntityLinker
-from .backup import Storage
 from .forgetting import Forgetting
+from .storage import Storage
 
 PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
 

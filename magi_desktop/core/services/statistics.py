@@ -19,9 +19,9 @@ from ..reports import MemoryStats
 from ..store import Database
 from ..store import statistics as counts
 from ..store.queue import EMBEDDING_JOBS, EXTRACTION_RETRIES
-from .backup import Storage
-from .collectors import CollectorState
-from .redaction import Redactor
+from .collector_state import CollectorState
+from .redactor import Redactor
+from .storage import Storage
 
 
 @dataclass(eq=False, repr=False)     # a service: compared by identity, like the others

@@ -17,8 +17,8 @@ from ..importer import import_jsonl
 from ..store import Database
 from ..store.entities import EntityLinker
 from ..store.l1 import stored_secret
+from .belief_review import BeliefReview
 from .normalizer import Normalizer
-from .review import BeliefReview
 
 __all__ = ["ImportFailed", "Transfer"]
 

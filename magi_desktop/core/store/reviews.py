@@ -118,6 +118,6 @@ def subject_of(conn: Connection, key: str) -> int | None:
 
 
 def latest_review_ids(conn: Connection, limit: int) -> list[int]:
-    """Ids of the latest reviews, newest first (the viewer's list, services/review)."""
+    """Ids of the latest reviews, newest first (the viewer's list, services/belief_review)."""
     return [r[0] for r in conn.execute("SELECT review_id FROM user_reviews ORDER BY review_id DESC LIMIT ?",
                                        (limit,))]
