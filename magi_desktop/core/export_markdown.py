@@ -1,6 +1,6 @@
 """The Markdown export: what a person reads, not what an import loads (that is the JSONL export).
 
-In the spirit of the Familiars memory files (seeds/familiars-rag-and-memory.zh.txt §5.2–5.3): one
+In the spirit of the Familiars memory files (the design's seed articles; architecture §9): one
 file per scope × category of the facts agents saved (``user/<category>.md``,
 ``project/<category>.md``), each entry an HTML comment carrying its metadata as JSON followed by its
 text and its evidence; and ``beliefs.md``, what L2 currently believes (assertions, facts,
