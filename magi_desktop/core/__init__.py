@@ -1,18 +1,17 @@
 """The memory core: pure Python over SQLite. Never imports Qt."""
 
 from .contracts import IngestResult, MemoryEvent, PayloadError
-from .errors import DatabaseCorrupt, DiskFull, InvalidInput, MagiError, MemoryBusy
+from .errors import DatabaseCorrupt, DiskFull, InvalidInput, MagiError, MemoryBusy, MemoryUnavailable
 from .l2.beliefs import Belief
 from .l2.review import ReviewError
-from .memory import Memory, MemoryUnavailable
+from .memory import Memory
 from .outbound import safe_text
 from .remember import RememberRejected
 from .reports import DueReport, MemoryStats, PendingReport, QueueState
 from .retrieval import EvidencePack, Finding
 from .services.storage import list_backups, restore_backup
 
-__all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "DueReport", "EvidencePack", "Finding", "IngestResult", "Memory",
-           "InvalidInput", "MagiError",
-           "MemoryBusy", "MemoryStats", "PendingReport", "QueueState",
-           "MemoryEvent", "MemoryUnavailable", "PayloadError", "RememberRejected", "ReviewError", "list_backups",
+__all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "DueReport", "EvidencePack", "Finding", "IngestResult",
+           "InvalidInput", "MagiError", "Memory", "MemoryBusy", "MemoryEvent", "MemoryStats", "MemoryUnavailable",
+           "PayloadError", "PendingReport", "QueueState", "RememberRejected", "ReviewError", "list_backups",
            "restore_backup", "safe_text"]

@@ -42,7 +42,6 @@ class DrainReport(DictView):
         return {"batches": self.batches, "embedded": self.embedded, "projected": self.projected, "failed": self.failed}
 
 
-
 def process_batch(memory: Memory, batch: int = 64) -> tuple[int, PendingReport]:
     """One batch of every queue (embedding, L2, L4, fact extraction); returns (jobs handled, the report).
     First, an unfinished forget (a crashed job, a scrub a reader held up) is finished."""

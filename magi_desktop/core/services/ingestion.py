@@ -167,6 +167,7 @@ class Ingestion:
         except Exception:  # counting must never mask the payload error
             log.exception("could not count a rejected payload")
 
+
 def _record_tool_runs(conn, events: list[MemoryEvent]) -> None:
     """L4 learns from every new tool execution, in the transaction that stores it (architecture §8)."""
     for event in events:
