@@ -61,7 +61,7 @@ QUOTES = {
     "magi_desktop/core/memory.py": [
         f"({FAIL} failures in a row; it half-opens after {OPEN} s and closes after {CLOSE} successes)",
     ],
-    "magi_desktop/core/services/facts.py": [f"idle {IDLE_MINUTES} minutes"],
+    "magi_desktop/core/services/fact_book.py": [f"idle {IDLE_MINUTES} minutes"],
 }
 
 
