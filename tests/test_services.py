@@ -168,3 +168,21 @@ def test_redactor_transfer_and_statistics(db, normalizer, tmp_path):
     stats = statistics.stats()
     assert stats.event_count == 1 and stats["events"]["by_source"] == {"chat": 1} and stats.writable
     assert stats.to_dict()["redaction"] == redactor.redaction_status()
+
+
+def test_memory_settings_that_ingest_uses_live_on_its_normalizer(tmp_path):
+    from magi_desktop.core import Memory
+    from magi_desktop.core.redact import CURRENT
+
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    try:
+        memory.user_id = "anna"
+        older = CURRENT.without("high_entropy")
+        memory.redaction = older
+        stored = memory.ingest(chat("I live in Porto."))
+        event = memory.get_event(stored.event_id)
+        assert event["user_id"] == "anna" and memory.redaction is older and memory._normalize.rules is older
+        assert memory.templates is memory._normalize.templates
+        assert Memory.user_id.__doc__ == "The user the events are stored for."
+    finally:
+        memory.close()

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Generic, Literal, TypeVar, overload
 
 from . import extraction, l2, l4
 from .contracts import IngestResult, MemoryEvent
@@ -57,6 +57,27 @@ log = logging.getLogger(__name__)
 LLM_PROVIDERS = ("rules", "openai")  # or pass an LLMProvider instance (e.g. a ScriptedLLM in tests)
 OPEN_PATIENCE_SECONDS = 5.0    # opening waits no longer for the lock to finish a forget's work (left to later)
 OPEN_FORGET_SECONDS = 2.0      # and works on an interrupted forget no longer than this (the rest: in the background)
+
+
+V = TypeVar("V")
+
+
+class _OnNormalizer(Generic[V]):
+    """A ``Memory`` attribute kept on its :class:`Normalizer` (``memory.templates`` is the normaliser's), so
+    setting it changes what ingest does, as it did when ``Memory`` normalised itself."""
+
+    def __init__(self, name: str, doc: str) -> None:
+        self.name, self.__doc__ = name, doc
+
+    @overload
+    def __get__(self, memory: None, owner: type | None = None) -> _OnNormalizer[V]: ...
+    @overload
+    def __get__(self, memory: Memory, owner: type | None = None) -> V: ...
+    def __get__(self, memory: Memory | None, owner: type | None = None) -> V | _OnNormalizer[V]:
+        return self if memory is None else getattr(memory._normalize, self.name)
+
+    def __set__(self, memory: Memory, value: V) -> None:
+        setattr(memory._normalize, self.name, value)
 
 
 class Memory:
@@ -112,32 +133,9 @@ class Memory:
                                      forgetting=self.forgetting, notify=self._notify)
 
     # What ingest normalises with lives in the Normalizer the services share: these read and set it there.
-
-    @property
-    def redaction(self) -> RuleSet:
-        """The rules ingest redacts with (``Memory.open(redaction=...)``; an older set in tests)."""
-        return self._normalize.rules
-
-    @redaction.setter
-    def redaction(self, rules: RuleSet) -> None:
-        self._normalize.rules = rules
-
-    @property
-    def templates(self) -> TemplateRegistry:
-        """The content templates ingest renders with (a plugin registers more)."""
-        return self._normalize.templates
-
-    @templates.setter
-    def templates(self, templates: TemplateRegistry) -> None:
-        self._normalize.templates = templates
-
-    @property
-    def user_id(self) -> str:
-        return self._normalize.user_id
-
-    @user_id.setter
-    def user_id(self, user_id: str) -> None:
-        self._normalize.user_id = user_id
+    redaction = _OnNormalizer[RuleSet]("rules", "The rules ingest redacts with (``Memory.open(redaction=...)``).")
+    templates = _OnNormalizer[TemplateRegistry]("templates", "The content templates ingest renders with.")
+    user_id = _OnNormalizer[str]("user_id", "The user the events are stored for.")
 
     # ----------------------------------------------------------- lifecycle
 

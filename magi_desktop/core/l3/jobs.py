@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 from ..llm.base import LLMProvider
 from ..store import Database, entities, l1, periodic_jobs, summaries
@@ -80,10 +80,7 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
         done_until = max(done_until, end)
         if granularity in ("hour", "day"):
             events = window_events(conn, start, end)
-            if not events:
-                continue
-            mark = fingerprint(events)
-            if _unchanged(conn, key, mark):
+            if (mark := _fresh_mark(conn, key, events, fingerprint)) is None:
                 continue
             previous = _previous(conn, granularity, start)
             draft = extractive(conn, label[0].upper() + label[1:], events, previous[0] if previous else None)
@@ -94,10 +91,7 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
                     continue          # still waiting for the model: the stored draft stands
         else:
             children = _children(conn, start, end)
-            if not children:
-                continue
-            mark = _children_mark(children)
-            if _unchanged(conn, key, mark):
+            if (mark := _fresh_mark(conn, key, children, _children_mark)) is None:
                 continue
             peers = [json.loads(data) for data in summaries.temporal_data_before(conn, granularity, start, PEERS)]
             draft = from_children(label[0].upper() + label[1:], [(c[0], c[1], c[2]) for c in children], peers)
@@ -113,6 +107,18 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
         # A forget during the run moved done_until back (to summarise its windows again): that stays.
         periodic_jobs.record_run_unless_moved_back(wconn, job, done_until, now, read_until)
     return written
+
+
+T = TypeVar("T")
+
+
+def _fresh_mark(conn: Connection, key: str, parts: list[T], mark_of: Callable[[list[T]], str]) -> str | None:
+    """The mark of what a window is drawn from, or None when it holds nothing or its summary already has
+    that mark (nothing to write)."""
+    if not parts:
+        return None
+    mark = mark_of(parts)
+    return None if _unchanged(conn, key, mark) else mark
 
 
 def _themes(db: Database, start: float, end: float, week_key: str, label: str, now: float,
