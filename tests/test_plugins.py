@@ -88,6 +88,26 @@ def test_a_third_party_plugin_is_discovered_through_its_entry_point_and_runs(sit
     assert [r.duplicate for r in memory.ingest_many(list(collector.collect(None, ctx=None)))] == [True] * 3
 
 
+def test_a_plugins_template_renders_what_its_collector_stores(site, tmp_path, memory):
+    """register_templates takes effect where the collectors run (issue 19): the host registers the templates
+    with the memory it stores into."""
+    from magi_desktop.collectors import build_supervisor
+
+    distribution(site, "magi-test-notes", "1.2.3", {"notes": "magi_test_notes"}, {"magi_test_notes": GOOD})
+    folder = tmp_path / "host"
+    folder.mkdir()
+    (folder / "collectors.json").write_text(json.dumps({"collectors": {"notes": {"enabled": True}}}))
+    supervisor, errors = build_supervisor(memory, folder, env={"MAGI_LOAD_PLUGINS": FIRST_PARTY_OFF})
+    assert supervisor is not None and errors == {}
+    supervisor.paused = False
+    supervisor.tick()
+    while not supervisor.wait_idle(timeout=1.0):
+        supervisor.tick()
+    supervisor.stop()
+    stored = sorted(memory.get_event(f.event_id)["content"] for f in memory.query("note", mode="event_stream").findings)
+    assert stored == ["Notes: Wrote the note note 0", "Notes: Wrote the note note 1", "Notes: Wrote the note note 2"]
+
+
 def test_broken_plugins_are_reported_and_the_others_load(site):
     distribution(site, "magi-test-mixed", "1.0", {
         "notes": "magi_test_notes", "crashes": "magi_test_crashes", "typo": "magi_test_typo",

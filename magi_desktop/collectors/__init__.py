@@ -16,6 +16,9 @@ def build_supervisor(memory, data_folder, env=None, watch=False):
 
     settings = load_settings(data_folder)
     plugins = load_plugins(env)
+    # A plugin's templates say how its events read: the memory renders what the collectors store with them.
+    for source, action, forms in plugins.templates():
+        memory.templates.register(source, action, *forms)
     collectors = [c for c in plugins.collectors() if c.name in settings.enabled]
     for collector in collectors:
         check_settings(data_folder, collector, settings.enabled[collector.name])
