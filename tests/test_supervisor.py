@@ -106,6 +106,24 @@ def test_an_explicit_cursor_is_kept_only_after_what_came_before_it(memory):
     sup.stop()
 
 
+def test_a_cursor_that_is_no_json_fails_the_run_with_a_reason_naming_the_collector(memory, caplog):
+    class Unsaveable(Steady):
+        def collect(self, since, ctx):
+            yield activity("notes", "write_note", T0, {"title": "0"}, item_id="u0")
+            ctx.save_cursor({"seen": {1, 2}})        # a set: not JSON
+
+    sup = Supervisor(memory, [Unsaveable("sets")])
+    for _ in range(2):
+        sup.tick()
+        assert sup.wait_idle()
+        sup.status["sets"].next_run_at = 0          # due again at once
+    status = sup.status["sets"]
+    assert stored(memory) == 1 and memory.plugin_cursor("sets") is None
+    assert status.failures == 2 and status.last_error.startswith("CursorNotSaved: collector sets: its cursor")
+    assert "Traceback" not in caplog.text
+    sup.stop()
+
+
 def test_a_crashing_collector_backs_off_then_is_quarantined_and_the_others_go_on(memory):
     clock = Clock()
     steady, crash = Steady(n=5), Raises("crash")

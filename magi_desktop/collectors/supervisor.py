@@ -34,6 +34,7 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
@@ -121,6 +122,10 @@ class CollectorStatus:
         return status
 
 
+class CursorNotSaved(ValueError):
+    """A collector gave ``ctx.save_cursor`` a value the memory cannot keep: its run fails with this, naming it."""
+
+
 class _Context:
     """What a collector sees during one run."""
 
@@ -137,6 +142,11 @@ class _Context:
         return self._supervisor.is_excluded(kind, value)
 
     def save_cursor(self, value: Any) -> None:
+        try:
+            json.dumps(value)      # the memory keeps cursors as JSON: say so now, in the collector's run
+        except (TypeError, ValueError) as exc:
+            raise CursorNotSaved(f"collector {self._name}: its cursor cannot be saved, a cursor must be JSON "
+                                 f"(numbers, strings, lists, objects): {exc}") from None
         self._supervisor._put(self._name, _CURSOR, value, self._cancelled)
 
     def progress(self, done: int, total: int | None = None) -> None:
