@@ -124,6 +124,43 @@ def test_a_cursor_that_is_no_json_fails_the_run_with_a_reason_naming_the_collect
     sup.stop()
 
 
+class BackFill(Steady):
+    """A history of ``n`` items, ``per_time`` to each second, yielded after ``since``: without a cursor of its own."""
+
+    def __init__(self, name, n, per_time=1, order=lambda items: items):
+        super().__init__(name, n)
+        self.per_time, self.order = per_time, order
+
+    def collect(self, since, ctx):
+        items = [(T0 + i // self.per_time, i) for i in range(self.n)]
+        for at, i in self.order([(at, i) for at, i in items if since is None or at > since]):
+            yield activity("notes", "write_note", at, {"title": str(i)}, item_id=f"b{i}")
+
+
+def test_a_back_fill_longer_than_a_run_goes_on_where_the_throttle_cut_it(memory):
+    # 1,200 items, two to a second; a run takes at most 500: each run resumes below the last second it read
+    # (that second's items come again and dedupe), so the whole history is in after a few runs, not never.
+    sup = Supervisor(memory, [BackFill("history", 1200, per_time=2)], max_per_run=500)
+    runs = 0
+    while stored(memory) < 1200 and runs < 5:
+        sup.tick()
+        assert sup.wait_idle()
+        sup.status["history"].next_run_at = 0
+        runs += 1
+    assert stored(memory) == 1200 and runs == 3
+    assert sup.status["history"].counts["throttled"] == 2
+    sup.stop()
+
+
+def test_a_back_fill_out_of_time_order_gets_no_resume_point(memory):
+    # Newest first: an item not yet yielded may be older than all it read, so no cursor may skip it.
+    sup = Supervisor(memory, [BackFill("reversed", 1200, order=lambda items: items[::-1])], max_per_run=500)
+    sup.tick()
+    assert sup.wait_idle()
+    assert stored(memory) == 500 and memory.plugin_cursor("reversed") is None
+    sup.stop()
+
+
 def test_a_crashing_collector_backs_off_then_is_quarantined_and_the_others_go_on(memory):
     clock = Clock()
     steady, crash = Steady(n=5), Raises("crash")
@@ -327,7 +364,10 @@ def test_no_fallback_cursor_after_a_failed_or_cut_run_and_systemexit_is_containe
     sup = Supervisor(memory, [Dies("dies"), Floods("flood")], max_per_run=100)
     sup.tick()
     assert sup.wait_idle()
-    assert memory.plugin_cursor("dies") is None and memory.plugin_cursor("flood") is None
+    assert memory.plugin_cursor("dies") is None
+    # Cut by the throttle after 100 items in time order: it goes on below the last time it read (issue 19),
+    # never past what it did not yield.
+    assert memory.plugin_cursor("flood") == pytest.approx(T0 + 0.098)
     assert "SystemExit" in sup.status["dies"].last_error and not sup.status["dies"].running
     assert stored(memory) == 1 and stored(memory, "flood") == 100
     sup.stop()

@@ -15,7 +15,8 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
 * **Cursors.** ``ctx.save_cursor(value)`` is stored only after every payload
   yielded before it has been written, so nothing acknowledged is lost and
   nothing is skipped after a crash. Without it, the newest ``occurred_at``
-  written becomes the cursor.
+  written becomes the cursor; a run the throttle cut, read in time order, goes
+  on next time from the newest time below the last one it read (``_RunTimes``).
 * **Watching.** A collector may name files to watch (``watch_paths(settings)``);
   after ``watch()`` a change to one of them makes the collector due at once,
   so a new shell command is read seconds after it is written, not at the next
@@ -369,6 +370,8 @@ class Supervisor:
         error = None
         cut = False
         run = None
+        times = _RunTimes()
+        resume: float | None = None    # where a back-fill cut by the throttle goes on (see _RunTimes)
         try:
             since = self.memory.plugin_cursor(name)
             yielded = 0
@@ -381,8 +384,10 @@ class Supervisor:
                     status.counts["throttled"] += 1
                     log.warning("collector %s yielded more than %d payloads in one run; cut", name, self.max_per_run)
                     cut = True
+                    resume = times.resume_point()
                     break
                 yielded += 1
+                times.see(payload)
                 status.counts["yielded"] += 1
                 if self._mentions and _mentions_any(payload, self._mentions):
                     status.counts["excluded"] += 1
@@ -396,7 +401,8 @@ class Supervisor:
             ctx.finish()
         # Queued while the run still counts as running, so neither wait_idle nor the next run
         # can slip in before it. Only a clean, complete run may fall back to the newest time seen.
-        self._put(name, _CURSOR, None, cancelled, final=True, clean=error is None and not cut)
+        self._put(name, _CURSOR, resume if error is None else None, cancelled, final=True,
+                  clean=error is None and not cut)
         with self._lock:
             if self._runs.get(name, (None,))[0] is not threading.current_thread():
                 return  # abandoned as hung; its outcome no longer counts
@@ -537,12 +543,17 @@ class Supervisor:
             self._explicit.discard(name)
             # A collector that keeps its own cursor never gets the fallback; nor does a run
             # that failed or was cut (it would skip what was never yielded).
-            if explicit or name in self._keeps_cursor or not clean or name not in self._newest:
+            if explicit or name in self._keeps_cursor:
+                return
+            throttled = not clean and cursor is not None    # a back-fill the throttle cut, read in time order
+            if not (clean and name in self._newest) and not throttled:
                 return
             stored = self.memory.plugin_cursor(name)
             if stored is not None and not isinstance(stored, (int, float)):
                 return      # a cursor of the collector's own making is never replaced by a time
-            cursor = self._newest[name]
+            if throttled and stored is not None and cursor <= stored:
+                return      # no progress to keep (every item it read had one time)
+            cursor = cursor if throttled else self._newest[name]
         else:
             self._explicit.add(name)
             self._keeps_cursor.add(name)
@@ -551,6 +562,32 @@ class Supervisor:
             self.memory.save_plugin_cursor(name, cursor)
         except Exception:
             log.exception("could not store the cursor of %s", name)
+
+
+class _RunTimes:
+    """The times a run yields, to resume a back-fill the throttle cut (``max_per_run``) without the collector's
+    own cursor: when they came in time order, the run goes on from the newest time *below* the last one seen —
+    the items at that last time come again (stored ones dedupe) with any not yet yielded — so a long back-fill
+    makes progress each run instead of repeating its first ``max_per_run`` items forever. Out of order, where
+    an unyielded item may be older, there is no resume point (and the run repeats, as before)."""
+
+    def __init__(self) -> None:
+        self.ordered = True
+        self.top: float | None = None          # the newest time seen
+        self.below_top: float | None = None    # the newest time seen before ``top``
+
+    def see(self, payload: Any) -> None:
+        try:
+            at = parse_timestamp(payload.get("occurred_at"), "occurred_at")
+        except Exception:  # noqa: BLE001 - the writer rejects it; it says nothing of the order
+            return
+        if self.top is not None and at < self.top:
+            self.ordered = False
+        elif self.top is None or at > self.top:
+            self.below_top, self.top = self.top, at
+
+    def resume_point(self) -> float | None:
+        return self.below_top if self.ordered else None
 
 
 def _close(run: Any) -> None:
