@@ -16,7 +16,7 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
   yielded before it has been written, so nothing acknowledged is lost and
   nothing is skipped after a crash. Without it, the newest ``occurred_at``
   written becomes the cursor; a run the throttle cut, read in time order, goes
-  on next time from the newest time below the last one it read (``_RunTimes``).
+  on next time from the newest time below the last one it read (``RunTimes``).
 * **Watching.** A collector may name files to watch (``watch_paths(settings)``);
   after ``watch()`` a change to one of them makes the collector due at once,
   so a new shell command is read seconds after it is written, not at the next
@@ -28,6 +28,9 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
 * **Scratch space.** ``ctx.temp_dir`` is a folder of the run's own inside the
   data folder (``paths.temp_dir``); it is removed when the run ends, and what a
   killed process left there is removed when a supervisor starts (``scratch``).
+The pieces: ``runs`` (what a collector sees during a run, resuming a cut back-fill), ``status`` (its counters)
+and ``screening`` (exclusions, payloads a sensor may not send); this module schedules, runs and writes.
+
 * **Status.** Each collector's runs, failures and counters are saved in the
   memory after every run (``Memory.collector_statuses``), so ``magi status``
   shows them from another process and a restart continues the counts.
@@ -35,25 +38,23 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
-import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import Memory, MemoryUnavailable
 from ..core.contracts import parse_timestamp
 from ..core.paths import temp_dir
-from ..core.redact import redact_text
 from ..plugin_api import Collector
 from . import scratch
+from .runs import CURSOR, RunContext, RunTimes, close_run
+from .screening import exclusion_forms, mentions_any, speaks
+from .status import CollectorStatus
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver  # watchdog is imported when watching starts
@@ -67,112 +68,6 @@ RUN_TIMEOUT_SECONDS = 300.0
 QUARANTINE_AFTER = 5
 MAX_BACKOFF_SECONDS = 6 * 3600.0
 _WRITES = {"modified", "created", "moved", "closed"}   # watchdog events that mean a file changed
-_CURSOR = object()             # queue marker: (collector name, _CURSOR, value)
-# Skip reasons are short codes; a collector cannot grow its status without bound by inventing new ones.
-MAX_SKIP_REASONS = 32
-MAX_REASON_CHARS = 40
-MAX_SKIP_DETAIL_CHARS = 300
-
-
-@dataclass
-class CollectorStatus:
-    name: str
-    runs: int = 0
-    failures: int = 0             # in a row
-    last_error: str | None = None
-    quarantined: bool = False
-    next_run_at: float = 0.0
-    running: bool = False
-    counts: Counter = field(default_factory=Counter)   # yielded, stored, duplicates, rejected, throttled, dropped
-    last_rejection: str | None = None
-    last_run_at: float | None = None
-    progress: tuple[int, int | None] | None = None     # (done, total) the running run reported
-    skipped: Counter = field(default_factory=Counter)  # items the collector left out, by reason code
-    last_skip: str | None = None                       # "reason: detail" of the newest skip
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "runs": self.runs, "failures": self.failures, "last_error": self.last_error,
-                "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
-                "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at,
-                "progress": list(self.progress) if self.progress else None, "skipped": dict(self.skipped),
-                "last_skip": self.last_skip}
-
-    def skip(self, reason: Any, detail: Any = None) -> str:
-        """Count one skipped item; returns the reason code it was counted under."""
-        code = re.sub(r"[^a-z0-9_]+", "_", str(reason).casefold()).strip("_")[:MAX_REASON_CHARS] or "unspecified"
-        if code not in self.skipped and len(self.skipped) >= MAX_SKIP_REASONS:
-            code = "other"
-        self.skipped[code] += 1
-        # A detail names where (a file, a line number), but may quote what it skipped: redacted, and short.
-        said = f"{code}: {detail}" if detail is not None else code
-        self.last_skip = redact_text(said[:MAX_SKIP_DETAIL_CHARS])
-        return code
-
-    @classmethod
-    def resumed(cls, name: str, saved: Mapping[str, Any] | None) -> CollectorStatus:
-        """Continue the counts a previous process saved. A quarantine is not carried over: a restart
-        is the user's way to give a collector another chance."""
-        status = cls(name)
-        if saved:
-            status.runs = int(saved.get("runs") or 0)
-            status.counts.update({k: int(v) for k, v in (saved.get("counts") or {}).items()})
-            status.last_error, status.last_rejection = saved.get("last_error"), saved.get("last_rejection")
-            status.last_run_at = saved.get("last_run_at")
-            status.skipped.update({k: int(v) for k, v in (saved.get("skipped") or {}).items()})
-            status.last_skip = saved.get("last_skip")
-        return status
-
-
-class CursorNotSaved(ValueError):
-    """A collector gave ``ctx.save_cursor`` a value the memory cannot keep: its run fails with this, naming it."""
-
-
-class _Context:
-    """What a collector sees during one run."""
-
-    def __init__(self, supervisor: Supervisor, name: str, settings: Mapping[str, Any], cancelled: threading.Event):
-        self._supervisor = supervisor
-        self._name = name
-        self.settings: Mapping[str, Any] = dict(settings)   # a copy: the run cannot change the supervisor's
-        self._cancelled = cancelled
-        self.done = 0
-        self.total: int | None = None
-        self._temp: Path | None = None
-
-    def excluded(self, kind: str, value: str) -> bool:
-        return self._supervisor.is_excluded(kind, value)
-
-    def save_cursor(self, value: Any) -> None:
-        try:
-            json.dumps(value)      # the memory keeps cursors as JSON: say so now, in the collector's run
-        except (TypeError, ValueError) as exc:
-            raise CursorNotSaved(f"collector {self._name}: its cursor cannot be saved, a cursor must be JSON "
-                                 f"(numbers, strings, lists, objects): {exc}") from None
-        self._supervisor._put(self._name, _CURSOR, value, self._cancelled)
-
-    def progress(self, done: int, total: int | None = None) -> None:
-        self.done, self.total = done, total
-        self._supervisor.status[self._name].progress = (done, total)
-
-    def skipped(self, reason: str, detail: str | None = None) -> None:
-        code = self._supervisor.status[self._name].skip(reason, detail)
-        log.debug("collector %s skipped an item (%s): %s", self._name, code, detail)
-
-    @property
-    def temp_dir(self) -> Path:
-        """This run's scratch folder, made on first use and removed when the run ends."""
-        if self._temp is None:
-            self._temp = scratch.run_folder(self._supervisor.temp_root, self._name)
-        return self._temp
-
-    def finish(self) -> None:
-        if self._temp is not None:
-            scratch.remove(self._temp)
-            self._temp = None
-
-    @property
-    def stopping(self) -> bool:
-        return self._cancelled.is_set() or self._supervisor._stop.is_set()
 
 
 class Supervisor:
@@ -191,7 +86,7 @@ class Supervisor:
                                                    if t == c.source_type or t not in primaries))
                          for c in collectors}
         self.settings = {name: dict((settings or {}).get(name, {})) for name in self.collectors}
-        self.exclusions = {kind: _forms(kind, values) for kind, values in (exclusions or {}).items()}
+        self.exclusions = {kind: exclusion_forms(kind, values) for kind, values in (exclusions or {}).items()}
         # Domains and paths are also looked for in everything a payload says (a window title naming
         # the bank, a `curl` of it, a command run in an excluded folder), whichever plugin made it.
         self._mentions = [v for kind in ("domains", "paths") for v in self.exclusions.get(kind, ())]
@@ -366,12 +261,12 @@ class Supervisor:
 
     def _run(self, name: str, collector: Collector, cancelled: threading.Event) -> None:
         status = self.status[name]
-        ctx = _Context(self, name, self.settings[name], cancelled)
+        ctx = RunContext(self, name, self.settings[name], cancelled)
         error = None
         cut = False
         run = None
-        times = _RunTimes()
-        resume: float | None = None    # where a back-fill cut by the throttle goes on (see _RunTimes)
+        times = RunTimes()
+        resume: float | None = None    # where a back-fill cut by the throttle goes on (see RunTimes)
         try:
             since = self.memory.plugin_cursor(name)
             yielded = 0
@@ -389,7 +284,7 @@ class Supervisor:
                 yielded += 1
                 times.see(payload)
                 status.counts["yielded"] += 1
-                if self._mentions and _mentions_any(payload, self._mentions):
+                if self._mentions and mentions_any(payload, self._mentions):
                     status.counts["excluded"] += 1
                     continue
                 self._put(name, payload, None, cancelled)
@@ -397,11 +292,11 @@ class Supervisor:
             error = f"{type(exc).__name__}: {exc}"
             log.warning("collector %s failed: %s", name, error)
         finally:
-            _close(run)               # a cut run's generator releases its files before its folder goes
+            close_run(run)               # a cut run's generator releases its files before its folder goes
             ctx.finish()
         # Queued while the run still counts as running, so neither wait_idle nor the next run
         # can slip in before it. Only a clean, complete run may fall back to the newest time seen.
-        self._put(name, _CURSOR, resume if error is None else None, cancelled, final=True,
+        self._put(name, CURSOR, resume if error is None else None, cancelled, final=True,
                   clean=error is None and not cut)
         with self._lock:
             if self._runs.get(name, (None,))[0] is not threading.current_thread():
@@ -440,7 +335,7 @@ class Supervisor:
     def _put(self, name: str, payload: Any, cursor: Any, cancelled: threading.Event, final: bool = False,
              clean: bool = False) -> None:
         """Hand over to the writer, waiting while the queue is full (backpressure)."""
-        item = (name, _CURSOR, cursor, (final, clean)) if payload is _CURSOR else (name, payload, None, None)
+        item = (name, CURSOR, cursor, (final, clean)) if payload is CURSOR else (name, payload, None, None)
         while not self._stop.is_set():
             if cancelled.is_set() and not final:
                 self.status[name].counts["dropped"] += 1
@@ -466,7 +361,7 @@ class Supervisor:
                 self._queue.task_done()
                 return
             name, payload, cursor, flags = item
-            if payload is _CURSOR:
+            if payload is CURSOR:
                 self._flush(pending)          # everything yielded before the cursor is stored first
                 self._store_cursor(name, cursor, *flags)
                 if flags[0]:
@@ -482,7 +377,7 @@ class Supervisor:
             return
         batch = []
         for name, payload in pending:
-            if _speaks(payload):
+            if speaks(payload):
                 # A sensor observes; it never speaks for the user or the agent (architecture §14): a chat turn
                 # or a tool run from a collector would pass for testimony or experience.
                 self.status[name].counts["rejected"] += 1
@@ -564,72 +459,3 @@ class Supervisor:
             log.exception("could not store the cursor of %s", name)
 
 
-class _RunTimes:
-    """The times a run yields, to resume a back-fill the throttle cut (``max_per_run``) without the collector's
-    own cursor: when they came in time order, the run goes on from the newest time *below* the last one seen —
-    the items at that last time come again (stored ones dedupe) with any not yet yielded — so a long back-fill
-    makes progress each run instead of repeating its first ``max_per_run`` items forever. Out of order, where
-    an unyielded item may be older, there is no resume point (and the run repeats, as before)."""
-
-    def __init__(self) -> None:
-        self.ordered = True
-        self.top: float | None = None          # the newest time seen
-        self.below_top: float | None = None    # the newest time seen before ``top``
-
-    def see(self, payload: Any) -> None:
-        try:
-            at = parse_timestamp(payload.get("occurred_at"), "occurred_at")
-        except Exception:  # noqa: BLE001 - the writer rejects it; it says nothing of the order
-            return
-        if self.top is not None and at < self.top:
-            self.ordered = False
-        elif self.top is None or at > self.top:
-            self.below_top, self.top = self.top, at
-
-    def resume_point(self) -> float | None:
-        return self.below_top if self.ordered else None
-
-
-def _close(run: Any) -> None:
-    close = getattr(run, "close", None)
-    if close is None:
-        return
-    try:
-        close()
-    except BaseException:  # its clean-up failing is the collector's business
-        log.debug("a collector's run did not close cleanly", exc_info=True)
-
-
-def _forms(kind: str, values: list[str]) -> list[str]:
-    """Casefolded exclusions; a domain also in its punycode form, as browsers store it."""
-    forms = []
-    for value in values:
-        value = value.strip().casefold()
-        if not value:
-            continue
-        forms.append(value)
-        if kind == "domains" and not value.isascii():
-            try:
-                forms.append(value.encode("idna").decode("ascii"))
-            except UnicodeError:
-                pass
-    return forms
-
-
-def _speaks(payload: Any) -> bool:
-    """A chat turn or a tool execution, rather than a sensor observation."""
-    return isinstance(payload, Mapping) and (payload.get("source_type") in ("chat", "runtime") or "chat" in payload
-                                             or "action" in payload)
-
-
-def _mentions_any(payload: Any, needles: list[str], depth: int = 0) -> bool:
-    if isinstance(payload, str):
-        text = payload.casefold()
-        return any(needle in text for needle in needles)
-    if depth > 4:
-        return False
-    if isinstance(payload, Mapping):
-        return any(_mentions_any(v, needles, depth + 1) for v in payload.values())
-    if isinstance(payload, (list, tuple)):
-        return any(_mentions_any(v, needles, depth + 1) for v in payload)
-    return False

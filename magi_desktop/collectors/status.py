@@ -1,0 +1,66 @@
+"""What the supervisor knows of each collector: runs, failures, counters, skipped items by reason."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.redact import redact_text
+
+# Skip reasons are short codes; a collector cannot grow its status without bound by inventing new ones.
+MAX_SKIP_REASONS = 32
+MAX_REASON_CHARS = 40
+MAX_SKIP_DETAIL_CHARS = 300
+
+
+@dataclass
+class CollectorStatus:
+    name: str
+    runs: int = 0
+    failures: int = 0             # in a row
+    last_error: str | None = None
+    quarantined: bool = False
+    next_run_at: float = 0.0
+    running: bool = False
+    counts: Counter = field(default_factory=Counter)   # yielded, stored, duplicates, rejected, throttled, dropped
+    last_rejection: str | None = None
+    last_run_at: float | None = None
+    progress: tuple[int, int | None] | None = None     # (done, total) the running run reported
+    skipped: Counter = field(default_factory=Counter)  # items the collector left out, by reason code
+    last_skip: str | None = None                       # "reason: detail" of the newest skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "runs": self.runs, "failures": self.failures, "last_error": self.last_error,
+                "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
+                "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at,
+                "progress": list(self.progress) if self.progress else None, "skipped": dict(self.skipped),
+                "last_skip": self.last_skip}
+
+    def skip(self, reason: Any, detail: Any = None) -> str:
+        """Count one skipped item; returns the reason code it was counted under."""
+        code = re.sub(r"[^a-z0-9_]+", "_", str(reason).casefold()).strip("_")[:MAX_REASON_CHARS] or "unspecified"
+        if code not in self.skipped and len(self.skipped) >= MAX_SKIP_REASONS:
+            code = "other"
+        self.skipped[code] += 1
+        # A detail names where (a file, a line number), but may quote what it skipped: redacted, and short.
+        said = f"{code}: {detail}" if detail is not None else code
+        self.last_skip = redact_text(said[:MAX_SKIP_DETAIL_CHARS])
+        return code
+
+    @classmethod
+    def resumed(cls, name: str, saved: Mapping[str, Any] | None) -> CollectorStatus:
+        """Continue the counts a previous process saved. A quarantine is not carried over: a restart
+        is the user's way to give a collector another chance."""
+        status = cls(name)
+        if saved:
+            status.runs = int(saved.get("runs") or 0)
+            status.counts.update({k: int(v) for k, v in (saved.get("counts") or {}).items()})
+            status.last_error, status.last_rejection = saved.get("last_error"), saved.get("last_rejection")
+            status.last_run_at = saved.get("last_run_at")
+            status.skipped.update({k: int(v) for k, v in (saved.get("skipped") or {}).items()})
+            status.last_skip = saved.get("last_skip")
+        return status
+
