@@ -28,12 +28,12 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
 * **Scratch space.** ``ctx.temp_dir`` is a folder of the run's own inside the
   data folder (``paths.temp_dir``); it is removed when the run ends, and what a
   killed process left there is removed when a supervisor starts (``scratch``).
-The pieces: ``runs`` (what a collector sees during a run, resuming a cut back-fill), ``status`` (its counters)
-and ``screening`` (exclusions, payloads a sensor may not send); this module schedules, runs and writes.
-
 * **Status.** Each collector's runs, failures and counters are saved in the
   memory after every run (``Memory.collector_statuses``), so ``magi status``
   shows them from another process and a restart continues the counts.
+
+The pieces: ``runs`` (what a collector sees during a run, resuming a cut back-fill), ``status`` (its counters)
+and ``screening`` (exclusions, payloads a sensor may not send); this module schedules, runs and writes.
 """
 
 from __future__ import annotations
