@@ -34,9 +34,21 @@ from typing import Any, Protocol, runtime_checkable
 
 import pluggy
 
-__all__ = ["Collector", "CollectContext", "activity", "entity", "hookimpl"]
+__all__ = ["Collector", "CollectContext", "Unavailable", "activity", "entity", "hookimpl"]
 
 hookimpl = pluggy.HookimplMarker("magi_desktop")
+
+
+class Unavailable(Exception):
+    """Raise from ``collect`` when nothing this collector reads can be read on this machine: ``reason`` says
+    what is missing ("no window system", "playerctl not found"), ``fix`` what the user can do about it
+    ("install playerctl"). It is not a failure: the collector shows *unavailable* with both, is tried again at
+    its next interval and never moves towards quarantine. One source of several that cannot be read is
+    ``ctx.unavailable(source, reason, fix)`` instead, and the run goes on."""
+
+    def __init__(self, reason: str, fix: str | None = None):
+        super().__init__(reason if fix is None else f"{reason} — {fix}")
+        self.reason, self.fix = reason, fix
 
 
 def entity(mention_text: str, entity_type: str) -> dict[str, str]:
@@ -101,6 +113,25 @@ class CollectContext(Protocol):
 
     def progress(self, done: int, total: int | None = None) -> None:
         """Report progress of a long run (a history back-fill)."""
+        ...
+
+    def source(self, name: str) -> None:
+        """Name the source the payloads yielded from now on come from (a repository, a calendar file, a browser
+        profile): health is shown per source — *collecting* when something new from it was stored, *idle* when
+        it was read and nothing was new. Call it for each source the run reads, even one that yields nothing.
+        A collector that never calls it has one source, itself."""
+        ...
+
+    def unavailable(self, source: str, reason: str, fix: str | None = None) -> None:
+        """This source cannot be read on this machine — ``reason`` what is wrong ("no such repository: ~/src/x",
+        "permission denied: …"), ``fix`` what the user can do. The run goes on with the other sources; it is no
+        failure. When no source at all can be read, raise :class:`Unavailable` instead."""
+        ...
+
+    def failing(self, source: str, error: str) -> None:
+        """Reading this source went wrong where it should have worked (git cannot read the repository): it
+        shows *failing* with ``error``, named by the source. The run goes on with the other sources; an
+        exception that ends the run is a failure of the whole collector (and counts towards quarantine)."""
         ...
 
     def skipped(self, reason: str, detail: str | None = None) -> None:

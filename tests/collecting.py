@@ -16,6 +16,8 @@ class Ctx:
         self.stopping = False
         self.skips = Counter()             # reason -> count
         self.details = []                  # (reason, detail) in order
+        self.current = None                # the source ctx.source named last
+        self.sources = {}                  # source -> (state, reason, fix) said by unavailable / failing / source
         self._temp_dir = Path(temp_dir) if temp_dir is not None else None
 
     @property
@@ -37,3 +39,13 @@ class Ctx:
     def skipped(self, reason, detail=None):
         self.skips[reason] += 1
         self.details.append((reason, detail))
+
+    def source(self, name):
+        self.current = name
+        self.sources.setdefault(name, ("read", None, None))
+
+    def unavailable(self, source, reason, fix=None):
+        self.sources[source] = ("unavailable", reason, fix)
+
+    def failing(self, source, error):
+        self.sources[source] = ("failing", error, None)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.contracts import parse_timestamp
 from . import scratch
+from .health import RunHealth
 
 if TYPE_CHECKING:
     from .supervisor import Supervisor
@@ -36,6 +37,7 @@ class RunContext:
         self.done = 0
         self.total: int | None = None
         self._temp: Path | None = None
+        self.health = RunHealth(name)
 
     def excluded(self, kind: str, value: str) -> bool:
         return self._supervisor.is_excluded(kind, value)
@@ -51,6 +53,17 @@ class RunContext:
     def progress(self, done: int, total: int | None = None) -> None:
         self.done, self.total = done, total
         self._supervisor.status[self._name].progress = (done, total)
+
+    def source(self, name: str) -> None:
+        self.health.read(name)
+
+    def unavailable(self, source: str, reason: str, fix: str | None = None) -> None:
+        self.health.unavailable(source, reason, fix)
+        log.info("collector %s: %s unavailable: %s", self._name, source, reason)
+
+    def failing(self, source: str, error: str) -> None:
+        self.health.failing(source, error)
+        log.warning("collector %s: %s failing: %s", self._name, source, error)
 
     def skipped(self, reason: str, detail: str | None = None) -> None:
         code = self._supervisor.status[self._name].skip(reason, detail)

@@ -31,13 +31,14 @@ class CollectorStatus:
     progress: tuple[int, int | None] | None = None     # (done, total) the running run reported
     skipped: Counter = field(default_factory=Counter)  # items the collector left out, by reason code
     last_skip: str | None = None                       # "reason: detail" of the newest skip
+    health: dict[str, Any] | None = None               # what the last run found, per source (health.RunHealth)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "runs": self.runs, "failures": self.failures, "last_error": self.last_error,
                 "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
                 "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at,
                 "progress": list(self.progress) if self.progress else None, "skipped": dict(self.skipped),
-                "last_skip": self.last_skip}
+                "last_skip": self.last_skip, "health": self.health}
 
     def skip(self, reason: Any, detail: Any = None) -> str:
         """Count one skipped item; returns the reason code it was counted under."""
@@ -62,5 +63,6 @@ class CollectorStatus:
             status.last_run_at = saved.get("last_run_at")
             status.skipped.update({k: int(v) for k, v in (saved.get("skipped") or {}).items()})
             status.last_skip = saved.get("last_skip")
+            status.health = saved.get("health") if isinstance(saved.get("health"), dict) else None
         return status
 

@@ -28,6 +28,11 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
 * **Scratch space.** ``ctx.temp_dir`` is a folder of the run's own inside the
   data folder (``paths.temp_dir``); it is removed when the run ends, and what a
   killed process left there is removed when a supervisor starts (``scratch``).
+* **Health.** A run says what it found of each source it reads (``ctx.source``,
+  ``ctx.unavailable``, ``ctx.failing``, or ``Unavailable`` raised when nothing
+  can be read); the writer completes it with what was stored — collecting,
+  idle, unavailable with its reason and fix, failing with the source's name
+  (``health``). It is saved with the status. Unavailable is no failure.
 * **Status.** Each collector's runs, failures and counters are saved in the
   memory after every run (``Memory.collector_statuses``), so ``magi status``
   shows them from another process and a restart continues the counts.
@@ -43,6 +48,7 @@ import os
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,8 +56,9 @@ from typing import TYPE_CHECKING, Any
 from ..core import Memory, MemoryUnavailable
 from ..core.contracts import parse_timestamp
 from ..core.paths import temp_dir
-from ..plugin_api import Collector
+from ..plugin_api import Collector, Unavailable
 from . import scratch
+from .health import FAILING, RunHealth
 from .runs import CURSOR, RunContext, RunTimes, close_run
 from .screening import exclusion_forms, mentions_any, speaks
 from .status import CollectorStatus
@@ -118,6 +125,8 @@ class Supervisor:
         self._unsafe: set[str] = set()   # collectors with a failed write in the current run
         self._explicit: set[str] = set()      # saved a cursor in the current run
         self._keeps_cursor: set[str] = set()  # have ever saved their own cursor (never get the fallback)
+        self._stored: dict[str, Counter] = {}    # the current run's new items, by source (the writer's)
+        self._health: dict[str, RunHealth] = {}  # the current run's health, until it ends or is abandoned
         self._writer = threading.Thread(target=self._write_loop, name="magi-collect-writer", daemon=True)
         self._writer.start()
         self._observer: BaseObserver | None = None
@@ -140,6 +149,9 @@ class Supervisor:
                 if thread.is_alive() and time.monotonic() - began > self.run_timeout:
                     cancelled.set()
                     del self._runs[name]
+                    abandoned = self._health.pop(name, None)
+                    if abandoned is not None:
+                        abandoned.abandoned = True     # what it still yields says nothing of its health
                     self._failed(name, f"hung: no end after {self.run_timeout:.0f} s", now, hung=True)
                     hung.append(name)
         for name in hung:
@@ -262,7 +274,9 @@ class Supervisor:
     def _run(self, name: str, collector: Collector, cancelled: threading.Event) -> None:
         status = self.status[name]
         ctx = RunContext(self, name, self.settings[name], cancelled)
+        self._health[name] = ctx.health
         error = None
+        unavailable: Unavailable | None = None
         cut = False
         run = None
         times = RunTimes()
@@ -287,7 +301,10 @@ class Supervisor:
                 if self._mentions and mentions_any(payload, self._mentions):
                     status.counts["excluded"] += 1
                     continue
-                self._put(name, payload, None, cancelled)
+                self._put(name, payload, ctx.health.current, cancelled)
+        except Unavailable as exc:       # nothing to read on this machine: said, and no failure
+            unavailable = exc
+            log.info("collector %s unavailable: %s", name, exc)
         except BaseException as exc:  # noqa: BLE001 - a collector's bug (even SystemExit) is its own
             error = f"{type(exc).__name__}: {exc}"
             log.warning("collector %s failed: %s", name, error)
@@ -297,11 +314,12 @@ class Supervisor:
         # Queued while the run still counts as running, so neither wait_idle nor the next run
         # can slip in before it. Only a clean, complete run may fall back to the newest time seen.
         self._put(name, CURSOR, resume if error is None else None, cancelled, final=True,
-                  clean=error is None and not cut)
+                  clean=error is None and unavailable is None and not cut, outcome=(ctx.health, error, unavailable))
         with self._lock:
             if self._runs.get(name, (None,))[0] is not threading.current_thread():
                 return  # abandoned as hung; its outcome no longer counts
             del self._runs[name]
+            self._health.pop(name, None)
             status.running = False
             status.progress = None
             status.runs += 1
@@ -326,6 +344,9 @@ class Supervisor:
         status.running = False
         status.failures += 1
         status.last_error = error
+        if hung:
+            status.health = {"state": FAILING, "reason": error, "fix": None, "at": now,
+                             "sources": (status.health or {}).get("sources", {})}
         if hung or status.failures >= self.quarantine_after:
             status.quarantined = True
             log.warning("collector %s quarantined: %s", name, error)
@@ -333,9 +354,11 @@ class Supervisor:
         status.next_run_at = now + min(MAX_BACKOFF_SECONDS, interval * 2 ** status.failures)
 
     def _put(self, name: str, payload: Any, cursor: Any, cancelled: threading.Event, final: bool = False,
-             clean: bool = False) -> None:
-        """Hand over to the writer, waiting while the queue is full (backpressure)."""
-        item = (name, CURSOR, cursor, (final, clean)) if payload is CURSOR else (name, payload, None, None)
+             clean: bool = False, outcome: tuple | None = None) -> None:
+        """Hand over to the writer, waiting while the queue is full (backpressure). With a payload, ``cursor``
+        is the source it came from; the run's last item carries its ``outcome`` (health, error, unavailable)."""
+        item = ((name, CURSOR, cursor, (final, clean, outcome)) if payload is CURSOR
+                else (name, payload, cursor, None))
         while not self._stop.is_set():
             if cancelled.is_set() and not final:
                 self.status[name].counts["dropped"] += 1
@@ -349,7 +372,7 @@ class Supervisor:
     # ---------------------------------------------------------------- writer
 
     def _write_loop(self) -> None:
-        pending: list[tuple[str, dict]] = []
+        pending: list[tuple[str, dict, str]] = []
         while True:
             try:
                 item = self._queue.get(timeout=0.2)
@@ -363,20 +386,31 @@ class Supervisor:
             name, payload, cursor, flags = item
             if payload is CURSOR:
                 self._flush(pending)          # everything yielded before the cursor is stored first
-                self._store_cursor(name, cursor, *flags)
-                if flags[0]:
+                final, clean, outcome = flags
+                self._store_cursor(name, cursor, final, clean)
+                if final:
+                    self._record_health(name, outcome)
                     self._persist(name)       # the run's payloads are all counted now
                 self._queue.task_done()
             else:
-                pending.append((name, payload))
+                pending.append((name, payload, cursor))
                 if len(pending) >= WRITE_BATCH:
                     self._flush(pending)
 
-    def _flush(self, pending: list[tuple[str, dict]]) -> None:
+    def _record_health(self, name: str, outcome: tuple | None) -> None:
+        stored = self._stored.pop(name, Counter())
+        if outcome is None:
+            return
+        health, error, unavailable = outcome
+        if getattr(health, "abandoned", False):
+            return
+        self.status[name].health = health.summary(stored, error=error, unavailable=unavailable, now=self.clock())
+
+    def _flush(self, pending: list[tuple[str, dict, str]]) -> None:
         if not pending:
             return
         batch = []
-        for name, payload in pending:
+        for name, payload, source in pending:
             if speaks(payload):
                 # A sensor observes; it never speaks for the user or the agent (architecture §14): a chat turn
                 # or a tool run from a collector would pass for testimony or experience.
@@ -392,25 +426,25 @@ class Supervisor:
                                                     f"{', '.join(map(repr, self._sources[name]))}")
                 self._queue.task_done()
             else:
-                batch.append((name, payload))
+                batch.append((name, payload, source))
         pending.clear()
         if not batch:
             return
         try:
-            results = self.memory.ingest_many([p for _, p in batch], on_error="report")
+            results = self.memory.ingest_many([p for _, p, _ in batch], on_error="report")
         except Exception as exc:  # the database is unavailable: keep the app alive, say so
             if isinstance(exc, MemoryUnavailable):   # a full disk: the environment, not a bug
                 log.warning("could not store %d collected payloads: %s", len(batch), exc)
             else:
                 log.exception("could not store %d collected payloads", len(batch))
-            for name, _ in batch:
+            for name, _, _ in batch:
                 self.status[name].counts["write_failed"] += 1
                 self._unsafe.add(name)   # no cursor may move past what was not stored
                 self._queue.task_done()
             return
         for _ in batch:
             self._queue.task_done()
-        for (name, payload), result in zip(batch, results, strict=True):
+        for (name, payload, source), result in zip(batch, results, strict=True):
             counts = self.status[name].counts
             if result.error is not None:
                 counts["rejected"] += 1
@@ -421,6 +455,7 @@ class Supervisor:
                 counts["retired"] += 1         # a cancelled or removed item's stored version went
             else:
                 counts["stored"] += 1
+                self._stored.setdefault(name, Counter())[source] += 1
             if result.error is None:
                 try:
                     at = parse_timestamp(payload.get("occurred_at"), "occurred_at")
