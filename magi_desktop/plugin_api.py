@@ -8,7 +8,8 @@ A plugin is a module (or package) with hook implementations::
         name = "bookmarks"
         source_type = "bookmarks"
         interval_seconds = 3600
-        settings_schema = {"file": {"type": "string", "description": "bookmarks.html to read"}}
+        settings_schema = {"file": {"type": "string", "title": "Bookmarks file", "required": True,
+                                    "description": "bookmarks.html to read"}}
         privacy_note = "Reads the titles and addresses of your bookmarks; nothing leaves this machine."
 
         def collect(self, since, ctx):
@@ -162,7 +163,8 @@ class Collector(Protocol):
                                  # lists the others in an optional ``source_types`` tuple. The host rejects
                                  # a payload naming any other: it could replace that source's events.
     interval_seconds: float      # how often the host runs it by default
-    settings_schema: Mapping[str, Any]
+    settings_schema: Mapping[str, Any]   # {key: a JSON Schema property: type, title, description, default, …,
+                                         # "required": True}; the host validates and fills in the defaults
     privacy_note: str            # what it reads, in one or two sentences the user sees
 
     def collect(self, since: Any, ctx: CollectContext) -> Iterable[dict[str, Any]]:

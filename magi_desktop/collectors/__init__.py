@@ -32,7 +32,8 @@ def build_supervisor(memory, data_folder, env=None, watch=False):
 
         clean(temp_dir(data_folder))   # no collector will run, but one that ran before may have left copies
         return None, plugins.errors
-    supervisor = Supervisor(memory, collectors, settings=settings.enabled, exclusions=settings.exclusions)
+    supervisor = Supervisor(memory, collectors, settings=settings.enabled, exclusions=settings.exclusions,
+                            versions={c.name: plugins.version_of(c.name) for c in collectors})
     supervisor.paused = settings.paused
     if watch:
         try:

@@ -46,9 +46,11 @@ class Plugins:
     manager: pluggy.PluginManager
     info: list[PluginInfo] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)    # collector name -> the plugin that registered it
 
     def collectors(self) -> list[Collector]:
         found: dict[str, Collector] = {}
+        plugin = ""
 
         def register(collector: Any) -> None:
             problem = _collector_problem(collector)
@@ -58,13 +60,20 @@ class Plugins:
                 self.errors[f"collector {collector.name}"] = "registered twice; the first one is kept"
             else:
                 found[collector.name] = collector
+                self.origins[collector.name] = plugin
 
         for name, call in self._each_impl("register_collectors"):
+            plugin = name
             try:
                 call(register=register)
             except Exception as exc:  # noqa: BLE001 - one plugin's bug must not hide the others
                 self.errors[name] = f"register_collectors failed: {type(exc).__name__}: {exc}"
         return list(found.values())
+
+    def version_of(self, collector: str) -> str | None:
+        """The version of the plugin that registered a collector (None when unknown)."""
+        plugin = self.origins.get(collector)
+        return next((p.version for p in self.info if p.name == plugin), None)
 
     def templates(self) -> list[tuple[str, str, tuple[str, ...]]]:
         found: list[tuple[str, str, tuple[str, ...]]] = []

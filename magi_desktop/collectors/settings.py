@@ -17,14 +17,18 @@ names the bad field; the app then runs no collector rather than guessing.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.storable import is_storable as is_text  # app_settings.py uses it by this name too
+
+log = logging.getLogger(__name__)
 
 FILE_NAME = "collectors.json"
 EXCLUSION_KINDS = ("domains", "apps", "repositories", "paths")
@@ -141,35 +145,103 @@ def write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "string": str, "array": list, "number": (int, float), "integer": int, "boolean": bool, "object": dict}
+# A collector declares its settings as a dict of properties (``settings_schema``), each a JSON Schema of its own:
+# {"type", "title", "description", "default", "items", "enum", "minimum", …, and "required": true}. The host turns
+# it into one JSON Schema (:func:`json_schema`) and checks the user's settings with a real validator.
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def _has_type(value: object, kind: str) -> bool:
-    """``value`` is of the schema type ``kind`` (JSON Schema's sense: a bool is not a number)."""
-    return not (isinstance(value, bool) and kind in ("number", "integer")) and isinstance(value, _TYPES[kind])
+def json_schema(collector: Any) -> dict[str, Any]:
+    """A collector's ``settings_schema`` as a JSON Schema (draft 2020-12): an object of the declared properties
+    and no others, those marked ``"required": true`` required. A property whose own schema is not valid JSON
+    Schema (a plugin's typo: ``"type": "path"``) is kept unchecked rather than failing the plugin."""
+    from jsonschema import Draft202012Validator, SchemaError
+
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for key, spec in dict(getattr(collector, "settings_schema", {}) or {}).items():
+        spec = dict(spec) if isinstance(spec, Mapping) else {}
+        if spec.pop("required", False) is True:
+            required.append(key)
+        try:
+            Draft202012Validator.check_schema({"$schema": JSON_SCHEMA_DIALECT, **spec})
+        except SchemaError as exc:
+            log.warning("collector %s: setting %s has a schema that is not JSON Schema (%s); it is not checked",
+                        getattr(collector, "name", "?"), key, exc.message)
+            spec = {k: v for k, v in spec.items() if k in ("title", "description", "default")}
+        properties[key] = spec
+    schema: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT, "title": str(getattr(collector, "name", "")),
+                              "type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def with_defaults(collector: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a run sees: the user's, and each declared ``default`` where the user set nothing."""
+    out = {key: spec["default"] for key, spec in dict(getattr(collector, "settings_schema", {}) or {}).items()
+           if isinstance(spec, Mapping) and "default" in spec}
+    out.update(values)
+    return out
+
+
+def missing_required(collector: Any, values: Mapping[str, Any]) -> list[str]:
+    """The required settings the user has not set (and that have no default): the collector cannot run."""
+    return [key for key in json_schema(collector).get("required", []) if key not in with_defaults(collector, values)]
+
+
+def title_of(collector: Any, key: str) -> str:
+    """A setting as the user sees it named: its ``title``, else the key made readable ("min_play_seconds" → "Min
+    play seconds")."""
+    spec = dict(getattr(collector, "settings_schema", {}) or {}).get(key)
+    title = spec.get("title") if isinstance(spec, Mapping) else None
+    return str(title) if title else key.replace("_", " ").strip().capitalize()
+
+
+_TYPE_WORDS = {"string": "a string", "array": "an array", "number": "a number", "integer": "an integer",
+               "boolean": "a boolean", "object": "an object", "null": "null"}
 
 
 def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) -> None:
-    """A collector's settings must be ones it declares, of the declared type ("paths": "~/cal" is not a list)."""
+    """A collector's settings must be ones it declares, valid against its JSON Schema ("paths": "~/cal" is not a
+    list). A required setting left unset is not an error here: the collector shows *unavailable* with it named."""
+    from jsonschema import Draft202012Validator
+
     path = settings_path(data_folder)
-    schema = dict(getattr(collector, "settings_schema", {}) or {})
+    schema = json_schema(collector)
+    declared = schema["properties"]
     for key, value in values.items():
-        where = f"collectors.{collector.name}.settings.{key}"
-        if key not in schema:
+        if key not in declared:
             where = f"collectors.{collector.name}.settings.{setting_name(key)}"
-            raise SettingsError(path, where, f"unknown setting; {collector.name} takes {', '.join(schema) or 'none'}")
-        kind = schema[key].get("type") if isinstance(schema[key], dict) else None
-        if not isinstance(kind, str) or kind not in _TYPES:
-            continue
-        if not _has_type(value, kind):
-            raise SettingsError(path, where, f"must be {'an' if kind[0] in 'aeio' else 'a'} {kind}")
-        if kind in ("number", "integer") and not math.isfinite(value):
-            raise SettingsError(path, where, "must be a finite number")   # JSON's NaN, Infinity, 1e999
-        if kind == "string" and not is_text(value):
-            raise SettingsError(path, where, "must be text without NUL characters or lone surrogates")
-        items = schema[key].get("items", {}).get("type") if kind == "array" else None
-        if items in _TYPES and not all(isinstance(v, _TYPES[items]) for v in value):
-            raise SettingsError(path, where, f"must be a list of {items}s")
-        if items == "string" and not all(is_text(v) for v in value):
-            raise SettingsError(path, where, "must be a list of text without NUL characters or lone surrogates")
+            raise SettingsError(path, where, f"unknown setting; {collector.name} takes {', '.join(declared) or 'none'}")
+        bad = _not_storable(value)
+        if bad:
+            raise SettingsError(path, f"collectors.{collector.name}.settings.{key}", bad)
+    errors = [e for e in Draft202012Validator(schema).iter_errors(values) if e.validator != "required"]
+    if not errors:
+        return
+    error = min(errors, key=lambda e: (list(e.absolute_path), e.validator))
+    key = str(error.absolute_path[0]) if error.absolute_path else ""
+    where = f"collectors.{collector.name}.settings" + (f".{key}" if key else "")
+    if error.validator == "type" and len(error.absolute_path) == 1:
+        kinds = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        message = "must be " + " or ".join(_TYPE_WORDS.get(k, str(k)) for k in kinds)
+    elif error.validator == "type":
+        message = f"must be a list of {error.validator_value}s"
+    else:
+        message = error.message
+    raise SettingsError(path, where, message)
+
+
+def _not_storable(value: Any) -> str | None:
+    """What JSON Schema cannot see but the memory refuses: NaN and infinities, NUL characters, lone surrogates."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"   # JSON's NaN, Infinity, 1e999
+    if isinstance(value, str) and not is_text(value):
+        return "must be text without NUL characters or lone surrogates"
+    if isinstance(value, list):
+        for item in value:
+            bad = _not_storable(item)
+            if bad:
+                return "must be a list of " + bad.removeprefix("must be ").replace("a finite number", "finite numbers")
+    return None

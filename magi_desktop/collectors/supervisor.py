@@ -8,7 +8,10 @@ bounded queue; a single writer drains the queue into ``Memory.ingest_many``.
   than ``max_per_run`` payloads is cut there and counted as throttled.
 * **Failures.** An exception ends the run and is recorded; the next run waits
   ``interval × 2^failures`` (capped); after ``quarantine_after`` failures in a row
-  the collector is quarantined until ``release``.
+  the collector is quarantined until released (``magi plugins --release``,
+  Settings, ``Memory.release_collector``) or its plugin's version changes. The
+  failures and the quarantine are kept in the memory (its guard), and read at
+  every tick, so ``magi collect``, the app and any other process honour them.
 * **Hangs.** A run past its timeout is abandoned (Python cannot kill a thread):
   it is counted as a failure, the collector is quarantined, and anything it
   still yields is dropped.
@@ -61,6 +64,7 @@ from . import scratch
 from .health import FAILING, RunHealth
 from .runs import CURSOR, RunContext, RunTimes, close_run
 from .screening import exclusion_forms, mentions_any, speaks
+from .settings import missing_required, title_of, with_defaults
 from .status import CollectorStatus
 
 if TYPE_CHECKING:
@@ -83,7 +87,7 @@ class Supervisor:
                  exclusions: Mapping[str, list[str]] | None = None, queue_size: int = QUEUE_SIZE,
                  max_per_run: int = MAX_PER_RUN, run_timeout: float = RUN_TIMEOUT_SECONDS,
                  quarantine_after: int = QUARANTINE_AFTER, clock: Callable[[], float] = time.time,
-                 temp_root: Path | None = None):
+                 temp_root: Path | None = None, versions: Mapping[str, str | None] | None = None):
         self.memory = memory
         self.collectors = {c.name: c for c in collectors}
         # The source types each collector writes: its own, and the extras it lists that are no other
@@ -92,7 +96,8 @@ class Supervisor:
         self._sources = {c.name: (c.source_type, *(t for t in getattr(c, "source_types", ())
                                                    if t == c.source_type or t not in primaries))
                          for c in collectors}
-        self.settings = {name: dict((settings or {}).get(name, {})) for name in self.collectors}
+        # What a run sees: the user's settings over the defaults the collector declares.
+        self.settings = {name: with_defaults(c, (settings or {}).get(name, {})) for name, c in self.collectors.items()}
         self.exclusions = {kind: exclusion_forms(kind, values) for kind, values in (exclusions or {}).items()}
         # Domains and paths are also looked for in everything a payload says (a window title naming
         # the bank, a `curl` of it, a command run in an excluded folder), whichever plugin made it.
@@ -107,6 +112,8 @@ class Supervisor:
             log.exception("could not read the saved collector status")
             saved = {}
         self.status = {name: CollectorStatus.resumed(name, saved.get(name)) for name in self.collectors}
+        # The plugin version each collector comes from: a quarantine ends by itself when it changes (a fix).
+        self.versions = {name: (versions or {}).get(name) for name in self.collectors}
         # Collectors' copies of locked files live in the data folder; a crash's leftovers go at start.
         self.temp_root = Path(temp_root) if temp_root is not None else temp_dir(memory.path.parent)
         try:
@@ -129,6 +136,7 @@ class Supervisor:
         self._health: dict[str, RunHealth] = {}  # the current run's health, until it ends or is abandoned
         self._writer = threading.Thread(target=self._write_loop, name="magi-collect-writer", daemon=True)
         self._writer.start()
+        self._sync_guards()
         self._observer: BaseObserver | None = None
         self.on_due: Callable[[], None] | None = None    # told when a watched file makes a collector due
 
@@ -156,6 +164,7 @@ class Supervisor:
                     hung.append(name)
         for name in hung:
             self._persist(name)
+        self._sync_guards()
         with self._lock:
             if self.paused or self._stop.is_set():
                 return started
@@ -236,10 +245,44 @@ class Supervisor:
             return True
 
     def release(self, name: str) -> None:
-        """Lift a quarantine (the user re-enabled the collector)."""
+        """Lift a quarantine, for every process (the user released the collector)."""
+        try:
+            self.memory.release_collector(name)
+        except Exception:  # the database is unavailable: this process releases it still
+            log.warning("could not save the release of collector %s", name, exc_info=True)
+        self._released(name)
+
+    def _released(self, name: str) -> None:
         with self._lock:
             status = self.status[name]
             status.quarantined, status.failures, status.next_run_at = False, 0, 0.0
+
+    def _sync_guards(self) -> None:
+        """Take the memory's word on failures and quarantine: another process may have quarantined a collector
+        (a hang in `magi collect`) or released it (`magi plugins --release`) since this one last looked."""
+        try:
+            guards = self.memory.collector_state.collector_guards()
+        except Exception:  # the database is unavailable: this process's own counts go on
+            log.debug("could not read the collectors' guards", exc_info=True)
+            return
+        for name, guard in guards.items():
+            status = self.status.get(name)
+            if status is None:
+                continue
+            version = self.versions.get(name)
+            if guard["quarantined"] and version is not None and guard.get("version") != version:
+                log.warning("collector %s released from quarantine: its version is now %s (was %s)", name,
+                            version, guard.get("version"))
+                self.release(name)
+                continue
+            with self._lock:
+                if guard["quarantined"] and not status.quarantined:
+                    status.quarantined, status.failures = True, int(guard["failures"])
+                    status.last_error = guard.get("reason") or status.last_error
+                elif not guard["quarantined"] and status.quarantined and name not in self._runs:
+                    status.quarantined, status.failures, status.next_run_at = False, 0, 0.0
+                elif name not in self._runs:
+                    status.failures = int(guard["failures"])    # another process's failures in a row count too
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until no run is in progress and the queue is written (tests, shutdown)."""
@@ -282,6 +325,10 @@ class Supervisor:
         times = RunTimes()
         resume: float | None = None    # where a back-fill cut by the throttle goes on (see RunTimes)
         try:
+            missing = missing_required(collector, self.settings[name])
+            if missing:
+                raise Unavailable(f"{', '.join(title_of(collector, key) for key in missing)} not set",
+                                  f"set it in Settings (collectors.json: collectors.{name}.settings.{missing[0]})")
             since = self.memory.plugin_cursor(name)
             yielded = 0
             run = collector.collect(since, ctx)
@@ -330,6 +377,11 @@ class Supervisor:
             else:
                 status.failures, status.last_error = 0, None
                 status.next_run_at = now + float(collector.interval_seconds)
+        if not error:
+            try:
+                self.memory.collector_state.record_success(name)
+            except Exception:  # the database is unavailable; the counts stay in this process
+                log.debug("could not save collector %s's success", name, exc_info=True)
         self._persist(name)
 
     def _persist(self, name: str) -> None:
@@ -344,10 +396,17 @@ class Supervisor:
         status.running = False
         status.failures += 1
         status.last_error = error
+        quarantine = hung or status.failures >= self.quarantine_after
+        try:     # every process's failures count: the memory keeps them (its guard)
+            guard = self.memory.collector_state.record_failure(name, error, quarantine_after=self.quarantine_after,
+                                                               hung=hung, version=self.versions.get(name))
+            status.failures, quarantine = int(guard["failures"]), bool(guard["quarantined"])
+        except Exception:  # the database is unavailable: this process's own count decides
+            log.debug("could not save collector %s's failure", name, exc_info=True)
         if hung:
             status.health = {"state": FAILING, "reason": error, "fix": None, "at": now,
                              "sources": (status.health or {}).get("sources", {})}
-        if hung or status.failures >= self.quarantine_after:
+        if quarantine and not status.quarantined:
             status.quarantined = True
             log.warning("collector %s quarantined: %s", name, error)
         interval = float(self.collectors[name].interval_seconds)
@@ -414,16 +473,14 @@ class Supervisor:
             if speaks(payload):
                 # A sensor observes; it never speaks for the user or the agent (architecture §14): a chat turn
                 # or a tool run from a collector would pass for testimony or experience.
-                self.status[name].counts["rejected"] += 1
-                self.status[name].last_rejection = ("source_type: a collector submits sensor payloads only; chat "
-                                                    "turns and tool executions come from agents")
+                self.status[name].reject("speaks", "source_type: a collector submits sensor payloads only; chat "
+                                                   "turns and tool executions come from agents")
                 self._queue.task_done()
             elif isinstance(payload, Mapping) and payload.get("source_type") not in (None, *self._sources[name]):
                 # A collector writes its own source only: with another's source_type and natural_key it
                 # could replace or retire that source's events (a "calendar" meeting, say).
-                self.status[name].counts["rejected"] += 1
-                self.status[name].last_rejection = (f"source_type: collector {name!r} writes only "
-                                                    f"{', '.join(map(repr, self._sources[name]))}")
+                self.status[name].reject("foreign_source_type", f"source_type: collector {name!r} writes only "
+                                                                f"{', '.join(map(repr, self._sources[name]))}")
                 self._queue.task_done()
             else:
                 batch.append((name, payload, source))
@@ -447,8 +504,10 @@ class Supervisor:
         for (name, payload, source), result in zip(batch, results, strict=True):
             counts = self.status[name].counts
             if result.error is not None:
-                counts["rejected"] += 1
-                self.status[name].last_rejection = str(result.error)
+                # By the bad field's name, its first part: "provenance.url" and "provenance.title" are both bad
+                # provenance, and a hostile source cannot grow the reasons by inventing field names.
+                field_name = str(getattr(result.error, "field", "") or "payload").split(".")[0].split("[")[0]
+                self.status[name].reject(field_name, str(result.error))
             elif result.duplicate:
                 counts["duplicates"] += 1
             elif result.target == "retired":

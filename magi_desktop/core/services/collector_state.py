@@ -1,5 +1,8 @@
-"""What the memory keeps for the collectors (architecture §4): each one's cursor (where its next run starts) and
-its last status as the supervisor saw it (runs, failures, counters), which ``stats`` shows."""
+"""What the memory keeps for the collectors (architecture §4): each one's cursor (where its next run starts), its
+last status as the supervisor saw it (runs, counters, health), which ``stats`` shows, and its guard — failures in
+a row and quarantine — which every process reads and updates in one write transaction, so a collector
+quarantined by ``magi collect`` stays quarantined in the app until the user releases it (or its version
+changes)."""
 
 from __future__ import annotations
 
@@ -31,5 +34,60 @@ class CollectorState:
             stored.save_status_json(conn, name, json.dumps(status), time.time())
 
     def collector_statuses(self) -> dict[str, dict[str, Any]]:
-        """The last saved status of every collector that has run, by name."""
-        return {name: json.loads(text) for name, text in stored.statuses_json(self.db.reader())}
+        """The last saved status of every collector that has run, by name, with its guard's word on failures and
+        quarantine (newer than the status when another process changed them since)."""
+        conn = self.db.reader()
+        statuses = {name: json.loads(text) for name, text in stored.statuses_json(conn)}
+        for name, text in stored.guards_json(conn):
+            guard = json.loads(text)
+            status = statuses.setdefault(name, {"name": name})
+            status.update(failures=guard["failures"], quarantined=guard["quarantined"],
+                          quarantined_at=guard.get("quarantined_at"), version=guard.get("version"))
+            if guard["quarantined"]:
+                status["last_error"] = guard.get("reason") or status.get("last_error")
+        return statuses
+
+    # ------------------------------------------------------------------ guard
+
+    def collector_guards(self) -> dict[str, dict[str, Any]]:
+        """Every saved guard: {"failures", "quarantined", "quarantined_at", "reason", "version", "released_at"}."""
+        return {name: json.loads(text) for name, text in stored.guards_json(self.db.reader())}
+
+    def record_failure(self, name: str, error: str, *, quarantine_after: int, hung: bool = False,
+                       version: str | None = None) -> dict[str, Any]:
+        """One more failure in a row; quarantined at ``quarantine_after`` of them, or at once for a hang. Returns
+        the guard as stored (another process's failures count too)."""
+        now = time.time()
+        with self.db.transaction() as conn:
+            guard = _guard(stored.guard_json(conn, name))
+            guard["failures"] += 1
+            if not guard["quarantined"] and (hung or guard["failures"] >= quarantine_after):
+                guard.update(quarantined=True, quarantined_at=now, reason=error, version=version)
+            stored.save_guard_json(conn, name, json.dumps(guard), now)
+        return guard
+
+    def record_success(self, name: str) -> dict[str, Any]:
+        """A run ended well: the failures in a row start again from none (a quarantine holds)."""
+        with self.db.transaction() as conn:
+            guard = _guard(stored.guard_json(conn, name))
+            if guard["failures"]:
+                guard["failures"] = 0
+                stored.save_guard_json(conn, name, json.dumps(guard), time.time())
+        return guard
+
+    def release(self, name: str) -> bool:
+        """Lift a collector's quarantine and forget its failures; True if it was quarantined."""
+        now = time.time()
+        with self.db.transaction() as conn:
+            guard = _guard(stored.guard_json(conn, name))
+            was = bool(guard["quarantined"])
+            guard.update(failures=0, quarantined=False, quarantined_at=None, reason=None, released_at=now)
+            stored.save_guard_json(conn, name, json.dumps(guard), now)
+        return was
+
+
+def _guard(text: str | None) -> dict[str, Any]:
+    guard: dict[str, Any] = {"failures": 0, "quarantined": False}
+    if text:
+        guard.update(json.loads(text))
+    return guard
