@@ -1,98 +1,31 @@
 """App usage: which application is in front, sampled each run and merged into hour blocks.
 
-One ``use_app`` event per application per clock hour (its seconds in front and
-the window title seen most), emitted once the hour is over — high-frequency
-focus changes never reach memory one by one. The active window comes from one
-back-end per platform: X11 (``xprop``), macOS (``osascript``), Windows (the
-Win32 API through ctypes); psutil names the process when the window system
-does not. Excluded apps are neither counted nor named.
+One ``use_app`` event per application per clock hour (its seconds in front and the window title seen most):
+high-frequency focus changes never reach memory one by one. The running hour's block is stored as soon as it
+starts and again as it grows (every ``LIVE_STEP_SECONDS`` of use), so today's use is visible before the hour
+ends; each version has the block's *natural key*, so a new one replaces the stored one, and the closed
+block, once the hour is over, replaces the last of them — one event per app and hour, with the final
+durations. The window in front comes from this platform's back-end (:mod:`.active_window`). Excluded apps
+are neither counted nor named.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
-import sys
 import time
 from collections import Counter
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from magi_desktop.plugin_api import activity, hookimpl
+from magi_desktop.plugin_api import CollectContext, Unavailable, activity, hookimpl
+
+from .active_window import WindowBackend, window_backend
+from .window import Window
 
 HOUR = 3600
 MAX_SAMPLE_SECONDS = 120       # a gap longer than this (sleep, the app closed) counts as this much at most
-
-
-class Window(NamedTuple):
-    app: str
-    title: str
-
-
-# ------------------------------------------------------------------ back-ends
-
-def _run(args: list[str]) -> str:
-    try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=3).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def active_window_x11() -> Window | None:
-    if shutil.which("xprop") is None:
-        return None
-    match = re.search(r"window id # (0x[0-9a-fA-F]+)", _run(["xprop", "-root", "_NET_ACTIVE_WINDOW"]))
-    if not match or int(match.group(1), 16) == 0:
-        return None
-    props = _run(["xprop", "-id", match.group(1), "WM_CLASS", "_NET_WM_NAME", "_NET_WM_PID"])
-    klass = re.search(r'WM_CLASS\(\w+\) = "([^"]*)", "([^"]*)"', props)
-    title = re.search(r'_NET_WM_NAME\(\w+\) = "(.*)"', props)
-    pid = re.search(r"_NET_WM_PID\(\w+\) = (\d+)", props)
-    app = klass.group(2) if klass else _process_name(int(pid.group(1))) if pid else None
-    return Window(app, title.group(1) if title else "") if app else None
-
-
-def active_window_macos() -> Window | None:
-    out = _run(["osascript", "-e", 'tell application "System Events" to get name of first application process '
-                                   "whose frontmost is true"]).strip()
-    return Window(out, "") if out else None
-
-
-def active_window_windows() -> Window | None:  # pragma: no cover - exercised on Windows only
-    if sys.platform != "win32":   # ctypes.windll exists only there (mypy checks the rest for Windows alone)
-        return None
-    import ctypes
-    from ctypes import wintypes
-
-    user32 = ctypes.windll.user32
-    hwnd = user32.GetForegroundWindow()
-    if not hwnd:
-        return None
-    length = user32.GetWindowTextLengthW(hwnd)
-    buffer = ctypes.create_unicode_buffer(length + 1)
-    user32.GetWindowTextW(hwnd, buffer, length + 1)
-    pid = wintypes.DWORD()
-    user32.GetWindowThreadProcessId(hwnd, ctypes.byref(pid))
-    app = _process_name(pid.value)
-    return Window(app, buffer.value) if app else None
-
-
-def _process_name(pid: int) -> str | None:
-    try:
-        import psutil
-
-        return psutil.Process(pid).name()
-    except Exception:  # noqa: BLE001 - the process is gone or not ours to see
-        return None
-
-
-def active_window() -> Window | None:
-    """The active window on this platform, or None (no display, a locked screen, no back-end)."""
-    if sys.platform.startswith("win"):
-        return active_window_windows()
-    if sys.platform == "darwin":
-        return active_window_macos()
-    return active_window_x11()
+# The running block is stored again once it has grown this much since its stored version: at most twelve
+# versions an hour per app, each a supersede (one row out, one in, with its index terms).
+LIVE_STEP_SECONDS = 300
 
 
 # -------------------------------------------------------------------- merging
@@ -113,41 +46,74 @@ def finished(blocks: dict[str, dict[str, Any]], now: float) -> list[dict[str, An
     return sorted((blocks.pop(key) for key in done), key=lambda b: (b["hour"], b["app"]))
 
 
-def block_payload(block: dict[str, Any]) -> dict[str, Any]:
-    provenance: dict[str, Any] = {"app_name": block["app"], "duration_sec": round(block["seconds"])}
+def due_for_update(blocks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The running blocks to store (again): never stored, or grown ``LIVE_STEP_SECONDS`` since, oldest first."""
+    due = [b for b in blocks.values() if b["seconds"] >= 1
+           and ("stored_seconds" not in b or b["seconds"] - b["stored_seconds"] >= LIVE_STEP_SECONDS)]
+    return sorted(due, key=lambda b: (b["hour"], b["app"]))
+
+
+def block_payload(block: dict[str, Any], *, running: bool = False) -> dict[str, Any]:
+    """The block as a payload: the closed one keeps the id it always had (``app:hour``); each running version
+    has its own id, and all share the natural key, so the newest replaces the one stored."""
+    key = f"{block['app']}:{block['hour']}"
+    seconds = round(block["seconds"])
+    provenance: dict[str, Any] = {"app_name": block["app"], "duration_sec": seconds}
     if block["titles"]:
         provenance["window_title"] = Counter(block["titles"]).most_common(1)[0][0][:200]
-    return activity("app_usage", "use_app", block["hour"], provenance, item_id=f"{block['app']}:{block['hour']}")
+    if running:
+        provenance["hour_in_progress"] = True       # the durations so far; the closed block replaces it
+    return activity("app_usage", "use_app", block["hour"], provenance,
+                    item_id=f"{key}:so-far:{seconds}" if running else key, natural_key=key)
 
+
+# ------------------------------------------------------------------ collector
 
 class AppUsage:
     name = "app_usage"
     source_type = "app_usage"
     interval_seconds = 60
-    settings_schema = {"titles": {"type": "boolean", "default": True,
-                                  "description": "Keep the most-seen window title of each hour"}}
+    settings_schema = {"titles": {"type": "boolean", "default": True, "title": "Keep window titles",
+                                  "description": "Keep the window title seen most in each app's hour (X11 and "
+                                                 "Windows; macOS names the app only)"}}
     privacy_note = ("Samples which application is in front (and its window title unless turned off) once a "
-                    "minute and stores one summary per app per hour. Excluded apps are not recorded. Nothing "
-                    "leaves this machine.")
+                    "minute and stores one summary per app per hour, updated while the hour runs. Excluded apps "
+                    "are not recorded. Nothing leaves this machine.")
 
-    def __init__(self, sampler=active_window, clock=time.time):
-        self.sampler, self.clock = sampler, clock
+    def __init__(self, backend: Callable[[], WindowBackend] = window_backend,
+                 clock: Callable[[], float] = time.time):
+        self.backend, self.clock = backend, clock
 
-    def collect(self, since, ctx):
+    def collect(self, since: Any, ctx: CollectContext) -> Iterator[dict[str, Any]]:
         state = dict(since or {})
         blocks = dict(state.get("blocks") or {})
         now = self.clock()
+        try:
+            backend = self.backend()
+            window = backend.active()
+        except Unavailable:
+            # The hours already over still close; the time the window system was out of reach counts for none.
+            yield from _closed(blocks, now)
+            ctx.save_cursor({"blocks": blocks, "last_sample": None})
+            raise
+        ctx.source(backend.source)
         last = state.get("last_sample")
-        window = self.sampler()
         if window is not None and window.app and not ctx.excluded("apps", window.app):
             if not ctx.settings.get("titles", True):
                 window = Window(window.app, "")
             seconds = min(MAX_SAMPLE_SECONDS, now - last) if last is not None else float(self.interval_seconds)
             add_sample(blocks, window, now, max(0.0, seconds))
-        for block in finished(blocks, now):
-            if block["seconds"] >= 1:
-                yield block_payload(block)
+        yield from _closed(blocks, now)
+        for block in due_for_update(blocks):
+            yield block_payload(block, running=True)
+            block["stored_seconds"] = block["seconds"]
         ctx.save_cursor({"blocks": blocks, "last_sample": now})
+
+
+def _closed(blocks: dict[str, dict[str, Any]], now: float) -> Iterator[dict[str, Any]]:
+    for block in finished(blocks, now):
+        if block["seconds"] >= 1:
+            yield block_payload(block)
 
 
 @hookimpl

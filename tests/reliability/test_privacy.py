@@ -368,10 +368,13 @@ def test_the_default_configuration_never_opens_a_connection(tmp_path, monkeypatc
     (home / "plays.jsonl").write_text(json.dumps({"track": "End Of An Era", "artist": "Dua Lipa",
                                                   "played_at": START, "duration": 206}) + "\n")
     monkeypatch.setenv("HOME", str(home))
-    bin_dir = tmp_path / "bin"                          # git only: no playerctl / xdotool, so the players and
-    bin_dir.mkdir()                                     # the active window are not sampled on this machine
+    bin_dir = tmp_path / "bin"                          # git only
+    bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
     monkeypatch.setenv("PATH", str(bin_dir))
+    # No desktop session: the players and the active window are not sampled on this machine.
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
     for name in ("MAGI_LLM_BASE_URL", "MAGI_LLM_API_KEY", "MAGI_LOAD_PLUGINS"):
         monkeypatch.delenv(name, raising=False)
     data = tmp_path / "data"
