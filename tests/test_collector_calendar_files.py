@@ -189,3 +189,12 @@ def test_occurrences_moved_this_and_future_keep_each_their_own_key(memory, tmp_p
     assert (utc(2024, 9, 14, 6), f"210@{int(utc(2024, 9, 14, 9))}") in stored
     # And the occurrence of 09-25 12:00, after the second THISANDFUTURE move (+1 day 2 h 22 min), keeps its key.
     assert (utc(2024, 9, 26, 14, 22), f"210@{int(utc(2024, 9, 25, 12))}") in stored
+
+
+def test_a_google_export_moves_an_occurrence_under_its_own_key():
+    payloads, _ = read("issue_62_moved_event.ics", utc(2021, 12, 20), days_ahead=30)
+    uid = "38m812jicsrer5gorh3mlp7qhc@google.com"
+    # Every last Friday at 21:30 Europe/Berlin; the one of 12-31 moved to 12-17: the rule's 12-31, at 12-17.
+    assert {p["natural_key"]: p["occurred_at"] for p in payloads} == {
+        f"{uid}@{int(utc(2021, 11, 26, 20, 30))}": utc(2021, 11, 26, 20, 30),
+        f"{uid}@{int(utc(2021, 12, 31, 20, 30))}": utc(2021, 12, 17, 20, 30)}
