@@ -46,6 +46,9 @@ CHILD = textwrap.dedent("""
         def save_cursor(self, value): pass
         def progress(self, done, total=None): pass
         def skipped(self, reason, detail=None): self.skips[reason] += 1
+        def source(self, name): pass
+        def unavailable(self, source, reason, fix=None): pass
+        def failing(self, source, error): pass
 
     if kind == "calendar":
         from magi_plugins.calendar import CalendarFiles

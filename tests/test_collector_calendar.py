@@ -1,7 +1,8 @@
 """The calendar collector against .ics files with recurrence, exceptions and edits."""
 
 import os
-from datetime import datetime, timezone
+import time
+from datetime import datetime, timedelta, timezone
 
 from collecting import Ctx
 from magi_plugins.calendar import CalendarFiles
@@ -102,3 +103,63 @@ def test_a_broken_file_does_not_stop_the_others_and_excluded_paths_are_skipped(t
     ctx = Ctx({"paths": [str(tmp_path)]}, {"paths": ["private"]})
     payloads = list(CalendarFiles(clock=lambda: NOW).collect(None, ctx))
     assert len(payloads) == 5
+
+
+def test_every_setting_has_a_title_and_says_what_it_means_and_its_default_is_the_one_read(tmp_path):
+    schema = CalendarFiles.settings_schema
+    for key, spec in schema.items():
+        assert spec.get("title") and len(spec.get("description", "")) > 40, key
+    assert "before they happen" in schema["days_ahead"]["description"]
+    # With nothing set, the window is the declared defaults: the last event in it is read, the next one is not.
+    ahead, back = schema["days_ahead"]["default"], schema["days_back"]["default"]
+    edge = datetime.fromtimestamp(NOW, timezone.utc) + timedelta(days=ahead)
+    oldest = datetime.fromtimestamp(NOW, timezone.utc) - timedelta(days=back)
+    events = "".join(f"BEGIN:VEVENT\r\nUID:{uid}\r\nDTSTART:{at:%Y%m%dT%H%M%SZ}\r\nSUMMARY:{uid}\r\nEND:VEVENT\r\n"
+                     for uid, at in (("last-in", edge - timedelta(hours=1)), ("first-out", edge + timedelta(hours=1)),
+                                     ("oldest-in", oldest + timedelta(hours=1)),
+                                     ("too-old", oldest - timedelta(hours=1))))
+    (tmp_path / "edge.ics").write_text(f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\n{events}END:VCALENDAR\r\n", newline="")
+    payloads = list(CalendarFiles(clock=lambda: NOW).collect(None, Ctx({"paths": [str(tmp_path / "edge.ics")]})))
+    assert sorted(p["provenance"]["summary"] for p in payloads) == ["last-in", "oldest-in"]
+
+
+# The memory's clock is the machine's, so a plan is laid out around the real time: collected now, asked an hour on.
+ASKED = time.time() + 3600
+TOMORROW = datetime.fromtimestamp(ASKED, timezone.utc).replace(hour=10, minute=0, second=0, microsecond=0) \
+    + timedelta(days=1)
+
+
+def planned(start):
+    """An Outlook export: a meeting at ``start`` written in a zone only its VTIMEZONE defines (+05:30)."""
+    local = (start + timedelta(hours=5, minutes=30)).strftime("%Y%m%dT%H%M%S")
+    return "\r\n".join([
+        "BEGIN:VCALENDAR", "PRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN", "VERSION:2.0",
+        "BEGIN:VTIMEZONE", "TZID:Customized Time Zone", "BEGIN:STANDARD", "DTSTART:16010101T000000",
+        "TZOFFSETFROM:+0530", "TZOFFSETTO:+0530", "END:STANDARD", "END:VTIMEZONE",
+        "BEGIN:VEVENT", "UID:budget-meeting@example.com", f"DTSTART;TZID=Customized Time Zone:{local}",
+        "DURATION:PT1H", "SUMMARY:Budget meeting with Priya", "LOCATION:Room 2", "END:VEVENT", "END:VCALENDAR", ""])
+
+
+def test_whats_on_tomorrow_finds_tomorrows_meeting_and_after_it_moved_only_its_new_day(memory, tmp_path):
+    ics = tmp_path / "outlook.ics"
+    ics.write_text(planned(TOMORROW), newline="")
+    sup = Supervisor(memory, [CalendarFiles(clock=lambda: ASKED)], settings={"calendar": {"paths": [str(ics)]}})
+    sup.tick()
+    assert sup.wait_idle()
+    memory.process_pending()
+    pack = memory.query("what's on tomorrow?", now=ASKED, tz=timezone.utc)
+    meetings = [f for f in pack.findings if "Budget meeting" in f.text]
+    assert len(meetings) == 1 and meetings[0].status == "planned", [f.text for f in pack.findings]
+    assert meetings[0].occurred_at == TOMORROW.timestamp()                  # 15:30 at +05:30
+    # Moved to the day after: one event, at its new time; tomorrow has nothing left.
+    ics.write_text(planned(TOMORROW + timedelta(days=1)), newline="")
+    os.utime(ics, (ASKED, ASKED))
+    sup.status["calendar"].next_run_at = 0
+    sup.tick()
+    assert sup.wait_idle()
+    sup.stop()
+    memory.process_pending()
+    assert not any("Budget" in f.text for f in memory.query("what's on tomorrow?", now=ASKED, tz=timezone.utc).findings)
+    later = memory.query("what's on the day after tomorrow?", now=ASKED, tz=timezone.utc)
+    assert [f.occurred_at for f in later.findings if "Budget" in f.text] == [(TOMORROW + timedelta(days=1)).timestamp()]
+    assert len([r for r in event_rows(memory.db.reader()) if "Budget" in r["content"]]) == 1

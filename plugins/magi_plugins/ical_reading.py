@@ -20,6 +20,11 @@ Expansion is bounded three ways, because a recurrence rule is a tiny program:
   what no probe sees is caught by ``seconds_per_file``, after which the remaining recurring series
   are skipped. A rule found to have no occurrence at all is dropped before the library walks it again.
 
+Time zones: a TZID comes from the file's VTIMEZONE whatever it is called, or the tz database (icalendar);
+one nobody defines is skipped (``unknown_timezone``), never read as UTC. A calendar's X-WR-TIMEZONE (Google)
+goes with each of its series into the expansion, which applies it. Floating times and all-day dates are read
+in the machine's zone (:func:`epoch`).
+
 Events without a rule cost nothing to expand: they are read first and never refused for time or steps,
 so hostile neighbours cannot crowd them out. Everything cut is counted as ``expansion_capped``, once per
 series.
@@ -27,10 +32,12 @@ series.
 
 from __future__ import annotations
 
+import threading
 import time
+import zoneinfo
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone, tzinfo
 
 import icalendar
 import recurring_ical_events
@@ -49,6 +56,7 @@ MAX_FILE_BYTES = 25 * 1024 * 1024      # icalendar holds the parsed file at ~10-
 _DATE_PROPERTIES = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "EXDATE", "RDATE")
 
 Skip = Callable[[str, str], None]
+_PARSING = threading.Lock()      # icalendar's time-zone cache is one per process (see parse())
 
 
 @dataclass
@@ -85,7 +93,12 @@ def parse(data: bytes) -> list[icalendar.Calendar]:
         # icalendar returns no calendar at all for a file cut short, without a word.
         raise Unreadable("does not end with END:VCALENDAR: cut short, or still being written")
     try:
-        calendars = list(icalendar.Calendar.from_ical(data, multiple=True))
+        with _PARSING:
+            # icalendar keeps every VTIMEZONE it parses for the rest of the process, by TZID, the first one
+            # winning — and Outlook calls each zone of its own "Customized Time Zone". Forgotten before each file,
+            # a TZID means what this file's VTIMEZONE says (or the tz database), never what another file said.
+            icalendar.use_zoneinfo()
+            calendars = list(icalendar.Calendar.from_ical(data, multiple=True))
     except Exception as exc:  # noqa: BLE001 - icalendar raises ValueError, IndexError, KeyError …
         raise Unreadable(f"{type(exc).__name__}: {str(exc)[:120]}") from None
     if not calendars:
@@ -93,18 +106,39 @@ def parse(data: bytes) -> list[icalendar.Calendar]:
     return calendars
 
 
-def series_of(calendars: Iterable[icalendar.Component]) -> tuple[list[list[icalendar.Component]], list]:
-    """(each series' VEVENTs — a UID's master and its RECURRENCE-ID overrides —, the VTIMEZONEs)."""
-    groups: dict[str, list[icalendar.Component]] = {}
+@dataclass
+class Series:
+    """A UID's VEVENTs — its master and its RECURRENCE-ID overrides — and the X-WR-TIMEZONE of its calendar."""
+
+    components: list[icalendar.Component]
+    x_wr_timezone: str | None = None
+
+
+def series_of(calendars: Iterable[icalendar.Component]) -> tuple[list[Series], list]:
+    """(each series of the file, the file's VTIMEZONEs)."""
+    groups: dict[str, Series] = {}
     timezones = []
     for calendar in calendars:
+        # Google and others declare the zone of the calendar's floating and UTC times here, not in a VTIMEZONE;
+        # one that names no zone is left out, and its floating times are the machine's (see epoch()).
+        zone = _known_zone(calendar.get("X-WR-TIMEZONE"))
         for component in calendar.subcomponents:
             if component.name == "VTIMEZONE":
                 timezones.append(component)
             elif component.name == "VEVENT":
                 uid = str(component.get("UID") or f"\0no-uid-{len(groups)}")
-                groups.setdefault(uid, []).append(component)
+                groups.setdefault(uid, Series([], zone)).components.append(component)
     return list(groups.values()), timezones
+
+
+def _known_zone(name) -> str | None:
+    if name is None:
+        return None
+    try:
+        zoneinfo.ZoneInfo(str(name))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):     # OSError: "America", a folder
+        return None
+    return str(name)
 
 
 def problem(component: icalendar.Component) -> tuple[str, str] | None:
@@ -249,9 +283,10 @@ def occurrences(path_name: str, data: bytes, start: datetime, end: datetime, bou
     left out or cut is reported to ``skip``. Raises :class:`Unreadable` when the file cannot be parsed."""
     reading = reading or FileReading()
     deadline = reading.started + bounds.seconds_per_file
-    groups, timezones = series_of(parse(data))
-    groups.sort(key=_recurs)          # events without a rule first (stable: file order otherwise)
-    for group in groups:
+    everything, timezones = series_of(parse(data))
+    everything.sort(key=lambda s: _recurs(s.components))   # events without a rule first (stable: file order otherwise)
+    for each in everything:
+        group = each.components
         master = next((c for c in group if "RECURRENCE-ID" not in c), group[0])
         where = f"{path_name}: {str(master.get('UID', '(no UID)'))[:80]}"
         if reading.occurrences >= bounds.per_file or (_recurs(group) and (
@@ -276,7 +311,7 @@ def occurrences(path_name: str, data: bytes, start: datetime, end: datetime, bou
         stop = end if walked.cutoff is None else min(end, walked.cutoff.replace(tzinfo=timezone.utc)
                                                      + timedelta(seconds=1))
         try:
-            found_here = _expand(group, timezones, walked.empty_rules, master, start, stop)
+            found_here = _expand(each, timezones, walked.empty_rules, master, start, stop)
         except Exception as exc:  # noqa: BLE001 - whatever the library trips on costs this series only
             skip(_reason_of(exc), f"{where}: {type(exc).__name__}: {str(exc)[:120]}")
             continue
@@ -290,6 +325,8 @@ def occurrences(path_name: str, data: bytes, start: datetime, end: datetime, bou
                 # The expansion gives every occurrence a RECURRENCE-ID, a single event's too; its identity is
                 # its UID alone, so a changed start is the same event moved (calendar.py's natural key).
                 occurrence.pop("RECURRENCE-ID", None)
+            else:
+                _give_the_rules_start(occurrence, group)
             yield occurrence
 
 
@@ -297,11 +334,37 @@ def _recurs(group: list[icalendar.Component]) -> bool:
     return any("RRULE" in component for component in group)
 
 
-def _expand(group, timezones, empty_rules, master, start, stop) -> list:
+def _give_the_rules_start(occurrence: icalendar.Component, group: list[icalendar.Component]) -> None:
+    """An occurrence that a ``RECURRENCE-ID;RANGE=THISANDFUTURE`` override moved comes out of the expansion with
+    that override's RECURRENCE-ID, as every later one does: give it back the start its rule gave it (its own
+    RECURRENCE-ID), so each keeps its own natural key instead of all superseding one another."""
+    recurrence = occurrence.get("RECURRENCE-ID")
+    if recurrence is None or str(recurrence.params.get("RANGE", "")).upper() != "THISANDFUTURE":
+        return
+    moved_from = getattr(recurrence, "dt", None)
+    override = next((c for c in group if getattr(c.get("RECURRENCE-ID"), "dt", None) == moved_from), None)
+    if override is None or "DTSTART" not in override or not isinstance(moved_from, date):
+        return
+    # The expansion moved each later occurrence by the override's own shift (RFC 5545 §3.8.4.4): undo it.
+    moved_by = _difference(_start(override), moved_from)
+    occurrence["RECURRENCE-ID"] = icalendar.vDDDTypes(_start(occurrence) - moved_by)
+
+
+def _difference(later: date, earlier: date) -> timedelta:
+    """``later - earlier``, also between a date and a date-time, or an aware and a floating one (as naive UTC)."""
+    times = (isinstance(later, datetime), isinstance(earlier, datetime))
+    if times == (False, False) or (times == (True, True) and _naive(later) == _naive(earlier)):
+        return later - earlier
+    return _utc_naive(later) - _utc_naive(earlier)
+
+
+def _expand(series: Series, timezones, empty_rules, master, start, stop) -> list:
     calendar = icalendar.Calendar()
+    if series.x_wr_timezone:
+        calendar.add("X-WR-TIMEZONE", series.x_wr_timezone)      # the library applies it (x_wr_timezone)
     for component in timezones:
         calendar.add_component(component)
-    for component in group:
+    for component in series.components:
         if component is master and empty_rules:
             # A rule without any occurrence would send dateutil to year 9999 a second time.
             component = component.copy()
@@ -322,12 +385,17 @@ def _reason_of(exc: Exception) -> str:
     return "bad_event"
 
 
-def epoch(value) -> tuple[float, bool]:
-    """(UNIX seconds, all-day?) of an iCalendar date or date-time (floating times read as UTC)."""
+def epoch(value, local: tzinfo | None = None) -> tuple[float, bool]:
+    """(UNIX seconds, all-day?) of an iCalendar date or date-time.
+
+    A floating time (no zone, no TZID, no X-WR-TIMEZONE) and an all-day date mean the same wall-clock time
+    wherever the user is (RFC 5545 §3.3.5, §3.3.4): they are read in ``local``, the machine's zone when None
+    (DST-aware), so "tomorrow" asked on this machine finds tomorrow's all-day trip, not the evening before."""
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=local) if local is not None else value.astimezone()
         return value.timestamp(), False
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc).timestamp(), True
+        midnight = datetime(value.year, value.month, value.day)
+        return (midnight.replace(tzinfo=local) if local is not None else midnight.astimezone()).timestamp(), True
     raise ValueError(f"not a date: {value!r}")
