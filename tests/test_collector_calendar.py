@@ -91,7 +91,7 @@ def test_an_edited_event_supersedes_what_it_was(tmp_path, memory):
     assert counts["stored"] == 6 and counts["duplicates"] == 4
     texts = [r["content"] for r in event_rows(memory.db.reader()) if "trip" in r["content"].lower()]
     # One live version per UID (issue 17): the old title is retired, not kept beside the new one.
-    assert texts == ["Calendar: Calendar event “Trip to Suzhou” from 2026-03-20 00:00 UTC to 2026-03-22 00:00 UTC"]
+    assert texts == ["Calendar: All-day calendar event “Trip to Suzhou” from 2026-03-20 to 2026-03-21"]
     sup.stop()
 
 

@@ -100,6 +100,21 @@ def test_floating_times_and_all_day_dates_are_the_machines_wall_clock(tmp_path):
     assert at["Gym"]["occurred_at"] == utc(2026, 3, 20, 13)           # 09:00 EDT
     assert at["Trip"]["schedule"] == {"start": utc(2026, 3, 20, 4), "end": utc(2026, 3, 22, 4), "all_day": True}
     assert at["Trip"]["natural_key"] == "trip"
+    assert (at["Trip"]["provenance"]["day"], at["Trip"]["provenance"]["last_day"]) == ("2026-03-20", "2026-03-21")
+    assert "day" not in at["Gym"]["provenance"]
+
+
+def test_an_all_day_event_reads_as_its_dates_not_as_utc_clock_times(tmp_path, memory):
+    path = tmp_path / "days.ics"
+    path.write_text("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//magi tests//EN\r\n"
+                    "BEGIN:VEVENT\r\nUID:trip\r\nDTSTART;VALUE=DATE:20260320\r\nDTEND;VALUE=DATE:20260322\r\n"
+                    "SUMMARY:Trip\r\nEND:VEVENT\r\n"
+                    "BEGIN:VEVENT\r\nUID:holiday\r\nDTSTART;VALUE=DATE:20260325\r\nSUMMARY:Holiday\r\n"
+                    "LOCATION:Lisbon\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", newline="")
+    payloads, _ = read(path, utc(2026, 3, 18), local_zone=ZoneInfo("Asia/Shanghai"))
+    contents = sorted(memory.get_event(r.event_id)["content"] for r in memory.ingest_many(payloads))
+    assert contents == ["Calendar: All-day calendar event “Holiday” on 2026-03-25 at Lisbon",
+                        "Calendar: All-day calendar event “Trip” from 2026-03-20 to 2026-03-21"]
 
 
 def test_an_exdate_in_a_files_own_zone_leaves_out_that_week_only():

@@ -119,6 +119,11 @@ BUILTIN_TEMPLATES: dict[tuple[str, str], Template] = {
         "Listened to “{track_name}”",
     )),
     (ANY_SOURCE, "calendar_event"): Template((
+        # An all-day event is named by its dates as the calendar wrote them (``day``, ``last_day``), not clock times.
+        "All-day calendar event “{summary}” from {day} to {last_day} at {location}",
+        "All-day calendar event “{summary}” from {day} to {last_day}",
+        "All-day calendar event “{summary}” on {day} at {location}",
+        "All-day calendar event “{summary}” on {day}",
         "Calendar event “{summary}” from {start:time} to {end:time} at {location}",
         "Calendar event “{summary}” from {start:time} to {end:time}",
         "Calendar event “{summary}” at {start:time}",

@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +269,12 @@ def _payload(path: Path, event, local: tzinfo | None) -> dict | None:
         return None
     summary = str(event.get("SUMMARY", "")).strip() or "(no title)"
     provenance = {"summary": summary, "start": begins, "end": ends, "all_day": all_day}
+    if all_day:      # its dates as written: a day is the same day wherever the user is, never a UTC clock time
+        first = event.get("DTSTART").dt
+        last = event.get("DTEND").dt if event.get("DTEND") else None
+        provenance["day"] = first.isoformat()
+        if type(last) is date and last - timedelta(days=1) > first:      # DTEND is the day after the last
+            provenance["last_day"] = (last - timedelta(days=1)).isoformat()
     if event.get("LOCATION"):
         provenance["location"] = str(event.get("LOCATION"))
     uid = str(event.get("UID", f"{path.name}:{summary}"))
