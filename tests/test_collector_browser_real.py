@@ -4,6 +4,7 @@ leaves out and why (counted by reason), and each reason a profile or the whole c
 
 import gzip
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -164,6 +165,27 @@ def test_a_history_this_user_may_not_read_is_unavailable_permission_denied(tmp_p
         "Chromium Profile 1": ["unavailable", f"permission denied: {refused}",
                                "let the user Magi runs as read it (macOS: Full Disk Access in Privacy & Security)"]}
     assert seen["skips"] == {"file_url": 1, "other_scheme": 2}                 # no "unreadable_history": not broken
+
+
+def test_a_browser_folder_this_user_may_not_look_into_is_unavailable_not_silent(tmp_path):
+    home = tmp_path / "home"
+    unpack("chromium_History.gz", home / ".config" / "chromium" / "Default" / "History")
+    refused = home / ".config" / "google-chrome"
+    unpack("chromium_History.gz", refused / "Default" / "History")
+    refused.chmod(0o000)
+    (tmp_path / "scratch").mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("XDG_CONFIG_HOME", None)
+    done = subprocess.run([*without_root_powers(), sys.executable, "-c", _READ_AS_GIVEN, str(Path(__file__).parent),
+                           str(tmp_path / "scratch")], capture_output=True, text=True, timeout=120, env=env)
+    refused.chmod(0o700)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["sources"] == {
+        "Chrome google-chrome": ["unavailable", f"permission denied: {refused / 'History'}",
+                                 "let the user Magi runs as read it (macOS: Full Disk Access in Privacy & Security)"],
+        "Chromium Default": ["read", None, None]}
+    assert seen["stored"] == len(PAGES) + 1
 
 
 def test_a_history_the_browser_holds_locked_and_will_not_let_be_copied_is_unavailable(tmp_path, monkeypatch):

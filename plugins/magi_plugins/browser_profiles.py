@@ -106,13 +106,18 @@ def _bases(home: Path, environ: Mapping[str, str]) -> dict[str, Path]:
 
 
 def profiles_in(browser: Browser, folder: Path) -> list[Profile]:
-    """The profiles in one user data folder (Chromium family) or profiles folder (Firefox)."""
+    """The profiles in one user data folder (Chromium family) or profiles folder (Firefox). A folder this user
+    may not look into is one profile, its own: reading it says "permission denied" rather than nothing."""
     file = HISTORY_FILE[browser.family]
     found = []
-    if browser.family == CHROMIUM and (folder / file).is_file():
-        found.append(Profile(browser, ROOT_PROFILE, folder / file))          # Opera: the folder is the profile
-    found += [Profile(browser, path.parent.name, path) for path in sorted(folder.glob(f"*/{file}"))
-              if path.parent.name not in NOT_PROFILES and path.is_file()]
+    try:
+        if browser.family == CHROMIUM and (folder / file).is_file():
+            found.append(Profile(browser, ROOT_PROFILE, folder / file))      # Opera: the folder is the profile
+        found += [Profile(browser, path.parent.name, path) for path in sorted(folder.glob(f"*/{file}"))
+                  if path.parent.name not in NOT_PROFILES and path.is_file()]
+        os.listdir(folder)            # glob passes over a folder it may not list; say so instead
+    except PermissionError:
+        return [Profile(browser, folder.name, folder / file)]
     return found
 
 
@@ -144,8 +149,12 @@ def locate(history: PurePath) -> tuple[Browser, str]:
             continue
         for _, pattern in (folder for platform in browser.folders.values() for folder in platform):
             wanted = [part.casefold() for part in PurePath(pattern).parts]
-            # The user data folder is the file's own (Opera's one profile) or the one above it (a profile's).
-            for end, name in ((len(folders), ROOT_PROFILE), (len(folders) - 1, history.parent.name)):
+            # The user data folder is the one above the file's (a profile's) or, in the Chromium family, the
+            # file's own (Opera's one profile).
+            ends = ((len(folders) - 1, history.parent.name),)
+            if family == CHROMIUM:
+                ends += ((len(folders), ROOT_PROFILE),)
+            for end, name in ends:
                 run = folders[max(0, end - len(wanted)):end]
                 if len(run) == len(wanted) and all(fnmatch.fnmatchcase(p, w) for p, w in zip(run, wanted, strict=True)):
                     return browser, name
