@@ -151,9 +151,9 @@ def locate(history: PurePath) -> tuple[Browser, str]:
             wanted = [part.casefold() for part in PurePath(pattern).parts]
             # The user data folder is the one above the file's (a profile's) or, in the Chromium family, the
             # file's own (Opera's one profile).
-            ends = ((len(folders) - 1, history.parent.name),)
+            ends = [(len(folders) - 1, history.parent.name)]
             if family == CHROMIUM:
-                ends += ((len(folders), ROOT_PROFILE),)
+                ends.append((len(folders), ROOT_PROFILE))
             for end, name in ends:
                 run = folders[max(0, end - len(wanted)):end]
                 if len(run) == len(wanted) and all(fnmatch.fnmatchcase(p, w) for p, w in zip(run, wanted, strict=True)):
