@@ -6,7 +6,6 @@ import gzip
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -188,13 +187,25 @@ def test_a_browser_folder_this_user_may_not_look_into_is_unavailable_not_silent(
     assert seen["stored"] == len(PAGES) + 1
 
 
+# Another program's SQLite holding its database in an EXCLUSIVE transaction: a write lock on the file's "shared"
+# byte range (os_unix.c: PENDING_BYTE 0x40000000, SHARED_FIRST two above it, SHARED_SIZE 510), so no reader gets in.
+_BROWSER_HOLDING_ITS_HISTORY = textwrap.dedent("""
+    import fcntl, sys
+    history = open(sys.argv[1], "r+b")
+    fcntl.lockf(history, fcntl.LOCK_EX, 510, 0x40000000 + 2)
+    print("held", flush=True)
+    sys.stdin.read()
+""")
+
+
 def test_a_history_the_browser_holds_locked_and_will_not_let_be_copied_is_unavailable(tmp_path, monkeypatch):
     """Windows, while the browser runs: SQLite's backup waits on the browser's lock, and the copy is refused
-    too (a sharing violation). The lock here is a real exclusive transaction; the refused copy is Windows'
-    behaviour, which this machine's file system does not have, so it stands in for it."""
+    too (a sharing violation). The lock here is real, held by another process as a browser's SQLite holds it;
+    the refused copy is Windows' behaviour, which this machine's file system does not have, so it stands in."""
+    pytest.importorskip("fcntl", reason="the lock is taken the POSIX way")
     history = unpack("chromium_History.gz", tmp_path / "chromium" / "Default" / "History")
-    browser = sqlite3.connect(history)
-    browser.execute("BEGIN EXCLUSIVE")
+    browser = subprocess.Popen([sys.executable, "-c", _BROWSER_HOLDING_ITS_HISTORY, str(history)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     real_copy = shutil.copy2
 
     def windows_copy(source, target, **kwargs):
@@ -206,13 +217,15 @@ def test_a_history_the_browser_holds_locked_and_will_not_let_be_copied_is_unavai
     monkeypatch.setattr(B.shutil, "copy2", windows_copy)
     ctx = Ctx({"profiles": [str(history)], **ALL_OF_IT}, temp_dir=tmp_path / "scratch")
     (tmp_path / "scratch").mkdir()
-    assert list(B.BrowserHistory().collect(None, ctx)) == []
+    try:
+        assert browser.stdout.readline() == "held\n"
+        assert list(B.BrowserHistory().collect(None, ctx)) == []
+    finally:
+        browser.communicate("", timeout=30)                    # the browser closes
     assert ctx.sources == {"Chromium Default": ("unavailable", f"locked by Chromium: {history}",
                                                 "close Chromium, or wait: it is read again at the next run")}
     assert ctx.cursor is None and not ctx.skips                # nothing read: the next run starts where this one did
-    browser.rollback()
     assert len(list(B.BrowserHistory().collect(None, ctx))) == len(PAGES) + 1          # closed: read
-    browser.close()
 
 
 def test_a_damaged_history_is_failing_by_its_profile_name(tmp_path):
