@@ -110,22 +110,84 @@ def test_firefox_places_and_both_profiles_at_once(tmp_path):
     assert ctx.progressed[-1] == (2, 2)
 
 
-def test_profiles_are_discovered_in_the_standard_places(tmp_path, monkeypatch):
-    monkeypatch.setattr(B, "_HOME", tmp_path)
-    monkeypatch.setattr(B.sys, "platform", "linux")
-    for path in ("google-chrome/Default/History", "google-chrome/Profile 1/History",
-                 "BraveSoftware/Brave-Browser/Default/History"):
-        target = tmp_path / ".config" / path
-        target.parent.mkdir(parents=True)
+def _touch(root, *paths):
+    for path in paths:
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(b"")
-    firefox = tmp_path / ".mozilla/firefox/x1.default/places.sqlite"
-    firefox.parent.mkdir(parents=True)
-    firefox.write_bytes(b"")
-    found = [(b, p.relative_to(tmp_path).as_posix()) for b, p in B.discover_profiles()]
-    assert found == [("chrome", ".config/google-chrome/Default/History"),
-                     ("chrome", ".config/google-chrome/Profile 1/History"),
-                     ("brave", ".config/BraveSoftware/Brave-Browser/Default/History"),
-                     ("firefox", ".mozilla/firefox/x1.default/places.sqlite")]
+
+
+def _found(profiles, home):
+    return [(p.browser.code, p.source, p.history.relative_to(home).as_posix()) for p in profiles]
+
+
+def test_profiles_of_every_browser_are_discovered_in_their_linux_places(tmp_path):
+    _touch(tmp_path, ".config/google-chrome/Default/History", ".config/google-chrome/Profile 1/History",
+           ".config/google-chrome/Guest Profile/History", ".config/google-chrome/System Profile/History",
+           ".var/app/com.google.Chrome/config/google-chrome/Default/History",
+           "snap/chromium/common/chromium/Default/History", "xdg/BraveSoftware/Brave-Browser/Default/History",
+           "xdg/vivaldi/Default/History", "xdg/opera/History", "xdg/microsoft-edge/Profile 2/History",
+           ".mozilla/firefox/x1.default-release/places.sqlite", "snap/firefox/common/.mozilla/firefox/y2.default/"
+           "places.sqlite", ".config/vivaldi/Default/History")      # not read: $XDG_CONFIG_HOME moved it
+    found = _found(B.discover_profiles("linux", tmp_path, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}), tmp_path)
+    assert found == [
+        ("chrome", "Chrome Default", ".var/app/com.google.Chrome/config/google-chrome/Default/History"),
+        ("chromium", "Chromium Default", "snap/chromium/common/chromium/Default/History"),
+        ("brave", "Brave Default", "xdg/BraveSoftware/Brave-Browser/Default/History"),
+        ("edge", "Edge Profile 2", "xdg/microsoft-edge/Profile 2/History"),
+        ("vivaldi", "Vivaldi Default", "xdg/vivaldi/Default/History"),
+        ("opera", "Opera Default", "xdg/opera/History"),                # Opera: the user data folder is the profile
+        ("firefox", "Firefox x1.default-release", ".mozilla/firefox/x1.default-release/places.sqlite"),
+        ("firefox", "Firefox y2.default", "snap/firefox/common/.mozilla/firefox/y2.default/places.sqlite")]
+    found = _found(B.discover_profiles("linux", tmp_path, {}), tmp_path)       # no XDG_CONFIG_HOME: ~/.config
+    assert [f for f in found if f[0] in ("chrome", "vivaldi")] == [
+        ("chrome", "Chrome Default", ".config/google-chrome/Default/History"),
+        ("chrome", "Chrome Profile 1", ".config/google-chrome/Profile 1/History"),     # no guest, no picker
+        ("chrome", "Chrome Default", ".var/app/com.google.Chrome/config/google-chrome/Default/History"),
+        ("vivaldi", "Vivaldi Default", ".config/vivaldi/Default/History")]
+    # The same browser installed twice (natively and as a Flatpak): two sources, told apart by their folder.
+    names = B.source_names(B.discover_profiles("linux", tmp_path, {}))
+    assert names[0] == f"Chrome Default ({tmp_path}/.config/google-chrome/Default)" and names[1] == "Chrome Profile 1"
+
+
+def test_profiles_are_discovered_in_their_macos_and_windows_places(tmp_path):
+    mac = tmp_path / "mac"
+    _touch(mac, "Library/Application Support/Google/Chrome/Default/History",
+           "Library/Application Support/Arc/User Data/Default/History",
+           "Library/Application Support/com.operasoftware.OperaGX/History",
+           "Library/Application Support/Vivaldi/Profile 3/History",
+           "Library/Application Support/Firefox/Profiles/z9.default-release/places.sqlite")
+    assert [(code, source) for code, source, _ in _found(B.discover_profiles("darwin", mac, {}), mac)] == [
+        ("chrome", "Chrome Default"), ("vivaldi", "Vivaldi Profile 3"), ("opera_gx", "Opera GX Default"),
+        ("arc", "Arc Default"), ("firefox", "Firefox z9.default-release")]
+    win = tmp_path / "win"
+    local, roaming = win / "AppData/Local", win / "AppData/Roaming"
+    _touch(win, "AppData/Local/Microsoft/Edge/User Data/Default/History",
+           "AppData/Local/Packages/TheBrowserCompany.Arc_ttt1ap7aakyb4/LocalCache/Local/Arc/User Data/Default/History",
+           "AppData/Roaming/Opera Software/Opera Stable/Default/History",
+           "AppData/Roaming/Opera Software/Opera GX Stable/History",
+           "AppData/Roaming/Mozilla/Firefox/Profiles/w1.default/places.sqlite")
+    found = _found(B.discover_profiles("win32", win, {"LOCALAPPDATA": str(local), "APPDATA": str(roaming)}), win)
+    assert [(code, source) for code, source, _ in found] == [
+        ("edge", "Edge Default"), ("opera", "Opera Default"), ("opera_gx", "Opera GX Default"),
+        ("arc", "Arc Default"), ("firefox", "Firefox w1.default")]
+
+
+def test_a_configured_path_is_a_file_a_profile_folder_or_a_folder_of_profiles_and_knows_its_browser(tmp_path):
+    _touch(tmp_path, ".config/vivaldi/Default/History", ".config/vivaldi/Profile 1/History",
+           "Opera Software/Opera GX Stable/History", "backup/History", "fox/a.default/places.sqlite")
+    config = tmp_path / ".config"
+    at = {str(p.relative_to(tmp_path)): [(q.browser.code, q.name) for q in B.profiles_at(p)] for p in (
+        config / "vivaldi/Default/History", config / "vivaldi/Default", config / "vivaldi",
+        tmp_path / "Opera Software/Opera GX Stable", tmp_path / "backup/History", tmp_path / "fox",
+        tmp_path / "nothing")}
+    assert at == {".config/vivaldi/Default/History": [("vivaldi", "Default")],
+                  ".config/vivaldi/Default": [("vivaldi", "Default")],
+                  ".config/vivaldi": [("vivaldi", "Default"), ("vivaldi", "Profile 1")],
+                  "Opera Software/Opera GX Stable": [("opera_gx", "Default")],
+                  "backup/History": [("chrome", "backup")],          # in no browser's folder: taken for Chrome's
+                  "fox": [("firefox", "a.default")],
+                  "nothing": []}
 
 
 def test_the_browser_collector_runs_under_the_supervisor_into_memory(tmp_path, memory):

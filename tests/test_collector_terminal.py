@@ -1,13 +1,22 @@
 """The terminal collector against bash, zsh (extended) and fish history files."""
 
+import json
 import os
+import shutil
+import subprocess
+import sys
+import textwrap
 import time
+from pathlib import Path
 
+import pytest
 from collecting import Ctx
-from magi_plugins.terminal import TerminalHistory
+from file_permissions import without_root_powers
+from magi_plugins.terminal import FIX_FILES, TerminalHistory
 
 from magi_desktop.collectors import Supervisor
 from magi_desktop.core.store.l1 import event_rows
+from magi_desktop.plugin_api import Unavailable
 
 
 def commands(payloads):
@@ -105,3 +114,100 @@ def test_a_watched_history_file_makes_the_collector_due_at_once(tmp_path, memory
     sup.stop()
     commands = [r["content"] for r in sorted(event_rows(memory.db.reader()), key=lambda r: r["timestamp"])]
     assert len(commands) == 2 and "git push" in commands[-1]
+
+
+# --- a history written by a real zsh (tests/fixtures/terminal/zsh_history), and why a file is not read ----------
+
+ZSH_HISTORY = Path(__file__).parent / "fixtures" / "terminal" / "zsh_history"
+TYPED = ["echo hello", "ls -la", "sleep 2", "printf '%s\\n' one \\\ntwo three", "for f in a b; do\necho $f\ndone",
+         "echo 'café 中文 ăĂ'", "echo 'multi\nline string'", "mysql -u root -pS3cretPass db", "git status", "exit"]
+
+
+def test_a_history_real_zsh_wrote_reads_as_typed(tmp_path):
+    raw = ZSH_HISTORY.read_bytes()
+    assert b"\x83" in raw and b"\\\n" in raw                    # zsh metafied the non-ASCII, escaped the newlines
+    history = tmp_path / ".zsh_history"
+    shutil.copyfile(ZSH_HISTORY, history)
+    ctx = Ctx({"files": [str(history)]})
+    payloads = list(TerminalHistory().collect(None, ctx))
+    # A backslash-continued line keeps its backslash; a loop and a quote span lines; a command typed after a
+    # space (HIST_IGNORE_SPACE) was never written.
+    assert [p["provenance"]["command"] for p in payloads] == TYPED
+    times = [p["occurred_at"] for p in payloads]
+    assert times == sorted(times) and times[0] == float(raw[2:raw.index(b":", 2)])
+    assert not ctx.skips and ctx.sources == {str(history): ("read", None, None)}
+
+
+def test_the_real_zsh_history_under_the_supervisor_is_one_collecting_source_with_the_password_redacted(tmp_path,
+                                                                                                       memory):
+    history = tmp_path / ".zsh_history"
+    shutil.copyfile(ZSH_HISTORY, history)
+    sup = Supervisor(memory, [TerminalHistory()], settings={"terminal": {"files": [str(history)]}})
+    sup.tick()
+    assert sup.wait_idle()
+    sup.stop()
+    status = memory.collector_statuses()["terminal"]
+    assert status["health"]["sources"] == {str(history): {"state": "collecting", "stored": len(TYPED)}}
+    texts = [r["content"] for r in event_rows(memory.db.reader())]
+    assert len(texts) == len(TYPED) and "S3cretPass" not in " ".join(texts)
+    assert "Terminal: Ran `echo 'café 中文 ăĂ'`" in texts
+
+
+def test_a_configured_history_that_is_missing_is_unavailable_and_the_others_are_read(tmp_path):
+    history = tmp_path / ".zsh_history"
+    shutil.copyfile(ZSH_HISTORY, history)
+    missing = tmp_path / "gone" / ".bash_history"
+    ctx = Ctx({"files": [str(missing), str(tmp_path), str(history)]})
+    assert len(list(TerminalHistory().collect(None, ctx))) == len(TYPED)
+    assert ctx.sources == {str(missing): ("unavailable", f"no such file: {missing}", FIX_FILES),
+                           str(tmp_path): ("unavailable", f"a folder, not a history file: {tmp_path}", FIX_FILES),
+                           str(history): ("read", None, None)}
+    assert set(ctx.cursor) == {str(history)}
+
+
+def test_a_history_file_below_home_is_named_from_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".bash_history").write_text("ls\n")
+    ctx = Ctx({})
+    assert len(list(TerminalHistory().collect(None, ctx))) == 1
+    assert ctx.sources == {"~/.bash_history": ("read", None, None)}
+
+
+def test_no_shell_history_at_all_is_unavailable_with_the_fix(tmp_path, monkeypatch, memory):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HISTFILE", raising=False)
+    with pytest.raises(Unavailable) as raised:
+        list(TerminalHistory().collect(None, Ctx({})))
+    assert raised.value.reason.startswith("no shell history found") and "SAVEHIST" in raised.value.fix
+    sup = Supervisor(memory, [TerminalHistory()])
+    sup.tick()
+    assert sup.wait_idle()
+    sup.stop()
+    status = memory.collector_statuses()["terminal"]
+    assert status["health"]["state"] == "unavailable" and status["failures"] == 0
+    assert status["health"]["reason"].startswith("no shell history found")
+
+
+_READ_AS_GIVEN = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from collecting import Ctx
+    from magi_plugins.terminal import TerminalHistory
+    ctx = Ctx({"files": sys.argv[2:]})
+    stored = len(list(TerminalHistory().collect(None, ctx)))
+    print(json.dumps({"stored": stored, "sources": ctx.sources}))
+""")
+
+
+def test_a_history_this_user_may_not_read_is_unavailable_permission_denied(tmp_path):
+    readable, refused = tmp_path / ".bash_history", tmp_path / ".zsh_history"
+    readable.write_text("ls\n")
+    shutil.copyfile(ZSH_HISTORY, refused)
+    refused.chmod(0o000)
+    done = subprocess.run([*without_root_powers(), sys.executable, "-c", _READ_AS_GIVEN, str(Path(__file__).parent),
+                           str(readable), str(refused)], capture_output=True, text=True, timeout=120)
+    refused.chmod(0o600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"stored": 1, "sources": {
+        str(readable): ["read", None, None],
+        str(refused): ["unavailable", f"permission denied: {refused}", "let the user Magi runs as read it"]}}

@@ -150,6 +150,7 @@ BUILTIN_TEMPLATES: dict[tuple[str, str], Template] = {
 
 BUILTIN_SOURCE_LABELS: dict[str, str] = {
     "chrome": "Chrome", "chromium": "Chromium", "edge": "Edge", "brave": "Brave", "firefox": "Firefox",
+    "vivaldi": "Vivaldi", "opera": "Opera", "opera_gx": "Opera GX", "arc": "Arc",
     "browser": "Browser", "calendar": "Calendar", "terminal": "Terminal", "git": "Git",
     "music": "Music", "app_usage": "App usage", "netease_music": "NetEase Music",
 }

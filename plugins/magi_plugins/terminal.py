@@ -8,6 +8,11 @@ is stored. zsh and fish record when a command ran; bash does only with
 ``HISTTIMEFORMAT`` (``#<epoch>`` lines), otherwise the file's modification time
 stands in. Lines that are not text a person typed — binary garbage, NULs, not
 UTF-8, absurdly long — are skipped and counted by reason (``history_lines``).
+
+Each history file is a source (``ctx.source("~/.zsh_history")``). A configured
+file that is missing or unreadable is *unavailable* with the reason and the fix;
+one that fails to read otherwise is *failing*. With no file configured and none
+in the usual places the collector is unavailable: "no shell history found".
 """
 
 from __future__ import annotations
@@ -18,9 +23,14 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from magi_desktop.plugin_api import activity, hookimpl
+from magi_desktop.plugin_api import Unavailable, activity, hookimpl
 
 from .history_lines import good_text, screen
+
+FIX_FILES = "set History files in the terminal collector's Settings to your shell's history file"
+NOTHING_FOUND = "no shell history found (looked for ~/.bash_history, ~/.zsh_history, ~/.zhistory and fish_history)"
+NOTHING_FOUND_FIX = (f"{FIX_FILES}; zsh keeps one only with HISTFILE and SAVEHIST set (in ~/.zshrc), bash writes "
+                     "~/.bash_history when a shell exits")
 
 _ZSH_EXTENDED = re.compile(r"^: (\d+):\d+;(.*)$")
 _BASH_TIME = re.compile(r"^#(\d{9,11})$")
@@ -36,6 +46,14 @@ def default_files() -> list[tuple[str, Path]]:
             seen.add(path)
             out.append((shell, path))
     return out
+
+
+def display_name(path: Path) -> str:
+    """How health names a history file: below the home folder as ``~/…``."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def shell_of(path: Path) -> str:
@@ -101,10 +119,11 @@ class TerminalHistory:
     source_type = "terminal"
     interval_seconds = 60
     settings_schema = {
-        "files": {"type": "array", "items": {"type": "string"},
-                  "description": "History files to read; empty: ~/.bash_history, ~/.zsh_history, fish_history"},
-        "ignore": {"type": "array", "items": {"type": "string"},
-                   "description": "Commands starting with these words are skipped (e.g. ls, cd)"},
+        "files": {"type": "array", "items": {"type": "string"}, "title": "History files",
+                  "description": "Shell history files to read (bash, zsh or fish, told by the file's name); empty: "
+                                 "~/.bash_history, ~/.zsh_history (or $HISTFILE), ~/.zhistory and fish_history"},
+        "ignore": {"type": "array", "items": {"type": "string"}, "title": "Commands to ignore",
+                   "description": "Commands starting with these words are not stored (e.g. ls, cd)"},
     }
     privacy_note = ("Reads the commands in your bash, zsh and fish history. Passwords and tokens in commands are "
                     "redacted before anything is stored; excluded paths are skipped. Nothing leaves this machine.")
@@ -120,40 +139,68 @@ class TerminalHistory:
     def collect(self, since, ctx):
         cursors = dict(since or {})
         ignore = tuple(ctx.settings.get("ignore") or ())
-        for shell, path in self.files(ctx.settings):
+        files = self.files(ctx.settings)
+        if not files:
+            raise Unavailable(NOTHING_FOUND, NOTHING_FOUND_FIX)
+        for shell, path in files:
             if ctx.stopping:
                 return
-            if not path.is_file() or ctx.excluded("paths", str(path)):
+            if ctx.excluded("paths", str(path)):
                 continue
-            key = str(path)
-            stat = path.stat()
-            state = cursors.get(key, {"offset": 0, "inode": stat.st_ino})
-            offset = state["offset"] if state.get("inode") == stat.st_ino and state["offset"] <= stat.st_size else 0
-            with path.open("rb") as f:
-                f.seek(offset)
-                data = f.read()
+            source = display_name(path)
+            ctx.source(source)
+            try:
+                data, stat, offset = self._appended(path, cursors.get(str(path)))
+            except FileNotFoundError:
+                ctx.unavailable(source, f"no such file: {path}", FIX_FILES)
+                continue
+            except PermissionError:
+                ctx.unavailable(source, f"permission denied: {path}", "let the user Magi runs as read it")
+                continue
+            except IsADirectoryError:      # (Windows says PermissionError)
+                ctx.unavailable(source, f"a folder, not a history file: {path}", FIX_FILES)
+                continue
+            except OSError as exc:
+                ctx.failing(source, f"cannot read {path}: {type(exc).__name__}: {exc}")
+                continue
             # Only complete lines: a command being written now is read next time.
             end = data.rfind(b"\n") + 1
-            lines = screen(data[:end], zsh=shell == "zsh")
-            for line in lines:
-                if line.reason is not None:
-                    ctx.skipped(line.reason, f"{path} at byte {offset + line.offset}")
-            text = good_text(lines)
-            fallback = -1.0           # entries without a recorded time get the file's time, but not in their id
-            for when, command in PARSERS[shell](text, fallback):
-                command = command.strip()
-                if not command or (ignore and command.split()[0] in ignore):
-                    continue
-                # A timed entry is identified by its time; an untimed one by its text, so a history the
-                # shell rewrote (a new file, a new mtime) is not stored again. Repeats of an untimed
-                # command are one event — the file cannot tell them apart.
-                digest = hashlib.sha1(f"{shell}\0{when if when != fallback else ''}\0{command}".encode()
-                                      ).hexdigest()[:16]
-                when = stat.st_mtime if when == fallback else when
-                yield activity("terminal", "run_command", when, {"command": command, "shell": shell},
-                               item_id=f"{shell}:{digest}")
-            cursors[key] = {"offset": offset + end, "inode": stat.st_ino}
+            yield from self._commands(shell, path, data[:end], offset, stat.st_mtime, ignore, ctx)
+            cursors[str(path)] = {"offset": offset + end, "inode": stat.st_ino}
             ctx.save_cursor(dict(cursors))
+
+    @staticmethod
+    def _appended(path: Path, state: dict | None) -> tuple[bytes, os.stat_result, int]:
+        """What was appended to ``path`` since ``state`` (all of it when the file shrank or was replaced), its
+        stat and the offset the bytes start at."""
+        with path.open("rb") as f:
+            stat = os.fstat(f.fileno())
+            state = state or {"offset": 0, "inode": stat.st_ino}
+            same = state.get("inode") == stat.st_ino and state.get("offset", 0) <= stat.st_size
+            offset = state.get("offset", 0) if same else 0
+            f.seek(offset)
+            return f.read(), stat, offset
+
+    @staticmethod
+    def _commands(shell, path, data, offset, mtime, ignore, ctx):
+        lines = screen(data, zsh=shell == "zsh")
+        for line in lines:
+            if line.reason is not None:
+                ctx.skipped(line.reason, f"{path} at byte {offset + line.offset}")
+        text = good_text(lines)
+        fallback = -1.0           # entries without a recorded time get the file's time, but not in their id
+        for when, command in PARSERS[shell](text, fallback):
+            command = command.strip()
+            if not command or (ignore and command.split()[0] in ignore):
+                continue
+            # A timed entry is identified by its time; an untimed one by its text, so a history the
+            # shell rewrote (a new file, a new mtime) is not stored again. Repeats of an untimed
+            # command are one event — the file cannot tell them apart.
+            digest = hashlib.sha1(f"{shell}\0{when if when != fallback else ''}\0{command}".encode()
+                                  ).hexdigest()[:16]
+            when = mtime if when == fallback else when
+            yield activity("terminal", "run_command", when, {"command": command, "shell": shell},
+                           item_id=f"{shell}:{digest}")
 
 
 @hookimpl

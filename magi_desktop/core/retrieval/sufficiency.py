@@ -80,7 +80,8 @@ _SOURCE_CUE_STEMS = {source: frozenset(stem(w) for w in (*words, source, *_ACTIV
                      for source, words in _SOURCE_CUES.items()}
 
 # The browser collector names each event's source by its browser.
-BROWSERS = frozenset({"browser", "chrome", "chromium", "brave", "edge", "firefox", "safari", "vivaldi", "opera"})
+BROWSERS = frozenset({"browser", "chrome", "chromium", "brave", "edge", "firefox", "safari", "vivaldi", "opera",
+                      "opera_gx", "arc"})
 
 
 def source_kind(source: str) -> str:
