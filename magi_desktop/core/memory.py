@@ -385,6 +385,11 @@ class Memory:
     def collector_statuses(self) -> dict[str, dict[str, Any]]:
         return self.collector_state.collector_statuses()
 
+    def release_collector(self, name: str) -> bool:
+        """Lift a collector's quarantine for every process (``magi plugins --release``, Settings); True if it was
+        quarantined."""
+        return self.collector_state.release(name)
+
     # -------------------------------------------------- agents (AgentDesk)
 
     def record_agent_call(self, client: str | None, tool: str, *, rejected: str | None = None,

@@ -33,3 +33,12 @@ class CollectorState:
     def collector_statuses(self) -> dict[str, dict[str, Any]]:
         """The last saved status of every collector that has run, by name."""
         return {name: json.loads(text) for name, text in stored.statuses_json(self.db.reader())}
+
+    def release(self, name: str) -> bool:
+        """Lift a collector's quarantine in its saved status; True if it was quarantined. (A stand-in until the
+        memory keeps failures and quarantine apart from the status, for every process.)"""
+        saved = self.collector_statuses().get(name)
+        if not saved or not saved.get("quarantined"):
+            return False
+        self.save_collector_status(name, saved | {"quarantined": False, "failures": 0})
+        return True
