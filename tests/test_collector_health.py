@@ -42,7 +42,8 @@ def test_each_source_says_what_it_found_and_the_memory_keeps_it_for_every_proces
     assert health["sources"] == {
         "~/src/a": {"state": "collecting", "stored": 2},
         "~/src/b": {"state": "idle"},
-        "~/src/x": {"state": "unavailable", "reason": "no such repository: ~/src/x", "fix": "check the path in Settings"},
+        "~/src/x": {"state": "unavailable", "reason": "no such repository: ~/src/x",
+                    "fix": "check the path in Settings"},
         "~/src/broken": {"state": "failing", "reason": "git cannot read it: fatal: bad object HEAD"},
     }
     saved = memory.collector_statuses()["repos"]           # what `magi status` in another process reads
