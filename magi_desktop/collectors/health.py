@@ -124,8 +124,8 @@ def describe(status: Mapping[str, Any], *, release_hint: str = RELEASE_HINT,
     then "… and N more sources"."""
     state = state_of(status)
     health = _health(status)
-    if state is None:     # a status saved before health was recorded has runs: its next run tells
-        return ["no health recorded yet: its next run records it" if status.get("runs") else "not run yet"]
+    if state is None:     # one that ran: saved by an older version, or its writer is completing it now
+        return ["no health recorded yet" if status.get("runs") else "not run yet"]
     sources = _listed_sources(status)
     bad = _summed_up(status, sources)
     if state == QUARANTINED:
