@@ -160,12 +160,60 @@ def _qt_check() -> Check:
     return Check("qt", "WARN", f"PySide6 does not load ({reason}); the CLI works, the app will not start")
 
 
+def collector_checks(data_dir: Path | None, database_sound: bool = True) -> list[Check]:
+    """A WARN for each enabled collector that needs the user — quarantined, unavailable, a source failing — in
+    the health's words (the reason and the fix), from the statuses the memory keeps, so the doctor says what
+    the app and `magi status` say; a plugin that did not load; a collectors.json no collector can run with."""
+    from .collectors import SettingsError, load_plugins, load_settings
+    from .collectors.health import describe, troubles
+    from .core.paths import database_path
+
+    db_path = database_path(data_dir)
+    try:
+        enabled = load_settings(db_path.parent).enabled
+    except SettingsError as exc:
+        return [Check("collectors", "WARN", f"{exc}; no collector runs until it is fixed")]
+    plugins = load_plugins()
+    checks = [Check(f"plugin {name}", "WARN", f"not loaded: {error}") for name, error in plugins.errors.items()]
+    if not enabled:
+        return checks + [Check("collectors", "OK", "none enabled (Settings → Collectors, or collectors.json)")]
+    registered = {c.name for c in plugins.collectors()}
+    statuses: dict | None = {}
+    if not database_sound:      # opening it would go through what just failed (and would fix modes as it opens)
+        checks.append(Check("collectors", "WARN", "their health is not checked until the database is sound"))
+        statuses = None
+    elif db_path.exists():
+        from .core import Memory
+
+        try:
+            with Memory.open(data_dir) as memory:
+                statuses = memory.collector_statuses()
+        except Exception as exc:  # noqa: BLE001 - a busy or unreadable memory: say so, the other checks stand
+            checks.append(Check("collectors", "WARN", f"cannot read their health: {exc}"))
+            statuses = None
+    for name in sorted(enabled):
+        if name not in registered:
+            checks.append(Check(f"collector {name}", "WARN", "enabled in collectors.json but no plugin registers "
+                                                             "it (`magi plugins` lists them)"))
+            continue
+        if statuses is None:
+            continue
+        status = statuses.get(name) or {"name": name}
+        trouble = troubles(status)
+        detail = "; ".join(trouble or describe(status)[:1])
+        checks.append(Check(f"collector {name}", "WARN" if trouble else "OK", detail))
+    return checks
+
+
 def run_checks(data_dir: Path | None = None) -> list[Check]:
     python_ok = sys.version_info >= (3, 10)
     checks = [Check("python", "OK" if python_ok else "FAIL", sys.version.split()[0])]
     checks += _sqlite_checks()
     checks.append(_segmentation_check())
     checks.append(_model_check())
-    checks += _data_checks(data_dir)
+    data = _data_checks(data_dir)
+    checks += data
+    checks += collector_checks(data_dir, database_sound=not any(c.name == "database" and c.status == "FAIL"
+                                                                 for c in data))
     checks.append(_qt_check())
     return checks

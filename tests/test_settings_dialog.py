@@ -27,8 +27,8 @@ def test_collectors_and_exclusions_are_saved_to_collectors_json(dialog, tmp_path
     git = dialog.boxes["git"]
     assert not git.isChecked()                                     # off until the user turns it on
     git.setChecked(True)
-    git.fields["repositories"][1].setPlainText(f"{tmp_path}/proj\n\n  ~/src/app  \n")
-    git.fields["backfill_days"][1].setValue(30)
+    git.fields["repositories"].widget.setPlainText(f"{tmp_path}/proj\n\n  ~/src/app  \n")
+    git.fields["backfill_days"].widget.setValue(30)
     dialog.exclusions["domains"].setPlainText("bank.example\nhealth.example")
     dialog.paused.setChecked(True)
     assert dialog.save()
@@ -44,7 +44,7 @@ def test_collectors_and_exclusions_are_saved_to_collectors_json(dialog, tmp_path
 def test_a_bad_value_is_named_and_nothing_is_written(dialog, tmp_path):
     browser = dialog.boxes["browser"]
     browser.setChecked(True)
-    browser.fields["backfill_days"][1].setText("ninety")
+    browser.fields["backfill_days"].widget.setText("ninety")
     assert not dialog.save()
     assert "browser.backfill_days" in dialog.error.text()
     assert not (tmp_path / "data" / "collectors.json").exists()
@@ -52,14 +52,14 @@ def test_a_bad_value_is_named_and_nothing_is_written(dialog, tmp_path):
 
 def test_disabled_collectors_keep_their_settings(dialog, tmp_path, qtbot):
     dialog.boxes["calendar"].setChecked(True)
-    dialog.boxes["calendar"].fields["paths"][1].setPlainText("~/cal")
+    dialog.boxes["calendar"].fields["paths"].widget.setPlainText("~/cal")
     assert dialog.save()
     dialog.boxes["calendar"].setChecked(False)
     assert dialog.save()
     again = SettingsDialog(tmp_path / "data", load_plugins({"MAGI_LOAD_PLUGINS": "calendar"}).collectors())
     qtbot.addWidget(again)
     assert not again.boxes["calendar"].isChecked()
-    assert again.boxes["calendar"].fields["paths"][1].toPlainText() == "~/cal"
+    assert again.boxes["calendar"].fields["paths"].widget.toPlainText() == "~/cal"
 
 
 def test_the_llm_key_goes_to_the_keyring_never_to_a_file(dialog, tmp_path, memory_keyring):
@@ -149,3 +149,65 @@ def test_the_agents_page_shows_each_agents_usage_and_the_registration_snippet(qt
 def test_without_the_running_app_the_agents_page_says_where_usage_shows(dialog):
     assert dialog.agents_model.rowCount() == 0
     assert "running app" in dialog.agents_empty.text()
+
+
+class Bookmarks:
+    """A third-party collector whose schema uses every part docs/plugins.md allows."""
+
+    name, source_type, interval_seconds, privacy_note = "bookmarks", "bookmarks", 3600, "Reads bookmarks."
+    settings_schema = {
+        "file": {"type": "string", "title": "Bookmarks file", "description": "Path of the exported bookmarks.html",
+                 "required": True},
+        "min_visits": {"type": "integer", "default": 3, "description": "Only bookmarks visited this often"},
+        "max_age_days": {"type": "number", "default": 90},
+        "folders": {"type": "array", "items": {"type": "string"}, "default": ["Work", "Reading"]},
+        "weights": {"type": "array", "items": {"type": "number"}},
+        "with_tags": {"type": "boolean", "default": True},
+        "labels": {"type": "object", "description": "Folder → label"},
+        "broken": "not a spec",
+    }
+
+
+def test_settings_show_each_schema_property_by_its_title_help_default_and_whether_it_is_required(qtbot, tmp_path):
+    dialog = SettingsDialog(tmp_path / "data", [Bookmarks()])
+    qtbot.addWidget(dialog)
+    fields = dialog.boxes["bookmarks"].fields
+    labels = {key: field.label.text() for key, field in fields.items()}
+    assert labels == {"file": "Bookmarks file (required):", "min_visits": "Min visits:",
+                      "max_age_days": "Max age days:", "folders": "Folders:", "weights": "Weights:",
+                      "with_tags": "With tags:", "labels": "Labels:", "broken": "Broken:"}
+    assert fields["file"].help.text() == "Path of the exported bookmarks.html"
+    assert fields["file"].widget.toolTip() == "Path of the exported bookmarks.html"
+    assert fields["max_age_days"].help is None
+    assert fields["file"].widget.placeholderText() == "required"
+    assert fields["min_visits"].widget.value() == 3                       # the default, as the initial value
+    assert fields["max_age_days"].widget.placeholderText() == "default: 90"
+    assert fields["folders"].widget.placeholderText() == "one per line; default: Work, Reading"
+    assert fields["with_tags"].widget.isChecked()
+    box = dialog.boxes["bookmarks"]
+    box.setChecked(True)
+    assert not dialog.save() and "bookmarks.file: is required" in dialog.error.text()   # enabled, so it must be set
+    assert not (tmp_path / "data" / "collectors.json").exists()
+    fields["file"].widget.setText("~/bookmarks.html")
+    fields["weights"].widget.setPlainText("1\nheavy")
+    assert not dialog.save() and "bookmarks.weights (line 2): must be a number" in dialog.error.text()
+    fields["weights"].widget.setPlainText("1\n2.5")
+    fields["labels"].widget.setText('["not", "an object"]')
+    assert not dialog.save() and "bookmarks.labels: must be a JSON object" in dialog.error.text()
+    fields["labels"].widget.setText('{"Work": "job"}')
+    assert dialog.save(), dialog.error.text()
+    saved = load_settings(tmp_path / "data").enabled["bookmarks"]
+    assert saved == {"file": "~/bookmarks.html", "min_visits": 3, "weights": [1.0, 2.5], "with_tags": True,
+                     "labels": {"Work": "job"}}
+    again = SettingsDialog(tmp_path / "data", [Bookmarks()])
+    qtbot.addWidget(again)
+    assert again.boxes["bookmarks"].fields["labels"].widget.text() == '{"Work": "job"}'
+    assert again.boxes["bookmarks"].fields["weights"].widget.toPlainText() == "1.0\n2.5"
+
+
+def test_a_builtin_collectors_settings_read_by_their_titles_and_the_label_column_lines_up(qtbot, tmp_path):
+    music = SettingsDialog(tmp_path / "data", load_plugins({"MAGI_LOAD_PLUGINS": "music,git"}).collectors())
+    qtbot.addWidget(music)
+    assert music.boxes["music"].fields["min_play_seconds"].label.text() == "Shortest play (seconds):"
+    widths = {label.minimumWidth() for box in music.boxes.values() for label in box.labels}
+    assert len(widths) == 1 and widths.pop() > 0

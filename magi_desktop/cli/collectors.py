@@ -1,10 +1,12 @@
-"""``magi plugins`` and ``magi collect``: the sensor plugins, listed and run once."""
+"""``magi plugins`` and ``magi collect``: the sensor plugins, listed (with each collector's health), released from
+quarantine, and run once."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from typing import Any
 
 from .ingest import drain_queues
 from .output import data_dir, print_json
@@ -13,14 +15,18 @@ from .output import data_dir, print_json
 def cmd_plugins(args: argparse.Namespace) -> int:
     from ..collectors import load_plugins
 
+    if args.release:
+        return release(args)
     plugins = load_plugins()
     collectors = plugins.collectors()
+    statuses = saved_statuses(args)
     if args.json:
         print_json({
             "plugins": [{"name": p.name, "version": p.version, "hooks": p.hooks, "source": p.source}
                         for p in plugins.info],
             "collectors": [{"name": c.name, "source_type": c.source_type, "interval_seconds": c.interval_seconds,
-                            "settings": dict(c.settings_schema), "privacy_note": c.privacy_note} for c in collectors],
+                            "settings": dict(c.settings_schema), "privacy_note": c.privacy_note,
+                            "status": statuses.get(c.name)} for c in collectors],
             "errors": plugins.errors,
         })
         return 0
@@ -32,9 +38,50 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         print(f"  collector {c.name} (every {c.interval_seconds:g} s): {c.privacy_note}")
         if c.settings_schema:
             print(f"    settings: {', '.join(dict(c.settings_schema))}")
+        print_health(statuses.get(c.name) or {"name": c.name}, indent="    ", label="health: ")
     for name, error in plugins.errors.items():
         print(f"! {name}: {error}")
     return 0
+
+
+def release(args: argparse.Namespace) -> int:
+    """``magi plugins --release NAME``: the collector runs again, in every process, at its next interval."""
+    from ..core import Memory
+
+    name = args.release
+    with Memory.open(data_dir(args)) as memory:
+        known = name in memory.collector_statuses()
+        released = memory.release_collector(name) if known else False
+    if not known:
+        print(f"magi plugins: no collector named {name!r} has run in this memory (`magi status` lists them)",
+              file=sys.stderr)
+        return 2
+    print(f"{name}: released from quarantine; it runs again at its next interval" if released
+          else f"{name}: not quarantined; nothing to release")
+    return 0
+
+
+def saved_statuses(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """What every collector's last run found, as the memory keeps it; none before the memory exists (listing the
+    plugins does not create it)."""
+    from ..core import Memory
+    from ..core.paths import database_path
+
+    if not database_path(data_dir(args)).exists():
+        return {}
+    with Memory.open(data_dir(args)) as memory:      # its own embedder: another would re-queue every vector
+        return memory.collector_statuses()
+
+
+def print_health(status: dict[str, Any], *, indent: str, label: str = "") -> None:
+    """A collector's health (:mod:`~magi_desktop.collectors.health`'s words): its state, then a line for each
+    source and for the items left out by reason."""
+    from ..collectors.health import describe, tallies
+
+    head, *sources = describe(status)
+    print(f"{indent}{label}{head}")
+    for line in [*sources, *tallies(status)]:
+        print(f"{indent}  {line}")
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
@@ -52,7 +99,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
                   "(see docs/plugins.md); `magi plugins` lists them", file=sys.stderr)
             return 1
         supervisor.paused = False
-        before = {name: (dict(status.counts), dict(status.skipped)) for name, status in supervisor.status.items()}
+        before = {name: status.to_dict() for name, status in supervisor.status.items()}
         supervisor.tick()
         while not supervisor.wait_idle(timeout=1.0):
             supervisor.tick()        # abandons a run past its timeout (it is reported as hung)
@@ -60,19 +107,21 @@ def cmd_collect(args: argparse.Namespace) -> int:
         report = {}
         for name, status in supervisor.status.items():
             # This run's counts; the running totals are in `magi status`.
-            report[name] = status.to_dict() | {"counts": this_run(status.counts, before[name][0]),
-                                               "skipped": this_run(status.skipped, before[name][1])}
+            now = status.to_dict()
+            report[name] = now | {key: this_run(now[key], before[name].get(key) or {})
+                                  for key in ("counts", "skipped", "rejected") if isinstance(now.get(key), dict)}
         drain_queues(memory)        # what was collected is embedded and understood now, as after `magi ingest`
     if args.json:
         print_json({"collectors": report, "errors": errors})
     else:
         for name, status in report.items():
             counts = status["counts"]
-            line = (f"{name}: stored {counts.get('stored', 0)}, duplicates {counts.get('duplicates', 0)}, "
-                    f"rejected {counts.get('rejected', 0)}")
-            if status["skipped"]:
-                line += f"; skipped {by_reason(status['skipped'])}"
-            print(line + (f" — failed: {status['last_error']}" if status["last_error"] else ""))
+            print(f"{name}: stored {counts.get('stored', 0)}, duplicates {counts.get('duplicates', 0)}, "
+                  f"rejected {counts.get('rejected', 0)}"
+                  + (f"; skipped {by_reason(status['skipped'])}" if status["skipped"] else ""))
+            # This run's skips are on the line above; a rejection is worth a line if this run made one.
+            print_health(status | {"skipped": {}, "last_rejection": status["last_rejection"] if counts.get("rejected")
+                                   else None}, indent="  ")
     return 1 if any(s["last_error"] for s in report.values()) else 0
 
 
@@ -80,6 +129,8 @@ def this_run(now: dict, before: dict) -> dict:
     return {k: v - before.get(k, 0) for k, v in now.items() if v - before.get(k, 0)}
 
 
-def by_reason(skipped: dict) -> str:
-    """Skipped items as "bad_dtstart 2, unknown_timezone 1" (README, Troubleshooting, says what each means)."""
-    return ", ".join(f"{reason} {n}" for reason, n in sorted(skipped.items(), key=lambda item: (-item[1], item[0])))
+def by_reason(counts: dict) -> str:
+    """Counts by reason as "bad_dtstart 2, unknown_timezone 1" (README, Troubleshooting, says what each means)."""
+    from ..collectors.health import by_reason as worded
+
+    return worded(counts)

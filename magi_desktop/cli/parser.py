@@ -49,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_dir(doctor)
     doctor.add_argument("--json", action="store_true", help="print JSON")
 
-    plugins = commands.add_parser("plugins", help="list plugins (name, version, hooks), their collectors and errors")
+    plugins = commands.add_parser("plugins", help="list plugins (name, version, hooks), their collectors with their "
+                                                  "health, and errors")
+    add_data_dir(plugins)
+    plugins.add_argument("--release", metavar="NAME",
+                         help="release collector NAME from quarantine (every process runs it again)")
     plugins.add_argument("--json", action="store_true", help="print JSON")
 
     collect = commands.add_parser("collect", help="run the collectors enabled in collectors.json once, now")

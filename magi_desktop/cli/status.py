@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .collectors import by_reason
 from .output import data_dir, print_json
 
 if TYPE_CHECKING:      # the CLI imports the core lazily: `magi --help` starts fast
@@ -51,20 +50,27 @@ def print_status(stats: MemoryStats) -> None:
             if c["last_rejection"]:
                 print(f"    last rejection: {c['last_rejection']}")
     if stats.collectors:
-        print("collectors    runs  stored  duplicates  rejected  dropped  state")
-        for name, c in stats.collectors.items():
-            counts = c.get("counts", {})
-            state = ("quarantined" if c.get("quarantined") else f"failing ({c['failures']})" if c.get("failures")
-                     else "ok")
-            dropped = sum(counts.get(k, 0) for k in ("throttled", "dropped", "write_failed"))
-            print(f"  {name:<12}{c.get('runs', 0):>4}{counts.get('stored', 0):>8}{counts.get('duplicates', 0):>12}"
-                  f"{counts.get('rejected', 0):>10}{dropped:>9}  {state}")
-            if c.get("last_error"):
-                print(f"    last error: {c['last_error']}")
-            if c.get("last_rejection"):
-                print(f"    last rejection: {c['last_rejection']}")
-            if c.get("skipped"):
-                print(f"    skipped (not failures): {by_reason(c['skipped'])}; last: {c.get('last_skip')}")
+        print_collectors(stats.collectors)
+
+
+def print_collectors(statuses: dict[str, dict[str, Any]]) -> None:
+    """Each collector's counters and its health in :mod:`~magi_desktop.collectors.health`'s words: the state,
+    a line per source, the items left out by reason."""
+    from ..collectors.health import describe, state_of, tallies
+
+    print("collectors    runs  stored  duplicates  rejected  dropped  state")
+    for name, c in statuses.items():
+        counts = c.get("counts", {})
+        state = state_of(c) or "not run yet"
+        dropped = sum(counts.get(k, 0) for k in ("throttled", "dropped", "write_failed"))
+        print(f"  {name:<12}{c.get('runs', 0):>4}{counts.get('stored', 0):>8}{counts.get('duplicates', 0):>12}"
+              f"{counts.get('rejected', 0):>10}{dropped:>9}  {state}")
+        head, *sources = describe(c)
+        lines = ([head] if head != state else []) + sources
+        if c.get("last_error") and not any(c["last_error"] in line for line in lines):
+            lines.append(f"last error: {c['last_error']}")     # an earlier run's, or one the health predates
+        for line in lines + tallies(c):
+            print(f"    {line}")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -86,6 +92,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print_json([c.__dict__ for c in checks])
     else:
+        width = max(18, *(len(c.name) for c in checks))     # "collector app_usage" and a plugin's name fit
         for check in checks:
-            print(f"[{check.status:^4}] {check.name:<18} {check.detail}")
+            print(f"[{check.status:^4}] {check.name:<{width}} {check.detail}")
     return 1 if any(c.status == "FAIL" for c in checks) else 0

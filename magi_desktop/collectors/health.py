@@ -3,7 +3,8 @@
 A run builds a :class:`RunHealth` as the collector names its sources (``ctx.source``, ``ctx.unavailable``,
 ``ctx.failing``); the writer, which alone knows what was stored, completes it once every payload of the run is
 written (:meth:`RunHealth.summary`). The summary is saved with the collector's status, so every process shows
-the same thing, and :func:`describe` words it for the CLI, the doctor and the windows.
+the same thing; :func:`describe`, :func:`troubles` and :func:`tallies` word it for the CLI, the doctor and the
+windows (pure functions of a saved status, so every surface says the same).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ..core.redact import redact_text
 
 COLLECTING, IDLE, UNAVAILABLE, FAILING, QUARANTINED = "collecting", "idle", "unavailable", "failing", "quarantined"
 STATES = (COLLECTING, IDLE, UNAVAILABLE, FAILING)
+TROUBLED = (UNAVAILABLE, FAILING)          # a source in one of these needs the user
+RELEASE_HINT = "release it with `magi plugins --release {name}`"   # how a quarantine ends, where words are printed
 MAX_SOURCES = 64          # a collector naming more (a folder of 500 calendars) has the rest counted as one
 MAX_NAME_CHARS = 200
 MAX_TEXT_CHARS = 300
@@ -111,33 +114,112 @@ def state_of(status: Mapping[str, Any]) -> str | None:
     return health.get("state") if isinstance(health, Mapping) else None
 
 
-def describe(status: Mapping[str, Any]) -> list[str]:
+def describe(status: Mapping[str, Any], *, release_hint: str = RELEASE_HINT,
+             max_sources: int | None = None) -> list[str]:
     """A saved status in words: its state (with the reason and the fix), then each source that needs the user
-    or was read — "~/src/x: unavailable: no such repository — check the path in Settings"."""
+    or was read — "~/src/x: unavailable: no such repository — check the path in Settings".
+
+    ``release_hint`` says how a quarantine ends where the words are shown (``{name}`` is the collector's; the
+    Settings page has a button). ``max_sources`` keeps a long list short: the sources that need the user first,
+    then "… and N more sources"."""
     state = state_of(status)
-    saved = status.get("health")
-    health: Mapping[str, Any] = saved if isinstance(saved, Mapping) else {}
-    if state is None:
-        return ["not run yet"]
+    health = _health(status)
+    if state is None:     # one that ran: saved by an older version, or its writer is completing it now
+        return ["no health recorded yet" if status.get("runs") else "not run yet"]
+    sources = _listed_sources(status)
+    bad = _summed_up(status, sources)
     if state == QUARANTINED:
-        head = f"quarantined after {status.get('failures') or 0} failures: {status.get('last_error') or '?'}"
-        head += f" — release it with `magi plugins --release {status.get('name')}`" if status.get("name") else ""
-    else:
+        failures = int(status.get("failures") or 0)
+        head = f"quarantined after {failures} failure{'' if failures == 1 else 's'}: {status.get('last_error') or '?'}"
+        head += f" — {release_hint.format(name=status.get('name'))}" if status.get("name") else ""
+    elif bad:        # the sources' own lines say why and how to fix it: "failing: 1 of 3 sources, 1 unavailable"
         head = state
-        if health.get("reason"):
-            head += f": {health['reason']}"
-        if health.get("fix"):
-            head += f" — {health['fix']}"
+        if len(sources) > 1:
+            kinds = Counter(entry.get("state") for entry in bad.values())
+            head += f": {kinds.pop(state, 0)} of {len(sources)} sources"
+            head += "".join(f", {n} {other}" for other, n in kinds.items())
+    else:
+        head = _worded(state, health)
     lines = [head]
-    sources = health.get("sources") or {}
-    if len(sources) > 1 or (sources and next(iter(sources)) != status.get("name")):
-        for name, entry in sources.items():
-            line = f"{name}: {entry.get('state')}"
-            if entry.get("reason"):
-                line += f": {entry['reason']}"
-            if entry.get("fix"):
-                line += f" — {entry['fix']}"
-            if entry.get("stored"):
-                line += f" ({entry['stored']} new)"
-            lines.append(line)
+    if max_sources is not None and len(sources) > max_sources:
+        ordered = sorted(sources.items(), key=lambda item: item[1].get("state") not in TROUBLED)
+        lines += [source_line(name, entry) for name, entry in ordered[:max_sources]]
+        lines.append(f"… and {len(sources) - max_sources} more sources")
+    else:
+        lines += [source_line(name, entry) for name, entry in sources.items()]
     return lines
+
+
+def source_line(name: str, entry: Mapping[str, Any]) -> str:
+    """One source in words: "~/src/a: collecting (2 new)", "~/src/x: unavailable: no such repository — fix"."""
+    line = _worded(f"{name}: {entry.get('state')}", entry)
+    return line + (f" ({entry['stored']} new)" if entry.get("stored") else "")
+
+
+def troubles(status: Mapping[str, Any], *, release_hint: str = RELEASE_HINT) -> list[str]:
+    """What of a saved status needs the user, in :func:`describe`'s words (empty when nothing does): the
+    quarantine; the run's own failure or unavailability; each source unavailable or failing."""
+    state = state_of(status)
+    if state is None:
+        return []
+    head = describe(status, release_hint=release_hint)[0]
+    if state == QUARANTINED:
+        return [head]
+    sources = _listed_sources(status)
+    bad = {name: entry for name, entry in sources.items() if entry.get("state") in TROUBLED}
+    # A head that sums up the sources is said by their lines; one that words the run's own failure is not.
+    lines = [head] if state in TROUBLED and not _summed_up(status, sources) else []
+    return lines + [source_line(name, entry) for name, entry in bad.items()]
+
+
+def tallies(status: Mapping[str, Any]) -> list[str]:
+    """The items a collector left out, counted by reason: "skipped (not failures): binary_line 2, not_utf8 1;
+    last: …" and "rejected: bad_url 3; last: …" (README, Troubleshooting, says what each reason means)."""
+    lines = []
+    if status.get("skipped"):
+        line = f"skipped (not failures): {by_reason(status['skipped'])}"
+        lines.append(line + (f"; last: {status['last_skip']}" if status.get("last_skip") else ""))
+    rejected = status.get("rejected")
+    if isinstance(rejected, Mapping) and rejected:
+        line = f"rejected: {by_reason(rejected)}"
+        lines.append(line + (f"; last: {status['last_rejection']}" if status.get("last_rejection") else ""))
+    elif status.get("last_rejection"):      # saved before rejections were counted by reason
+        lines.append(f"last rejection: {status['last_rejection']}")
+    return lines
+
+
+def by_reason(counts: Mapping[str, Any]) -> str:
+    """Counts by reason code, the most first: "bad_dtstart 2, unknown_timezone 1"."""
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _health(status: Mapping[str, Any]) -> Mapping[str, Any]:
+    saved = status.get("health")
+    return saved if isinstance(saved, Mapping) else {}
+
+
+def _listed_sources(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The sources worth a line: none when the only one is the collector itself (its state says it all)."""
+    sources = _health(status).get("sources") or {}
+    if len(sources) > 1 or (sources and next(iter(sources)) != status.get("name")):
+        return {str(name): entry for name, entry in sources.items() if isinstance(entry, Mapping)}
+    return {}
+
+
+def _summed_up(status: Mapping[str, Any], sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The listed sources unavailable or failing when the state's reason only sums them up (:func:`overall`:
+    "1 of 4 sources; ~/src/x: …"); empty when it is the run's own (it raised, or could read nothing)."""
+    reason = str(_health(status).get("reason") or "")
+    bad = {name: entry for name, entry in sources.items() if entry.get("state") in TROUBLED}
+    if state_of(status) in TROUBLED and any(e.get("reason") and str(e["reason"]) in reason for e in bad.values()):
+        return bad
+    return {}
+
+
+def _worded(head: str, entry: Mapping[str, Any]) -> str:
+    """``head``, then the entry's reason and fix: "unavailable: playerctl not found — install playerctl"."""
+    if entry.get("reason"):
+        head += f": {entry['reason']}"
+    if entry.get("fix"):
+        head += f" — {entry['fix']}"
+    return head

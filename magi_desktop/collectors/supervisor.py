@@ -244,13 +244,15 @@ class Supervisor:
             self.status[name].counts["cancelled"] += 1
             return True
 
-    def release(self, name: str) -> None:
-        """Lift a quarantine, for every process (the user released the collector)."""
+    def release(self, name: str) -> bool:
+        """Lift a quarantine, for every process (the user released the collector); True if it was quarantined."""
+        was = self.status[name].quarantined
         try:
-            self.memory.release_collector(name)
+            was = self.memory.release_collector(name) or was
         except Exception:  # the database is unavailable: this process releases it still
             log.warning("could not save the release of collector %s", name, exc_info=True)
         self._released(name)
+        return was
 
     def _released(self, name: str) -> None:
         with self._lock:

@@ -104,15 +104,17 @@ class DesktopApp:
     def collectors_status(self) -> str:
         if self.supervisor is None:
             return "none enabled (Settings… → Collectors)"
-        statuses = self.supervisor.status.values()
-        running = sum(s.running for s in statuses)
-        quarantined = [s.name for s in statuses if s.quarantined]
+        from ..collectors.health import state_of, troubles
+
+        running = sum(s.running for s in self.supervisor.status.values())
         text = f"{len(self.supervisor.collectors)} enabled, {running} running"
-        if quarantined:
-            text += f"; stopped after failures: {', '.join(quarantined)}"
-        skipped = {s.name: sum(s.skipped.values()) for s in statuses if s.skipped}
-        if skipped:       # unusable items the collectors left out (a broken event, a binary line): `magi status`
-            text += "; skipped items: " + ", ".join(f"{name} {n}" for name, n in sorted(skipped.items()))
+        # Whose health needs the user, as the memory keeps it (a quarantine set by `magi collect` counts too);
+        # the status window has each one's reason and fix.
+        saved = self.memory.collector_statuses()
+        needing = [f"{name} ({state_of(saved[name])})" for name in sorted(self.supervisor.collectors)
+                   if name in saved and troubles(saved[name])]
+        if needing:
+            text += f"; needs you: {', '.join(needing)}"
         return text + (" — paused" if self.paused else "")
 
     def status_line(self) -> str:
@@ -150,7 +152,18 @@ class DesktopApp:
     def settings_dialog(self) -> SettingsDialog:
         from ..collectors import load_plugins
 
-        return SettingsDialog(self.memory.path.parent, load_plugins().collectors(), self.window, memory=self.memory)
+        return SettingsDialog(self.memory.path.parent, load_plugins().collectors(), self.window, memory=self.memory,
+                              release=self.release_collector)
+
+    def release_collector(self, name: str) -> bool:
+        """Settings' Release button: lifted in the memory (for every process), and in this app's supervisor now
+        rather than at its next look; True if it was quarantined."""
+        if self.supervisor is not None and name in self.supervisor.status:
+            released = self.supervisor.release(name)
+        else:
+            released = self.memory.release_collector(name)
+        self.window.refresh()
+        return released
 
     def show_settings(self) -> None:
         dialog = self.settings_dialog()

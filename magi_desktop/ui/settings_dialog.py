@@ -4,6 +4,7 @@ that use the memory over MCP (their usage, and the JSON that registers the serve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from ..collectors.settings import EXCLUSION_KINDS
 from ..core import InvalidInput
 from ..core.llm.openai import TIERS, save_api_key, stored_api_key
 from ..core.paths import choose_data_dir, chosen_data_dir
+from .collector_health import HealthView
 from .models import Column, RecordTableModel, record_table, when
 from .qt import (
     QApplication,
@@ -36,12 +38,12 @@ from .qt import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     Qt,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
+from .schema_form import FieldError, SettingField, is_required, setting_field
 from .widgets import wrapped_label
 
 AGENT_COLUMNS = [
@@ -61,16 +63,15 @@ EXCLUSION_LABELS = {"domains": "Web sites (domains)", "apps": "Applications", "r
                     "paths": "Files and folders"}
 
 
-class FieldError(ValueError):
-    def __init__(self, where: str, message: str):
-        super().__init__(f"{where}: {message}")
-        self.where = where
+RELEASE_HINT = "press Release to run it again"
 
 
 class CollectorBox(QGroupBox):
-    """One collector: a checkable box (enabled) with a field per setting its schema declares."""
+    """One collector: a checkable box (enabled), its health when the memory is at hand, and a field per setting
+    its schema declares (schema_form)."""
 
-    def __init__(self, collector: Any, entry: dict[str, Any], parent=None):
+    def __init__(self, collector: Any, entry: dict[str, Any], parent: QWidget | None = None, *,
+                 with_health: bool = False):
         super().__init__(collector.name, parent)
         self.collector = collector
         self.setCheckable(True)
@@ -79,61 +80,41 @@ class CollectorBox(QGroupBox):
         form = QFormLayout(self)
         note = wrapped_label(collector.privacy_note)
         form.addRow(note)
-        self.fields: dict[str, tuple[str, QWidget]] = {}
+        self.labels: list[QLabel] = []     # the form's label column, aligned across the boxes by the page
+        self.health: HealthView | None = None
+        if with_health:
+            self.health = HealthView(collector.name, releasable=True, release_hint=RELEASE_HINT)
+            self.labels.append(QLabel("Health:"))
+            form.addRow(self.labels[-1], self.health)
+        self.fields: dict[str, SettingField] = {}
         for key, spec in dict(collector.settings_schema).items():
-            spec = spec if isinstance(spec, dict) else {}
-            kind = spec.get("type", "string")
-            value = values.get(key)
-            widget: QWidget   # one kind per schema type; values() reads each by its kind
-            if kind == "array":
-                widget = QPlainTextEdit("\n".join(str(v) for v in value or []))
-                widget.setPlaceholderText("one per line")
-                widget.setFixedHeight(64)
-            elif kind == "boolean":
-                widget = QCheckBox()
-                widget.setChecked(bool(value if value is not None else spec.get("default", False)))
-            elif kind == "integer":
-                widget = QSpinBox()
-                widget.setRange(0, 1_000_000)
-                widget.setValue(int(value if value is not None else spec.get("default", 0)))
-            else:
-                widget = QLineEdit("" if value is None else str(value))
-                if "default" in spec:
-                    widget.setPlaceholderText(f"default: {spec['default']}")
-            widget.setToolTip(spec.get("description", ""))
-            self.fields[key] = (kind, widget)
-            form.addRow(f"{spec.get('description', key)}:", widget)
+            field = setting_field(key, spec, values.get(key))
+            self.fields[key] = field
+            self.labels.append(field.label)
+            form.addRow(field.label, field.row)
 
-    def values(self) -> dict[str, Any]:
+    def values(self, *, required: bool = False) -> dict[str, Any]:
+        """The settings the fields hold (an empty one is left out: the plugin's default applies); ``required``:
+        a required one left empty is a FieldError."""
         out: dict[str, Any] = {}
-        for key, (kind, widget) in self.fields.items():
+        for key, field in self.fields.items():
             where = f"{self.collector.name}.{key}"
-            if isinstance(widget, QPlainTextEdit):     # an array
-                items = [line.strip() for line in widget.toPlainText().splitlines() if line.strip()]
-                if items:
-                    out[key] = items
-            elif isinstance(widget, QCheckBox):        # a boolean
-                out[key] = widget.isChecked()
-            elif isinstance(widget, QSpinBox):         # an integer
-                out[key] = widget.value()
-            elif isinstance(widget, QLineEdit):        # a number or a string
-                text = widget.text().strip()
-                if not text:
-                    continue
-                if kind == "number":
-                    try:
-                        out[key] = float(text)
-                    except ValueError:
-                        raise FieldError(where, "must be a number") from None
-                else:
-                    out[key] = text
+            value = field.value(where)
+            if value is not None:
+                out[key] = value
+            elif required and is_required(field.spec) and field.spec.get("default") is None:
+                raise FieldError(where, "is required")
         return out
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, data_folder: Path, collectors: list[Any], parent=None, memory=None):
+    def __init__(self, data_folder: Path, collectors: list[Any], parent=None, memory=None,
+                 release: Callable[[str], bool] | None = None):
+        """``memory`` (the running app's) shows each collector's health and the agents' usage; ``release`` lifts
+        a quarantine (the app's also tells its running supervisor; default ``memory.release_collector``)."""
         super().__init__(parent)
         self.memory = memory
+        self.release = release or (memory.release_collector if memory is not None else None)
         self.setWindowTitle("Magi Desktop — settings")
         self.resize(720, 640)
         self.data_folder = Path(data_folder)
@@ -165,9 +146,18 @@ class SettingsDialog(QDialog):
         intro = wrapped_label("Collectors are off until you turn them on. Each says what it reads; nothing leaves "
                               "this machine.")
         layout.addWidget(intro)
-        self.boxes = {c.name: CollectorBox(c, self.collector_settings.entries.get(c.name, {})) for c in collectors}
+        with_health = self.memory is not None
+        self.boxes = {c.name: CollectorBox(c, self.collector_settings.entries.get(c.name, {}), with_health=with_health)
+                      for c in collectors}
         for box in self.boxes.values():
             layout.addWidget(box)
+            if box.health is not None:
+                box.health.release_requested.connect(self.release_collector)
+        labels = [label for box in self.boxes.values() for label in box.labels]
+        width = max((label.sizeHint().width() for label in labels), default=0)
+        for label in labels:          # one label column down the page, not one per collector
+            label.setMinimumWidth(width)
+        self.refresh_health()
         if not collectors:
             layout.addWidget(QLabel("No collector plugin is installed."))
         layout.addStretch(1)
@@ -269,6 +259,22 @@ class SettingsDialog(QDialog):
         self.refresh_agents()
         return page
 
+    def refresh_health(self) -> None:
+        """Each collector's health as the memory keeps it (what its last run found, in any process)."""
+        if self.memory is None:
+            return
+        statuses = self.memory.collector_statuses()
+        for name, box in self.boxes.items():
+            if box.health is not None:
+                box.health.show_status(statuses.get(name))
+
+    def release_collector(self, name: str) -> bool:
+        """The Release button: the quarantined collector runs again, in every process; True if it was
+        quarantined."""
+        released = self.release(name) if self.release is not None else False
+        self.refresh_health()
+        return released
+
     def refresh_agents(self) -> None:
         usage = self.memory.agent_usage() if self.memory is not None else []
         self.agents_model.set_records(usage)
@@ -294,7 +300,7 @@ class SettingsDialog(QDialog):
         """What the form says, checked; raises FieldError / SettingsError / AppSettingsError naming the field."""
         entries = dict(self.collector_settings.entries)
         for name, box in self.boxes.items():
-            values = box.values()
+            values = box.values(required=box.isChecked())
             if box.isChecked():
                 check_settings(self.data_folder, box.collector, values)
             entries[name] = {"enabled": box.isChecked(), "settings": values}

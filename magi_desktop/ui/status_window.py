@@ -3,7 +3,9 @@ doing, and the way into the viewer and the settings."""
 
 from __future__ import annotations
 
+from ..collectors import SettingsError, load_settings
 from ..core import Memory
+from .collector_health import HealthView
 from .models import shown
 from .qt import (
     QFont,
@@ -20,6 +22,8 @@ from .qt import (
 )
 
 REFRESH_MS = 3000
+SOURCES_SHOWN = 4            # per collector; Settings → Collectors lists them all
+RELEASE_HINT = "release it in Settings… → Collectors"
 
 
 def storage_text(storage: dict) -> str:
@@ -68,6 +72,12 @@ class StatusWindow(QMainWindow):
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.fields[key] = value
             form.addRow(label + ":", value)
+        # Each enabled collector's health, as the memory keeps it: what its last run found, in any process.
+        self.collector_rows = QFormLayout()
+        self.collector_rows.setContentsMargins(12, 0, 0, 0)
+        self.collector_rows.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # by its head
+        self.collector_health: dict[str, HealthView] = {}
+        form.addRow(self.collector_rows)
 
         self.viewer_button = QPushButton("Open memory viewer")
         self.settings_button = QPushButton("Settings…")
@@ -140,6 +150,24 @@ class StatusWindow(QMainWindow):
         self.fields["cognition"].setText(f"{l2['assertions']} assertions, {l2['edges']} facts and relationships, "
                                          f"{l2['entities']} entities ({llm})")
         self.fields["collectors"].setText(shown(self.collectors_text()))   # plugin errors may quote what they read
+        self.show_collectors(stats.collectors)
+
+    def show_collectors(self, statuses: dict[str, dict]) -> None:
+        """A row per collector enabled in collectors.json, with the health its last run saved."""
+        try:
+            enabled = sorted(load_settings(self.memory.path.parent).enabled)
+        except SettingsError as exc:     # the app runs none: say why where the collectors would be
+            self.fields["collectors"].setText(shown(f"none runs: {exc}"))
+            enabled = []
+        for name in [n for n in self.collector_health if n not in enabled]:
+            self.collector_rows.removeRow(self.collector_health.pop(name))
+        for name in enabled:
+            view = self.collector_health.get(name)
+            if view is None:
+                view = HealthView(name, releasable=False, release_hint=RELEASE_HINT, max_sources=SOURCES_SHOWN)
+                self.collector_health[name] = view
+                self.collector_rows.insertRow(sorted(self.collector_health).index(name), shown(name) + ":", view)
+            view.show_status(statuses.get(name))
 
     def show_progress(self, label: str, done: int, total: int | None) -> None:
         self.work_label.setText(label)
