@@ -66,8 +66,12 @@ def test_collectors_are_off_by_default_and_run_when_enabled(qtbot, tmp_path, mon
     qtbot.addWidget(on.window)
     on.start()
     qtbot.waitUntil(lambda: on.supervisor.status["git"].counts["stored"] == 1, timeout=20_000)
-    # The folder that is not a repository is counted, and shown, not a failure.
-    qtbot.waitUntil(lambda: on.collectors_status().endswith("running; skipped items: git 1"), timeout=20_000)
+    # The folder that is not a repository is unavailable, and says why; it is no failure.
+    gone = str(tmp_path / "gone")
+    qtbot.waitUntil(lambda: (on.supervisor.status["git"].health or {}).get("sources", {}).get(gone, {}).get("state")
+                    == "unavailable", timeout=20_000)
+    assert on.supervisor.status["git"].health["sources"][gone]["reason"] == f"no such repository: {gone}"
+    assert on.supervisor.status["git"].failures == 0 and "failures" not in on.collectors_status()
     on.shutdown()
 
 
