@@ -99,7 +99,8 @@ def main() -> None:
     parser.add_argument("--shallow", type=int, default=0, help="read a shallow clone of this depth instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="magi-git-bench-") as tmp:
-        os.environ["HOME"] = tmp                   # the machine's git identity is not the benchmark's user
+        os.environ["HOME"] = tmp                   # the machine's git identity is not the benchmark's user:
+        Path(tmp, ".gitconfig").write_text(f"[user]\n\tname = {USER[0]}\n\temail = {USER[1]}\n")   # a clone's too
         started = time.perf_counter()
         folder = make_repository(Path(tmp) / "big", args.commits)
         result: dict = {"commits": args.commits, "make_seconds": round(time.perf_counter() - started, 2)}
