@@ -60,15 +60,17 @@ def entity(mention_text: str, entity_type: str) -> dict[str, str]:
 def activity(source_type: str, action_code: str, occurred_at: float | str, provenance: Mapping[str, Any], *,
              item_id: str | None = None, entities: Iterable[Mapping[str, str]] = (), object_code: str | None = None,
              session_id: str | None = None, tags: Iterable[str] = (), schedule: Mapping[str, Any] | None = None,
-             natural_key: str | None = None, retire: bool = False) -> dict[str, Any]:
+             natural_key: str | None = None, retire: bool = False, actor: str | None = None) -> dict[str, Any]:
     """A sensor payload (architecture §3.1): what happened (``action_code``), when, and its raw fields.
 
     ``item_id`` is the source's own id for the item (a visit id, a commit hash): it makes
     re-collection idempotent. ``schedule`` ({"start", "end", "all_day"}) declares a planned event,
     visible before it happens. ``natural_key`` names the thing the item is a version of (a calendar
-    UID and occurrence): a new version supersedes the stored one; ``retire`` retires it. The core
-    validates the payload, redacts secrets, classifies and renders it; a plugin never writes memory
-    fields itself.
+    UID and occurrence): a new version supersedes the stored one; ``retire`` retires it. ``actor``
+    names who did it when that was not the user (a colleague's commit): the event reads "Ana
+    committed …" and is Ana's activity, never the user's (it goes in ``provenance["actor"]``). The
+    core validates the payload, redacts secrets, classifies and renders it; a plugin never writes
+    memory fields itself.
     """
     payload: dict[str, Any] = {
         "source_type": source_type,
@@ -76,6 +78,8 @@ def activity(source_type: str, action_code: str, occurred_at: float | str, prove
         "activity": {"source_code": source_type, "action_code": action_code},
         "provenance": dict(provenance),
     }
+    if actor is not None:
+        payload["provenance"]["actor"] = actor
     if object_code is not None:
         payload["activity"]["object_code"] = object_code
     if item_id is not None:

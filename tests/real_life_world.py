@@ -159,6 +159,9 @@ def commits(w: World) -> list[tuple[str, float]]:
 def git_repository(path: Path, rows: list[tuple[str, float]]) -> None:
     repo = git.Repo.init(path, initial_branch="main")
     me = git.Actor("Sam Doe", "sam@example.com")
+    with repo.config_writer() as config:          # whose commits they are: the user's, as git config says
+        config.set_value("user", "name", me.name)
+        config.set_value("user", "email", me.email)
     for number, (message, at) in enumerate(rows):
         file = path / f"change_{number}.txt"
         file.write_text(f"{message}\n")

@@ -33,6 +33,8 @@ def collected(collector, settings):
 def build(tmp_path, minilm, *, cat=True):
     """Yesterday: the cat. Today: two commits, a page, a shell command, chat with a recommendation."""
     repo = git.Repo.init(tmp_path / "magi", initial_branch="main")
+    with repo.config_writer() as config:          # the commits are the user's: git config says they are Ana
+        config.set_value("user", "email", "ana@example.com")
     commit(repo, "text.py", "x\n", "index_text lives in core.text", int(NOW - 7 * HOUR))
     commit(repo, "llm.py", "y\n", "Retry LLM endpoint faults with backoff", int(NOW - 6 * HOUR))
     history = tmp_path / "History"

@@ -66,15 +66,21 @@ def test_collectors_are_off_by_default_and_run_when_enabled(qtbot, tmp_path, mon
     qtbot.addWidget(on.window)
     on.start()
     qtbot.waitUntil(lambda: on.supervisor.status["git"].counts["stored"] == 1, timeout=20_000)
-    # The folder that is not a repository is shown in the window's git row, and is no failure.
+    # The folder that is not a repository is unavailable, says why, and is shown in the window's git row; it is
+    # no failure.
+    gone = str(tmp_path / "gone")
+    qtbot.waitUntil(lambda: (on.supervisor.status["git"].health or {}).get("sources", {}).get(gone, {}).get("state")
+                    == "unavailable", timeout=20_000)
+    assert on.supervisor.status["git"].health["sources"][gone]["reason"] == f"no such repository: {gone}"
+    assert on.supervisor.status["git"].failures == 0
     view = on.window.collector_health["git"]
 
     def shown_in_the_window():
         on.window.refresh()
-        return str(tmp_path / "gone") in view.details.text() and view.state.text() == "collecting"
+        return gone in view.details.text() and view.state.text() == "collecting"
 
-    qtbot.waitUntil(shown_in_the_window, timeout=20_000)    # once the writer has completed the run's health
-    assert "needs you" not in on.collectors_status()
+    qtbot.waitUntil(shown_in_the_window, timeout=20_000)
+    assert on.collectors_status() == "1 enabled, 0 running; needs you: git (1 source unavailable)"
     on.shutdown()
 
 

@@ -170,7 +170,9 @@ def test_the_other_collectors_count_what_they_used_to_drop_without_a_word(tmp_pa
     (tmp_path / "not-a-repo").mkdir()
     ctx = Ctx({"repositories": [str(tmp_path / "not-a-repo"), str(tmp_path / "moved-away")]})
     assert list(GitActivity().collect(None, ctx)) == []
-    assert ctx.skips == {"not_a_repository": 2}
+    # A folder that is no repository is no item left out: the source itself is unavailable, and says why.
+    assert not ctx.skips and {state for state, _, _ in ctx.sources.values()} == {"unavailable"}
+    assert len(ctx.sources) == 2
 
 
 def test_magi_collect_prints_this_runs_skips_and_magi_status_the_totals(tmp_path):

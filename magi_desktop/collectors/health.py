@@ -172,6 +172,16 @@ def troubles(status: Mapping[str, Any], *, release_hint: str = RELEASE_HINT) -> 
     return lines + [source_line(name, entry) for name, entry in bad.items()]
 
 
+def trouble_label(status: Mapping[str, Any]) -> str:
+    """A word or three on why a collector needs the user, for a one-line summary: its state when that is the
+    trouble ("failing", "quarantined"), else its troubled sources ("1 source unavailable" while others collect)."""
+    state = state_of(status)
+    if state in (QUARANTINED, *TROUBLED):
+        return str(state)
+    bad = Counter(entry.get("state") for entry in _listed_sources(status).values() if entry.get("state") in TROUBLED)
+    return ", ".join(f"{n} source{'s' if n > 1 else ''} {kind}" for kind, n in sorted(bad.items())) or str(state)
+
+
 def tallies(status: Mapping[str, Any]) -> list[str]:
     """The items a collector left out, counted by reason: "skipped (not failures): binary_line 2, not_utf8 1;
     last: …" and "rejected: bad_url 3; last: …" (README, Troubleshooting, says what each reason means)."""

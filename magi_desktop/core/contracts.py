@@ -31,6 +31,7 @@ MAX_ENTITIES = 64
 MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_DEPTH = 32  # nesting of provenance / tool input and output
+MAX_ACTOR_CHARS = 200
 # 1970-01-02 .. 2100-01-01: catches milliseconds sent as seconds.
 MIN_TIMESTAMP = 86_400.0
 MAX_TIMESTAMP = 4_102_444_800.0
@@ -58,6 +59,18 @@ _ACTIVITY_FIELDS = frozenset({"source_code", "action_code", "object_code"})
 _ACTION_FIELDS = frozenset({"tool", "category", "ok", "duration_ms", "input", "output", "error"})
 _ENTITY_FIELDS = frozenset({"mention_text", "entity_type"})
 _SCHEDULE_FIELDS = frozenset({"start", "end", "all_day"})
+
+
+# A sensor event is what the user did unless its provenance names someone else as its actor (a colleague's
+# commit): then it renders as theirs (render.py), L2 makes it their activity, never the user's (l2/rules.py,
+# l2/projection.py), and retrieval does not take it for an answer about the user (store/l1.py, sufficiency.py).
+ACTOR = "actor"
+
+
+def actor_of(provenance: Mapping[str, Any] | None) -> str | None:
+    """Who did what a sensor event records, when it was not the user; None when it was the user."""
+    value = provenance.get(ACTOR) if isinstance(provenance, Mapping) else None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def is_valid_source_type(value: object) -> TypeGuard[str]:
@@ -546,6 +559,8 @@ def validate_payload(raw: Any) -> Payload:
         provenance = _mapping(raw, "provenance", "provenance", required=False) or {}
         if _json_size(provenance, "provenance") > MAX_PROVENANCE_BYTES:
             _fail("provenance", f"is larger than {MAX_PROVENANCE_BYTES} bytes")
+        if ACTOR in provenance:
+            _str(provenance, ACTOR, f"provenance.{ACTOR}", required=True, max_chars=MAX_ACTOR_CHARS)
     elif provenance is not None:
         _fail("provenance", "belongs to sensor payloads; chat turns use chat.provenance")
     ephemeral = raw.get("ephemeral", False)

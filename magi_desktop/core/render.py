@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
-from .contracts import Payload, ToolRun
+from .contracts import ACTOR, Payload, ToolRun, actor_of
 
 ANY_SOURCE = "*"
 _GENERIC_VALUE_CHARS = 200
@@ -76,10 +76,15 @@ class Template:
         object.__setattr__(self, "parsed", tuple(_Form.parse(form) for form in self.forms))
 
     def render(self, values: Mapping[str, Any]) -> str | None:
+        found = self.rendered(values)
+        return found[0] if found is not None else None
+
+    def rendered(self, values: Mapping[str, Any]) -> tuple[str, frozenset[str]] | None:
+        """The first form that fills, and the fields it used."""
         for form in self.parsed:
             text = form.render(values)
             if text is not None:
-                return text
+                return text, frozenset(name for name, _ in form.fields)
         return None
 
 
@@ -133,7 +138,18 @@ BUILTIN_TEMPLATES: dict[tuple[str, str], Template] = {
         "Ran `{command}` in {cwd}",
         "Ran `{command}`",
     )),
+    # Someone else's commit names them (``actor``, contracts.ACTOR); the paths make "which commits touched the
+    # retrieval code?" findable by its words.
     (ANY_SOURCE, "git_commit"): Template((
+        "{actor} committed to {repo} on branch {branch}: “{message}” ({files_changed} files changed: {paths} and "
+        "{paths_more} more)",
+        "{actor} committed to {repo} on branch {branch}: “{message}” ({files_changed} files changed: {paths})",
+        "{actor} committed to {repo} on branch {branch}: “{message}” ({files_changed} files changed)",
+        "{actor} committed to {repo} on branch {branch}: “{message}”",
+        "{actor} committed to {repo}: “{message}”",
+        "Committed to {repo} on branch {branch}: “{message}” ({files_changed} files changed: {paths} and "
+        "{paths_more} more)",
+        "Committed to {repo} on branch {branch}: “{message}” ({files_changed} files changed: {paths})",
         "Committed to {repo} on branch {branch}: “{message}” ({files_changed} files changed)",
         "Committed to {repo} on branch {branch}: “{message}”",
         "Committed to {repo}: “{message}”",
@@ -225,10 +241,14 @@ class TemplateRegistry:
             fields["domain"] = hostname(url)
         prefix = self.source_label(payload.source_type)
         template = self.lookup((payload.source_type, activity.source_code), activity.action_code)
-        text = template.render(fields) if template is not None else None
-        if text is not None:
-            return f"{prefix}: {text}"
-        return f"{prefix}: {self._generic(activity.action_code, activity.object_code, payload.provenance)}"
+        found = template.rendered(fields) if template is not None else None
+        if found is None:
+            return f"{prefix}: {self._generic(activity.action_code, activity.object_code, payload.provenance)}"
+        text, used = found
+        actor = actor_of(payload.provenance)
+        if actor is not None and ACTOR not in used:
+            text += f" (by {actor})"     # a template that does not say who must not make it read as the user's
+        return f"{prefix}: {text}"
 
     @staticmethod
     def _generic(action: str, object_code: str | None, provenance: Mapping[str, Any]) -> str:

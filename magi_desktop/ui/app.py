@@ -104,14 +104,14 @@ class DesktopApp:
     def collectors_status(self) -> str:
         if self.supervisor is None:
             return "none enabled (Settings… → Collectors)"
-        from ..collectors.health import state_of, troubles
+        from ..collectors.health import trouble_label, troubles
 
         running = sum(s.running for s in self.supervisor.status.values())
         text = f"{len(self.supervisor.collectors)} enabled, {running} running"
         # Whose health needs the user, as the memory keeps it (a quarantine set by `magi collect` counts too);
         # the status window has each one's reason and fix.
         saved = self.memory.collector_statuses()
-        needing = [f"{name} ({state_of(saved[name])})" for name in sorted(self.supervisor.collectors)
+        needing = [f"{name} ({trouble_label(saved[name])})" for name in sorted(self.supervisor.collectors)
                    if name in saved and troubles(saved[name])]
         if needing:
             text += f"; needs you: {', '.join(needing)}"

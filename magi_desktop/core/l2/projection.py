@@ -12,7 +12,8 @@ answer raises and the batch writes nothing; the queue retries it.
 The gates are not the model's to decide: what an event may become follows
 from its evidence class (governance POLICIES). An assistant reply yields
 entities only; a sensor event yields behavioural edges only (a visit is
-never a preference); only the user's own statements yield assertions.
+never a preference), and the user's only when nobody else is its actor;
+only the user's own statements yield assertions.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ..contracts import actor_of
 from ..governance import POLICIES, EvidenceClass
 from ..llm.base import LLMOutputInvalid, LLMProvider
 from ..store import Database
@@ -74,6 +76,11 @@ class _Event:
     @property
     def speaker(self) -> str | None:
         return self.metadata.get("timeline", {}).get("speaker")
+
+    @property
+    def actor(self) -> str | None:
+        """Who did what a sensor event records, when it was not the user (a colleague's commit)."""
+        return actor_of(self.metadata.get("timeline", {}).get("provenance"))
 
     @property
     def unsettled(self) -> bool:
@@ -273,6 +280,9 @@ class Projector:
                 continue
             if policy.graph == "all" and P.is_behavioural(predicate):
                 report.dropped["behavioural_claim_not_from_sensor"] += 1
+                continue
+            if raw["subject"] == SELF and event.actor is not None:
+                report.dropped["someone_elses_activity"] += 1     # "Ana committed …" is never the user's doing
                 continue
             spec = P.spec(predicate)
             subject = self._party(raw["subject"], event, resolver, refs, types, "thing", raw["event_index"])

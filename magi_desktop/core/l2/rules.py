@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..contracts import actor_of
 from ..render import hostname
 from ..store.entities import name_key
 from ..utterance import DIRECTIVE, HYPOTHETICAL, QUESTION, sentence_kind
@@ -248,8 +249,12 @@ def _sensor_claims(event: dict[str, Any]) -> list[dict[str, Any]]:
         obj, kind = event["hints"][0]["mention_text"], event["hints"][0]["entity_type"]
     if not obj:
         return []
-    return [{"subject": SELF, "predicate": predicate, "object": obj[:200], "object_type": kind,
-             "evidence_text": (event.get("text") or obj)[:2000]}]
+    claim = {"subject": SELF, "predicate": predicate, "object": obj[:200], "object_type": kind,
+             "evidence_text": (event.get("text") or obj)[:2000]}
+    actor = actor_of(provenance)
+    if actor is not None:       # someone else did it (a colleague's commit): their activity, not the user's
+        claim.update(subject=actor[:200], subject_type="person")
+    return [claim]
 
 
 # ------------------------------------------------------------------ handlers
@@ -277,8 +282,8 @@ def phase1(inputs: dict[str, Any]) -> dict[str, Any]:
                 entities.append({"event_index": index, "name": claim["object"], "entity_type": claim["object_type"],
                                  "confidence": 0.8})
             if claim["subject"] != SELF:
-                entities.append({"event_index": index, "name": claim["subject"], "entity_type": "thing",
-                                 "confidence": 0.6})
+                entities.append({"event_index": index, "name": claim["subject"],
+                                 "entity_type": claim.get("subject_type", "thing"), "confidence": 0.6})
     return {"entities": entities, "fact_claims": claims, "resolved_refs": []}
 
 

@@ -251,7 +251,10 @@ def of_addressee(said: str, asked: Asked) -> bool:
 
 def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
     """Is the finding labelled with the name of a speaker the user is not known to be ("Anna: I live in Oslo",
-    relayed)? Their "I" is theirs, so it does not answer a question about the user."""
+    relayed), or someone else's activity a sensor saw ("Git: Ana committed …", its actor)? Their "I" is theirs,
+    and their doing is not the user's, so it does not answer a question about the user."""
+    if finding.layer == "L1" and finding.author == "external" and finding.speaker:
+        return name_key(finding.speaker) not in user_names
     if finding.layer != "L1" or finding.source != "chat" or not finding.speaker:
         return False    # "Calendar: …" is how a sensor's event reads; "Dinner: I cooked…" names no speaker
     name = prefixed_name(finding.text)

@@ -346,20 +346,26 @@ def latest_event_rowids_of_classes(conn: Connection, evidence_classes: Sequence[
         "ORDER BY e.timestamp DESC LIMIT ?", (now, limit))]
 
 
+# Who a finding is from: a chat turn's speaker, or the actor of a sensor event someone else did (a colleague's
+# commit: contracts.ACTOR), so retrieval never takes it for the user's own doing.
+_WHO = ("coalesce(json_extract(metadata_json, '$.timeline.speaker'), "
+        "json_extract(metadata_json, '$.timeline.provenance.actor'))")
+
+
 def event_for_finding(conn: Connection, rowid: int) -> tuple[Any, ...] | None:
     """(event_id, timestamp, content, source, source_item_id, session_id, evidence_class, speaker) of an event."""
     return conn.execute(
         "SELECT event_id, timestamp, content, source, source_item_id, session_id, evidence_class, "
-        "json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id = ?", (rowid,)).fetchone()
+        f"{_WHO} FROM fact_events WHERE id = ?", (rowid,)).fetchone()
 
 
 def candidate_rows(conn: Connection, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
     """(id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class,
-    content_type, speaker) of these events, in no particular order."""
+    content_type, speaker or actor) of these events, in no particular order."""
     marks = placeholders(len(rowids))
     return conn.execute(
         "SELECT id, event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
-        f"content_type, json_extract(metadata_json, '$.timeline.speaker') FROM fact_events WHERE id IN ({marks})",
+        f"content_type, {_WHO} FROM fact_events WHERE id IN ({marks})",
         list(rowids)).fetchall()
 
 
@@ -375,7 +381,7 @@ def event_rowids_between(conn: Connection, scopes: Sequence[str], now: float, st
 
 # What a window listing shows of an event (``core/retrieval/window_listing.py``).
 _LISTING_COLUMNS = ("event_id, timestamp, content, source, source_item_id, session_id, author_type, evidence_class, "
-                    "json_extract(metadata_json, '$.timeline.speaker')")
+                    + _WHO)
 
 
 class EventFilter(NamedTuple):
