@@ -5,19 +5,20 @@
     .venv/bin/python benchmarks/collect.py --only git,calendar --no-idle
 
 **Back-fill.** For each collector, sources are generated in a temporary folder (``collector_sources.py``): a
-Chromium ``History`` and a Firefox ``places.sqlite`` (70 % / 30 % of the visits), a bash (``HISTTIMEFORMAT``)
-and a zsh extended history (60 % / 40 % of the commands), a repository written by ``git fast-import`` (commits
-by two authors changing real files), an ``.ics`` file (single, all-day, cancelled and weekly recurring events,
-EXDATEs, moved occurrences, Europe/Berlin time). The collector alone is enabled in a new data folder and run
-by the real ``Supervisor`` (``build_supervisor``, as the app builds it) into a real ``Memory`` with the
-hashing embedder; the embedding queue is left waiting (the app embeds in the background; MiniLM's rate is
-in ``ingest.py``). A run the supervisor cuts at ``MAX_PER_RUN`` items is followed at once by the next one
-(made due with ``Supervisor.wake``; the app would wait for the collector's interval), until a run ends uncut:
-the back-fill is complete. Meanwhile the supervisor is ticked every ``TICK_SECONDS``, as the app ticks it, so
-a run longer than the host's hang timeout is abandoned here as it would be there. Reported per collector:
-runs, items stored (and what a reader should store: not-web visits, cancelled occurrences left out), wall
-and CPU seconds (this process, all threads; ``git`` subprocesses apart), items/s, per-run figures, what was
-skipped and rejected by reason, the health the last run left, and one more run with nothing new.
+Chromium ``History`` and a Firefox ``places.sqlite`` (70 % / 30 % of the visits), a bash (``HISTTIMEFORMAT``) and
+a zsh extended history (60 % / 40 % of the commands), a repository written by ``git fast-import`` (commits by two
+authors changing real files), an ``.ics`` file (single, all-day, cancelled and weekly recurring events, EXDATEs,
+moved occurrences, Europe/Berlin time). The collector alone is enabled in a new data folder and run by the real
+``Supervisor`` (``build_supervisor``, as the app builds it) into a real ``Memory`` with the hashing embedder; the
+embedding queue is left waiting (the app embeds in the background; MiniLM's rate is in ``ingest.py``). A run the
+supervisor cuts at ``MAX_PER_RUN`` items is followed at once by the next one (made due with ``Supervisor.wake``;
+the app would wait for the collector's interval), until a run ends uncut: the back-fill is complete (a cut run
+that stores nothing new, or ``--max-runs`` cut runs, is "looping"). Meanwhile the supervisor is ticked every
+``TICK_SECONDS``, as the app ticks it, so a run longer than the host's hang timeout is abandoned here as it would
+be there. Reported per collector: runs, items stored (and what a reader should store: not-web visits, cancelled
+occurrences left out), wall and CPU seconds (this process, all threads; ``git`` subprocesses apart), items/s,
+per-run figures, what was skipped and rejected by reason, the health the last run left, and one more run with
+nothing new.
 
 **Idle.** A new data folder with all six collectors enabled on small sources (the same generators, a play
 log; app usage samples whatever window system there is); ``magi app`` starts as its own process (offscreen
@@ -57,7 +58,7 @@ UNITS = {"browser": "visits", "terminal": "commands", "git": "commits", "calenda
 FIREFOX_SHARE = 0.3
 BASH_SHARE = 0.6
 TICK_SECONDS = 5.0            # the app's scheduler ticks the supervisor this often (ui/scheduler.py)
-MAX_RUNS = 20                 # a back-fill not complete after this many runs is reported as looping
+MAX_RUNS = 20                 # a back-fill still cut after this many runs is reported as looping
 CPU_TARGET_PERCENT = 1.0
 
 
@@ -135,13 +136,20 @@ def backfill(name: str, size: int, folder: Path, max_runs: int) -> dict[str, Any
     if supervisor is None or name not in supervisor.collectors:
         raise RuntimeError(f"collector {name} could not be enabled: {errors}")
     runs: list[dict[str, Any]] = []
+    outcome = "looping"               # every run cut, up to max_runs
     try:
         while len(runs) < max_runs:
-            runs.append(one_run(supervisor, memory, name))
-            last = runs[-1]
-            if not last["cut"] or last["error"] or last["quarantined"]:
+            last = one_run(supervisor, memory, name)
+            runs.append(last)
+            if last["error"] or last["quarantined"]:
+                outcome = "failed"
                 break
-        complete = not runs[-1]["cut"] and not runs[-1]["error"] and not runs[-1]["quarantined"]
+            if not last["cut"]:
+                outcome = "complete"
+                break
+            if last["stored"] == 0:
+                break                 # cut again with nothing new: it reads the same items every run
+        complete = outcome == "complete"
         nothing_new = one_run(supervisor, memory, name) if complete else None
         status = memory.collector_statuses()[name]
         events = memory.stats().events
@@ -152,7 +160,8 @@ def backfill(name: str, size: int, folder: Path, max_runs: int) -> dict[str, Any
     stored = sum(r["stored"] for r in runs)
     health = status.get("health") or {}
     return {
-        "generated": generated, "expected_stored": made.expected, "runs": len(runs), "complete": complete,
+        "generated": generated, "expected_stored": made.expected, "runs": len(runs), "outcome": outcome,
+        "complete": complete,
         "stored": stored, "events_in_memory": events["total"], "events_by_source": events["by_source"],
         "duplicates": sum(r["duplicates"] for r in runs), "retired": sum(r["retired"] for r in runs),
         "rejected": sum(r["rejected"] for r in runs), "last_rejection": status.get("last_rejection"),
