@@ -50,6 +50,7 @@ def test_the_schema_is_json_schema_with_required_titles_and_descriptions_kept():
     ({"folders": ["a", 3]}, "folders", "list of strings"),
     ({"file": 7}, "file", "must be a string"),
     ({"max_items": True}, "max_items", "must be an integer"),
+    ({"max_items": 3.0}, "max_items", "must be an integer"),      # JSON Schema would take it; a plugin would not
     ({"max_items": float("nan")}, "max_items", "finite"),
     ({"file": "a\x00b"}, "file", "NUL"),
     ({"colour": "red"}, "colour", "unknown setting"),

@@ -205,8 +205,6 @@ _TYPE_WORDS = {"string": "a string", "array": "an array", "number": "a number", 
 def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) -> None:
     """A collector's settings must be ones it declares, valid against its JSON Schema ("paths": "~/cal" is not a
     list). A required setting left unset is not an error here: the collector shows *unavailable* with it named."""
-    from jsonschema import Draft202012Validator
-
     path = settings_path(data_folder)
     schema = json_schema(collector)
     declared = schema["properties"]
@@ -217,7 +215,7 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
         bad = _not_storable(value)
         if bad:
             raise SettingsError(path, f"collectors.{collector.name}.settings.{key}", bad)
-    errors = [e for e in Draft202012Validator(schema).iter_errors(values) if e.validator != "required"]
+    errors = [e for e in _validator()(schema).iter_errors(values) if e.validator != "required"]
     if not errors:
         return
     error = min(errors, key=lambda e: (list(e.absolute_path), e.validator))
@@ -231,6 +229,16 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
     else:
         message = error.message
     raise SettingsError(path, where, message)
+
+
+def _validator() -> Any:
+    """Draft 2020-12, except that an integer setting is an int: JSON Schema takes 3.0 for one, and a plugin's
+    ``range(ctx.settings["days"])`` would then fail in the collector instead of in the user's settings."""
+    from jsonschema import Draft202012Validator, validators
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool))
+    return validators.extend(Draft202012Validator, type_checker=checker)
 
 
 def _not_storable(value: Any) -> str | None:
