@@ -187,43 +187,4 @@ def test_magi_plugins_lists_them(site, tmp_path):
     assert "notes 2.0" in text and "register_collectors" in text
 
 
-def test_the_documented_example_plugin_works(site, tmp_path, memory):
-    from pathlib import Path
-
-    doc = (Path(__file__).parent.parent / "docs" / "plugins.md").read_text("utf-8")
-    source = doc.split("```python\n", 1)[1].split("```", 1)[0]
-    distribution(site, "magi-bookmarks", "0.1.0", {"bookmarks": "magi_test_bookmarks"},
-                 {"magi_test_bookmarks": source})
-    export = tmp_path / "bookmarks.html"
-    export.write_text('<DT><A HREF="https://a.example/" ADD_DATE="1700000000">A</A>\n'
-                      '<DT><A HREF="https://b.example/" ADD_DATE="1700000100">B</A>\n')
-
-    class Ctx:
-        settings = {"file": str(export)}
-        stopping = False
-        cursor = None
-
-        def excluded(self, kind, value):
-            return kind == "domains" and "b.example" in value
-
-        def save_cursor(self, value):
-            self.cursor = value
-
-        def progress(self, done, total=None):
-            pass
-
-    plugins = load_plugins({"MAGI_LOAD_PLUGINS": "bookmarks"})
-    (collector,) = plugins.collectors()
-    ctx = Ctx()
-    payloads = list(collector.collect(None, ctx))
-    assert [p["provenance"]["url"] for p in payloads] == ["https://a.example/"]   # b.example is excluded
-    assert ctx.cursor == 1700000000
-    assert list(collector.collect(ctx.cursor, ctx)) == []
-    from magi_desktop.core.render import TemplateRegistry
-
-    templates = TemplateRegistry()
-    for source, action, forms in plugins.templates():
-        templates.register(source, action, *forms)
-    stored = memory.ingest(payloads[0])
-    assert not stored.duplicate and memory.get_event(stored.event_id)["source"] == "bookmarks"
-    assert templates.render(validate_payload(payloads[0])) == "Bookmarks: Bookmarked A (https://a.example/)"
+# The package docs/plugins.md walks through is built, tested and run in test_third_party_plugin.py.

@@ -26,6 +26,15 @@ class CursorNotSaved(ValueError):
     """A collector gave ``ctx.save_cursor`` a value the memory cannot keep: its run fails with this, naming it."""
 
 
+def check_cursor(collector: str, value: Any) -> None:
+    """Raise :class:`CursorNotSaved` unless the memory can keep ``value``, which it keeps as JSON."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise CursorNotSaved(f"collector {collector}: its cursor cannot be saved, a cursor must be JSON "
+                             f"(numbers, strings, lists, objects): {exc}") from None
+
+
 class RunContext:
     """What a collector sees during one run."""
 
@@ -43,11 +52,7 @@ class RunContext:
         return self._supervisor.is_excluded(kind, value)
 
     def save_cursor(self, value: Any) -> None:
-        try:
-            json.dumps(value)      # the memory keeps cursors as JSON: say so now, in the collector's run
-        except (TypeError, ValueError) as exc:
-            raise CursorNotSaved(f"collector {self._name}: its cursor cannot be saved, a cursor must be JSON "
-                                 f"(numbers, strings, lists, objects): {exc}") from None
+        check_cursor(self._name, value)     # said now, in the collector's run, not later by the writer
         self._supervisor._put(self._name, CURSOR, value, self._cancelled)
 
     def progress(self, done: int, total: int | None = None) -> None:

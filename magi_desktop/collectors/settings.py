@@ -27,6 +27,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.storable import is_storable as is_text  # app_settings.py uses it by this name too
+from ..plugin_api import Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,16 @@ def with_defaults(collector: Any, values: Mapping[str, Any]) -> dict[str, Any]:
 def missing_required(collector: Any, values: Mapping[str, Any]) -> list[str]:
     """The required settings the user has not set (and that have no default): the collector cannot run."""
     return [key for key in json_schema(collector).get("required", []) if key not in with_defaults(collector, values)]
+
+
+def unset_required(collector: Any, values: Mapping[str, Any]) -> Unavailable | None:
+    """Why a collector cannot run with these settings — a required one unset, by its title — or None. The host
+    then does not call ``collect``: the collector is unavailable until the user sets it."""
+    missing = missing_required(collector, values)
+    if not missing:
+        return None
+    return Unavailable(f"{', '.join(title_of(collector, key) for key in missing)} not set",
+                       f"set it in Settings (collectors.json: collectors.{collector.name}.settings.{missing[0]})")
 
 
 def title_of(collector: Any, key: str) -> str:

@@ -63,8 +63,8 @@ from ..plugin_api import Collector, Unavailable
 from . import scratch
 from .health import FAILING, RunHealth
 from .runs import CURSOR, RunContext, RunTimes, close_run
-from .screening import exclusion_forms, mentions_any, speaks
-from .settings import missing_required, title_of, with_defaults
+from .screening import exclusion_forms, mentions_any, refusal
+from .settings import unset_required, with_defaults
 from .status import CollectorStatus
 
 if TYPE_CHECKING:
@@ -327,10 +327,9 @@ class Supervisor:
         times = RunTimes()
         resume: float | None = None    # where a back-fill cut by the throttle goes on (see RunTimes)
         try:
-            missing = missing_required(collector, self.settings[name])
-            if missing:
-                raise Unavailable(f"{', '.join(title_of(collector, key) for key in missing)} not set",
-                                  f"set it in Settings (collectors.json: collectors.{name}.settings.{missing[0]})")
+            unset = unset_required(collector, self.settings[name])
+            if unset is not None:
+                raise unset
             since = self.memory.plugin_cursor(name)
             yielded = 0
             run = collector.collect(since, ctx)
@@ -472,17 +471,9 @@ class Supervisor:
             return
         batch = []
         for name, payload, source in pending:
-            if speaks(payload):
-                # A sensor observes; it never speaks for the user or the agent (architecture §14): a chat turn
-                # or a tool run from a collector would pass for testimony or experience.
-                self.status[name].reject("speaks", "source_type: a collector submits sensor payloads only; chat "
-                                                   "turns and tool executions come from agents")
-                self._queue.task_done()
-            elif isinstance(payload, Mapping) and payload.get("source_type") not in (None, *self._sources[name]):
-                # A collector writes its own source only: with another's source_type and natural_key it
-                # could replace or retire that source's events (a "calendar" meeting, say).
-                self.status[name].reject("foreign_source_type", f"source_type: collector {name!r} writes only "
-                                                                f"{', '.join(map(repr, self._sources[name]))}")
+            refused = refusal(payload, self._sources[name], name)    # speaks for someone, or another's source
+            if refused is not None:
+                self.status[name].reject(refused.code, str(refused))
                 self._queue.task_done()
             else:
                 batch.append((name, payload, source))

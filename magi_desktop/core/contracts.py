@@ -46,6 +46,12 @@ PayloadKind = Literal["chat", "runtime", "sensor"]
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 _SOURCE_TYPE = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# The ISO-8601 times a payload may carry (magi_desktop/plugin_api/payload.schema.json states the same): a date, a
+# time of day (seconds and their fraction optional; a space may stand for the T), then Z or an offset. Python's
+# fromisoformat alone reads far more ("20260101T0915", week dates, "+05:60") than a published schema could say.
+_ISO_TIME = re.compile(r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[T ](?:[01][0-9]|2[0-3]):[0-5][0-9]"
+                       r"(?::[0-5][0-9](?:\.[0-9]+)?)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?)?")
+_ISO_SPACE = " \t\n\r"      # around an ISO time: JSON's own white space, not every character str.strip takes
 
 _TOP_LEVEL_FIELDS = frozenset(
     {
@@ -74,7 +80,7 @@ def actor_of(provenance: Mapping[str, Any] | None) -> str | None:
 
 
 def is_valid_source_type(value: object) -> TypeGuard[str]:
-    return isinstance(value, str) and bool(_SOURCE_TYPE.match(value))
+    return isinstance(value, str) and bool(_SOURCE_TYPE.fullmatch(value))
 
 
 class PayloadError(InvalidInput):
@@ -253,7 +259,7 @@ def _check_keys(obj: Mapping, allowed: frozenset, prefix: str) -> None:
         if key not in allowed:
             # The field is named as sent only when it reads as a name: "" or a key holding control
             # characters, lone surrogates or a secret is shown as its short, escaped, redacted repr.
-            name = key if _PLAIN_KEY.match(key) and redact_text(key) == key else _preview(key, 40)
+            name = key if _PLAIN_KEY.fullmatch(key) and redact_text(key) == key else _preview(key, 40)
             _fail(prefix + name, f"unknown field (allowed: {', '.join(sorted(allowed))})")
 
 
@@ -277,7 +283,7 @@ def _str(obj: Mapping, key: str, path: str, *, required: bool, max_chars: int = 
     if "\x00" in value:
         _fail(path, "must not contain NUL characters")
     _check_unicode(value, path)
-    if pattern is not None and not pattern.match(value):
+    if pattern is not None and not pattern.fullmatch(value):    # match's $ would let "code\n" through
         _fail(path, f"{_preview(value)} does not match {pattern.pattern}")
     return value
 
@@ -360,8 +366,11 @@ def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
     if isinstance(value, (int, float)):
         ts = _finite_float(value, path)
     elif isinstance(value, str):
+        text = value.strip(_ISO_SPACE)
+        if not _ISO_TIME.fullmatch(text):
+            _fail(path, f"{_preview(value)} is not an ISO-8601 date-time (YYYY-MM-DDTHH:MM:SS with Z or ±HH:MM)")
         try:
-            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             _fail(path, f"{_preview(value)} is not an ISO-8601 date-time")
         if parsed.tzinfo is None:
