@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 import tomllib
 from pathlib import Path
 
@@ -235,3 +236,90 @@ def test_a_plugins_back_fill_of_120000_items_completes_across_runs(site, tmp_pat
     assert memory.stats().events["by_source"]["ledger"] == entries
     assert status.health["sources"] == {"ledger.db": {"state": "idle"}}
     assert f"Ledger: Recorded entry 119999 of {119_999 % 97} coins" in stored_contents(memory, "entry 119999")
+
+
+# ------------------------------------------------------------------ a hang is quarantined for every process
+
+STUCK = '''
+class Collector:
+    """Hangs until a file says otherwise, ignoring ``ctx.stopping`` as a real hang would; notes each start."""
+
+    name = "stuck"
+    source_type = "stuck"
+    interval_seconds = 60
+    settings_schema = {"marker": {"type": "string", "required": True}, "unstuck": {"type": "string", "required": True}}
+    privacy_note = "Reads nothing."
+
+    def collect(self, since, ctx):
+        import time
+        from pathlib import Path
+
+        with open(ctx.settings["marker"], "a") as marker:
+            marker.write("started\\n")
+        while not Path(ctx.settings["unstuck"]).exists():
+            time.sleep(0.05)
+        yield activity("stuck", "write_note", 1_600_000_000, {"title": "at last"}, item_id="last")
+'''
+
+
+def test_a_hanging_plugin_is_quarantined_for_every_process_until_released_or_upgraded(site, tmp_path):
+    from magi_desktop.core import Memory
+
+    package = write_plugin(site, STUCK, name="stuck", version="1.0.0")
+    marker, unstuck = tmp_path / "started", tmp_path / "unstuck"
+    data = enable(tmp_path / "data", {"stuck": {"enabled": True,
+                                                "settings": {"marker": str(marker), "unstuck": str(unstuck)}}})
+    env = {**os.environ, **ONLY_THIRD_PARTY, "MAGI_DATA_DIR": str(data),
+           "PYTHONPATH": os.pathsep.join([str(site), str(package)])}
+
+    def magi(*args):
+        return subprocess.run([sys.executable, "-m", "magi_desktop.cli", *args], capture_output=True, text=True,
+                              env=env, timeout=600)
+
+    def starts():
+        return marker.read_text().count("started") if marker.exists() else 0
+
+    with Memory.open(data, embedder="hashing") as memory:
+        app, errors = build_supervisor(memory, data, env=ONLY_THIRD_PARTY)        # the app's supervisor
+        assert errors == {} and app.versions == {"stuck": "1.0.0"}
+        app.run_timeout = 0.5
+        app.tick()
+        while starts() == 0:
+            app.wait_idle(timeout=0.05)
+        deadline = time.monotonic() + 30
+        while not app.status["stuck"].quarantined and time.monotonic() < deadline:
+            app.wait_idle(timeout=0.2)
+            app.tick()                                  # past its timeout: abandoned and quarantined
+        assert app.status["stuck"].quarantined
+
+        # `magi collect` in another process neither runs it (it would block for five minutes) nor says "ok".
+        collected = magi("collect", "--json")
+        assert starts() == 1, collected.stderr
+        assert json.loads(collected.stdout)["collectors"]["stuck"]["quarantined"] is True
+        status = magi("status")
+        assert "quarantined" in status.stdout and "magi plugins --release stuck" in status.stdout, status.stdout
+
+        # Released from another process: the app takes the memory's word at its next tick and runs it again.
+        released = magi("plugins", "--release", "stuck")
+        assert released.returncode == 0, released.stderr
+        assert app.tick() == ["stuck"]
+        while starts() < 2:
+            app.wait_idle(timeout=0.05)
+        unstuck.touch()
+        assert app.wait_idle(timeout=60) and not app.status["stuck"].quarantined
+        unstuck.unlink()
+        app.stop()
+
+        # Quarantined again; the author ships 1.0.1: its first run under the new version is tried at once.
+        memory.collector_state.record_failure("stuck", "hung: no end after 300 s", quarantine_after=5, hung=True,
+                                              version="1.0.0")
+        still = magi("collect", "--json")
+        assert starts() == 2 and json.loads(still.stdout)["collectors"]["stuck"]["quarantined"] is True   # same version
+        old = next(site.glob("magi_test_stuck-1.0.0.dist-info"))
+        (old / "METADATA").write_text((old / "METADATA").read_text().replace("1.0.0", "1.0.1"))
+        old.rename(site / "magi_test_stuck-1.0.1.dist-info")
+        unstuck.touch()
+        upgraded = magi("collect", "--json")
+        assert starts() == 3, upgraded.stderr
+        assert json.loads(upgraded.stdout)["collectors"]["stuck"]["quarantined"] is False
+        assert memory.collector_statuses()["stuck"]["quarantined"] is False
