@@ -39,15 +39,17 @@ class CollectorStatus:
                 "quarantined": self.quarantined, "next_run_at": self.next_run_at, "running": self.running,
                 "counts": dict(self.counts), "last_rejection": self.last_rejection, "last_run_at": self.last_run_at,
                 "progress": list(self.progress) if self.progress else None, "skipped": dict(self.skipped),
-                "last_skip": self.last_skip, "health": self.health, "rejected": dict(self.rejected)}
+                "last_skip": redact_text(self.last_skip) if self.last_skip else self.last_skip, "health": self.health,
+                "rejected": dict(self.rejected)}
 
     def skip(self, reason: Any, detail: Any = None) -> str:
         """Count one skipped item; returns the reason code it was counted under."""
         code = _code(reason, self.skipped)
         self.skipped[code] += 1
-        # A detail names where (a file, a line number), but may quote what it skipped: redacted, and short.
+        # A detail names where (a file, a line number), but may quote what it skipped: short here, and redacted
+        # when the status is saved or shown (to_dict) — not on each of a back-fill's thousands of skips.
         said = f"{code}: {detail}" if detail is not None else code
-        self.last_skip = redact_text(said[:MAX_SKIP_DETAIL_CHARS])
+        self.last_skip = said[:MAX_SKIP_DETAIL_CHARS]
         return code
 
     def reject(self, reason: Any, message: str) -> str:
