@@ -449,3 +449,34 @@ def test_a_long_backfill_reports_progress_and_a_cancel_keeps_what_it_saved(memor
     cursor = memory.plugin_cursor("backfill")
     assert cursor and cursor % 50 == 0 and stored(memory) >= cursor      # everything before the cursor is stored
     sup.stop()
+
+
+def test_a_cursor_is_kept_as_it_was_saved_not_as_the_collector_changed_it_afterwards(memory):
+    """The docs' pattern: save a dict, then go on changing it. A write that fails after the save must not find the
+    cursor moved past what it could not store."""
+    class Mutates(Steady):
+        def collect(self, since, ctx):
+            cursor = {"n": 0}
+            for i in range(5):
+                yield activity("notes", "write_note", T0 + i, {"title": str(i)}, item_id=f"m{i}")
+                cursor["n"] = i + 1
+                if i == 0:
+                    ctx.save_cursor(cursor)          # {"n": 1}; then the same dict goes on to 5
+            raise RuntimeError("after the cursor")
+
+    sup = Supervisor(memory, [Mutates("mutates")])
+    ingest_many = memory.ingest_many
+    calls = []
+
+    def second_write_fails(payloads, **kwargs):
+        calls.append(len(payloads))
+        if len(calls) > 1:
+            raise OSError("disk full")
+        time.sleep(0.3)                           # a slow first write: the run has changed its dict meanwhile
+        return ingest_many(payloads, **kwargs)
+
+    memory.ingest_many = second_write_fails       # the write path failing after the save, as a full disk does
+    sup.tick()
+    assert sup.wait_idle()
+    assert memory.plugin_cursor("mutates") == {"n": 1}       # not {"n": 5}: items 1-4 are read again next run
+    sup.stop()

@@ -26,10 +26,11 @@ class CursorNotSaved(ValueError):
     """A collector gave ``ctx.save_cursor`` a value the memory cannot keep: its run fails with this, naming it."""
 
 
-def check_cursor(collector: str, value: Any) -> None:
-    """Raise :class:`CursorNotSaved` unless the memory can keep ``value``, which it keeps as JSON."""
+def check_cursor(collector: str, value: Any) -> Any:
+    """``value`` as the memory will keep it — a copy through JSON, so a collector that goes on changing the dict
+    it saved cannot move a cursor past items not yet written — or :class:`CursorNotSaved`."""
     try:
-        json.dumps(value)
+        return json.loads(json.dumps(value))
     except (TypeError, ValueError) as exc:
         raise CursorNotSaved(f"collector {collector}: its cursor cannot be saved, a cursor must be JSON "
                              f"(numbers, strings, lists, objects): {exc}") from None
@@ -52,8 +53,8 @@ class RunContext:
         return self._supervisor.is_excluded(kind, value)
 
     def save_cursor(self, value: Any) -> None:
-        check_cursor(self._name, value)     # said now, in the collector's run, not later by the writer
-        self._supervisor._put(self._name, CURSOR, value, self._cancelled)
+        kept = check_cursor(self._name, value)     # said now, in the collector's run, not later by the writer
+        self._supervisor._put(self._name, CURSOR, kept, self._cancelled)
 
     def progress(self, done: int, total: int | None = None) -> None:
         self.done, self.total = done, total

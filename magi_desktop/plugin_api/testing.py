@@ -116,8 +116,7 @@ class FakeContext:
     def save_cursor(self, value: Any) -> None:
         from ..collectors.runs import check_cursor
 
-        check_cursor(self.name, value)
-        self.cursor = json.loads(json.dumps(value))       # the memory keeps JSON: a tuple comes back a list
+        self.cursor = check_cursor(self.name, value)       # the memory keeps JSON: a tuple comes back a list
         self.cursors.append(self.cursor)
 
     def progress(self, done: int, total: int | None = None) -> None:
