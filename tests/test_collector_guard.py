@@ -179,3 +179,27 @@ def test_the_app_knows_each_collectors_plugin_version(memory):
     sup, errors = build_supervisor(memory, memory.path.parent, env={"MAGI_LOAD_PLUGINS": "git"})
     assert errors == {} and sup.versions == {"git": metadata.version("magi-desktop")}   # a built-in's is ours
     sup.stop()
+
+
+def test_two_processes_running_two_versions_of_a_hanging_plugin_do_not_release_each_other(memory, other):
+    """After `pip install -U`, `magi collect` loads 1.0.1 while the app still runs 1.0.0: each version that hung
+    stays held, so neither process keeps starting it again (every hang costs a stuck thread)."""
+    app_hangs, cli_hangs = Hangs(), Hangs()
+    app = Supervisor(memory, [app_hangs], run_timeout=0.1, versions={"hangs": "1.0.0"})
+    hang_until_quarantined(app, app_hangs)
+    cli = Supervisor(other, [cli_hangs], run_timeout=0.1, versions={"hangs": "1.0.1"})
+    assert not cli.status["hangs"].quarantined            # a new version is tried once
+    hang_until_quarantined(cli, cli_hangs)
+    assert cli.status["hangs"].quarantined
+    for _ in range(6):
+        for sup in (app, cli):
+            sup.status["hangs"].next_run_at = 0
+            sup.tick()
+    assert (app_hangs.runs, cli_hangs.runs) == (1, 1)
+    assert memory.collector_statuses()["hangs"]["quarantined"]
+    assert other.release_collector("hangs")                # the user's release lifts it for both versions
+    assert "hangs" in app.tick()
+    for hangs in (app_hangs, cli_hangs):
+        hangs.release.set()
+    app.stop()
+    cli.stop()

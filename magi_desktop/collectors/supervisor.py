@@ -272,10 +272,15 @@ class Supervisor:
             if status is None:
                 continue
             version = self.versions.get(name)
-            if guard["quarantined"] and version is not None and guard.get("version") != version:
-                log.warning("collector %s released from quarantine: its version is now %s (was %s)", name,
-                            version, guard.get("version"))
-                self.release(name)
+            failed_versions = guard.get("versions") or [guard.get("version")]
+            if guard["quarantined"] and version is not None and version not in failed_versions:
+                log.warning("collector %s released from quarantine: its version is now %s (%s failed)", name,
+                            version, ", ".join(map(str, failed_versions)))
+                try:
+                    self.memory.collector_state.release(name, upgraded_to=version)
+                except Exception:  # the database is unavailable: this process releases it still
+                    log.warning("could not save the release of collector %s", name, exc_info=True)
+                self._released(name)
                 continue
             with self._lock:
                 if guard["quarantined"] and not status.quarantined:

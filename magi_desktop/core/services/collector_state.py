@@ -63,6 +63,8 @@ class CollectorState:
             guard["failures"] += 1
             if not guard["quarantined"] and (hung or guard["failures"] >= quarantine_after):
                 guard.update(quarantined=True, quarantined_at=now, reason=error, version=version)
+                if version is not None:    # every version seen to fail: a process still running one stays held
+                    guard["versions"] = sorted({*guard.get("versions", ()), version})
             stored.save_guard_json(conn, name, json.dumps(guard), now)
         return guard
 
@@ -75,12 +77,16 @@ class CollectorState:
                 stored.save_guard_json(conn, name, json.dumps(guard), time.time())
         return guard
 
-    def release(self, name: str) -> bool:
-        """Lift a collector's quarantine and forget its failures; True if it was quarantined."""
+    def release(self, name: str, *, upgraded_to: str | None = None) -> bool:
+        """Lift a collector's quarantine and forget its failures; True if it was quarantined. The user's release
+        forgets which versions failed too; one because the plugin was ``upgraded_to`` a new version keeps them, so
+        another process still running a version that hung is not released by it (nor releases it in turn)."""
         now = time.time()
         with self.db.transaction() as conn:
             guard = _guard(stored.guard_json(conn, name))
             was = bool(guard["quarantined"])
+            if upgraded_to is None:
+                guard.pop("versions", None)
             guard.update(failures=0, quarantined=False, quarantined_at=None, reason=None, released_at=now)
             stored.save_guard_json(conn, name, json.dumps(guard), now)
         return was
