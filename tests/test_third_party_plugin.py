@@ -190,6 +190,30 @@ def test_the_documented_package_loads_through_its_entry_point_renders_with_its_t
                        "fix": "export your bookmarks there or fix the path in Settings"}}
 
 
+def test_a_plugins_template_words_its_events_in_magi_ingest_and_magi_import_too(site, tmp_path):
+    """Not only where its collector runs: a payload of the plugin's fed to `magi ingest`, and an export re-rendered
+    by `magi import`, read as the plugin's template says."""
+    package = documented_package(tmp_path / "magi-bookmarks")
+    install(site, package)
+    env = {**os.environ, **ONLY_THIRD_PARTY, "PYTHONPATH": os.pathsep.join([str(site), str(package)])}
+
+    def magi(data, *args, stdin=None):
+        done = subprocess.run([sys.executable, "-m", "magi_desktop.cli", *args, "--data-dir", str(data)], env=env,
+                              input=stdin, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    payload = {"source_type": "bookmarks", "occurred_at": T0, "source_item_id": "b1",
+               "activity": {"source_code": "bookmarks", "action_code": "add_bookmark"},
+               "provenance": {"url": "https://a.example/", "title": "A & B"}}
+    magi(tmp_path / "one", "ingest", "-", stdin=json.dumps(payload) + "\n")
+    magi(tmp_path / "one", "export", "--out", str(tmp_path / "export.jsonl"))
+    magi(tmp_path / "two", "import", str(tmp_path / "export.jsonl"), "--no-embed")
+    for data in ("one", "two"):
+        answer = magi(tmp_path / data, "query", "bookmarked", "--json")
+        assert "Bookmarks: Bookmarked A & B (https://a.example/)" in answer, (data, answer)
+
+
 # ------------------------------------------------------------------ a back-fill longer than a run
 
 LEDGER = '''

@@ -42,6 +42,7 @@ def read_jsonl(source: str) -> Iterator[tuple[int, object]]:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from ..collectors import use_plugin_templates
     from ..core import Memory
 
     if args.file != "-" and not Path(args.file).is_file():
@@ -54,6 +55,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     errors: list[str] = []
 
     with Memory.open(data_dir(args)) as memory:
+        use_plugin_templates(memory)        # a plugin's events read as its templates say, as when collected
         def flush(batch: list[tuple[int, Any]]) -> None:
             nonlocal stored, duplicates, rejected
             results = memory.ingest_many([payload for _, payload in batch], on_error="report")

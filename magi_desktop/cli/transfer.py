@@ -48,6 +48,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     import shutil
     import tempfile
 
+    from ..collectors import use_plugin_templates
     from ..core import Memory
     from ..core.export import ImportFailed
     from ..core.services.periodic import PERIODIC_JOBS
@@ -62,6 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             shutil.copyfileobj(sys.stdin.buffer, source)
             source.seek(0)
         memory = stack.enter_context(Memory.open(data_dir(args)))
+        use_plugin_templates(memory)        # an export's plugin events re-render with their plugin's templates
         try:
             report = memory.import_jsonl(source)
         except ImportFailed as exc:

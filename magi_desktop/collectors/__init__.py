@@ -6,7 +6,16 @@ from .supervisor import CollectorStatus, Supervisor
 
 __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorSettings", "CollectorStatus", "PluginInfo", "Plugins",
            "SettingsError", "Supervisor", "build_supervisor", "check_settings", "load_plugins", "load_settings",
-           "save_settings"]
+           "save_settings", "use_plugin_templates"]
+
+
+def use_plugin_templates(memory, env=None, plugins=None) -> None:
+    """Render the plugins' events with their own templates (``register_templates``) in this memory: wherever events
+    are written — collecting, `magi ingest`, `magi import` re-rendering an export — not only where collectors run.
+    A plugin that fails to load costs only its templates (``magi plugins`` says why)."""
+    plugins = load_plugins(env) if plugins is None else plugins
+    for source, action, forms in plugins.templates():
+        memory.templates.register(source, action, *forms)
 
 
 def build_supervisor(memory, data_folder, env=None, watch=False):
@@ -16,9 +25,7 @@ def build_supervisor(memory, data_folder, env=None, watch=False):
 
     settings = load_settings(data_folder)
     plugins = load_plugins(env)
-    # A plugin's templates say how its events read: the memory renders what the collectors store with them.
-    for source, action, forms in plugins.templates():
-        memory.templates.register(source, action, *forms)
+    use_plugin_templates(memory, plugins=plugins)   # what the collectors store reads as its plugin says
     collectors = [c for c in plugins.collectors() if c.name in settings.enabled]
     for collector in collectors:
         check_settings(data_folder, collector, settings.enabled[collector.name])
