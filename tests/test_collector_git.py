@@ -189,6 +189,18 @@ def test_whose_commit_comes_from_git_config_and_authors_and_other_peoples_are_th
     assert messages(payloads) == ["From the laptop", "Start the project"]
 
 
+def test_with_no_git_identity_the_commits_are_stored_as_others_and_the_health_says_so(tmp_path, home, memory):
+    two_authors(tmp_path / "falcon")
+    (home / ".gitconfig").unlink()                 # a fresh machine: no user.name, no user.email anywhere
+    payloads, ctx = collect(tmp_path / "falcon")
+    assert payloads and all(p["provenance"].get("actor") for p in payloads)
+    where = f"{tmp_path / 'falcon'} (whose commits)"
+    assert ctx.sources[where].state == "unavailable"
+    assert ctx.sources[where].reason == "no git identity: every commit is stored as someone else's"
+    payloads, ctx = collect(tmp_path / "falcon", authors=["ana@example.com"])     # said in Settings: fine
+    assert where not in ctx.sources
+
+
 def test_a_repositorys_own_user_email_is_the_users_there_only(tmp_path, home):
     (home / ".gitconfig").write_text("")                       # no global identity at all
     work = two_authors(tmp_path / "work")

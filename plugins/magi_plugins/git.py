@@ -110,9 +110,16 @@ class GitActivity:
                 continue
             except git.GitCommandNotFound:
                 raise Unavailable(*GIT_MISSING) from None
+            identities = of_user(repo, authors)
+            if not identities.names and not identities.emails:
+                # Stored all the same, but as other people's: say so where the user looks, before months of
+                # their own commits become someone else's (a stored commit is not re-read).
+                ctx.unavailable(f"{folder} (whose commits)", "no git identity: every commit is stored as someone "
+                                "else's", "set user.email in git config (git config --global user.email …) or "
+                                "add yours to Your other names and e-mails in Settings")
             ctx.source(folder)
             try:
-                reading = _Reading(repo, folder, ctx, of_user(repo, authors), ctx.settings.get("others", True))
+                reading = _Reading(repo, folder, ctx, identities, ctx.settings.get("others", True))
                 yield from reading.commits(cursors, first_window=int(time.time() - days * 86400) if days else 0)
             except git.GitCommandNotFound:
                 raise Unavailable(*GIT_MISSING) from None
