@@ -113,6 +113,28 @@ def test_every_command_says_what_each_collector_found_in_the_same_words(world):
     assert checks["collector flaky"].status == "WARN"
 
 
+def test_a_collector_turned_off_shows_as_disabled_with_its_last_run_and_nothing_to_fix(world):
+    data, env = world
+    magi(env, "collect")
+    settings = json.loads((data / "collectors.json").read_text())
+    settings["collectors"]["repos"]["enabled"] = False
+    (data / "collectors.json").write_text(json.dumps(settings))
+    status = magi(env, "status").stdout
+    assert "  repos          1       2           0         0        0  disabled\n" \
+           "    disabled (its last run: collecting)\n" in status
+    assert "~/src/x" not in status and "check the path" not in status
+    plugins = magi(env, "plugins").stdout
+    assert "    health: disabled (its last run: collecting)\n" in plugins and "~/src/x" not in plugins
+    assert "collector repos" not in {c.name for c in collector_checks(data)}
+
+
+def test_release_with_a_mistyped_data_folder_makes_no_new_memory(world, tmp_path):
+    data, env = world
+    typo = tmp_path / "dta"
+    done = magi({**env, "MAGI_DATA_DIR": str(typo)}, "plugins", "--release", "flaky")
+    assert done.returncode == 2 and "no memory in" in done.stderr and not typo.exists()
+
+
 def test_a_quarantine_is_shown_everywhere_and_magi_plugins_release_ends_it(world):
     from magi_test_health import Flaky
 

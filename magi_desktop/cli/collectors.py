@@ -17,9 +17,14 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
     if args.release:
         return release(args)
+    from ..collectors.health import as_disabled
+    from ..core.paths import database_path
+    from .status import enabled_collectors
+
     plugins = load_plugins()
     collectors = plugins.collectors()
     statuses = saved_statuses(args)
+    enabled = enabled_collectors(database_path(data_dir(args)).parent)
     if args.json:
         print_json({
             "plugins": [{"name": p.name, "version": p.version, "hooks": p.hooks, "source": p.source}
@@ -38,7 +43,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         print(f"  collector {c.name} (every {c.interval_seconds:g} s): {c.privacy_note}")
         if c.settings_schema:
             print(f"    settings: {', '.join(dict(c.settings_schema))}")
-        print_health(statuses.get(c.name) or {"name": c.name}, indent="    ", label="health: ")
+        status = statuses.get(c.name) or {"name": c.name}
+        if enabled is not None and c.name not in enabled and c.name in statuses:
+            status = as_disabled(status)        # its last run is history: nothing to fix while it is off
+        print_health(status, indent="    ", label="health: ")
     for name, error in plugins.errors.items():
         print(f"! {name}: {error}")
     return 0
@@ -47,8 +55,13 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 def release(args: argparse.Namespace) -> int:
     """``magi plugins --release NAME``: the collector runs again, in every process, at its next interval."""
     from ..core import Memory
+    from ..core.paths import database_path
 
     name = args.release
+    if not database_path(data_dir(args)).exists():       # a mistyped --data-dir must not make a new memory
+        print(f"magi plugins: no memory in {database_path(data_dir(args)).parent} (check --data-dir)",
+              file=sys.stderr)
+        return 2
     with Memory.open(data_dir(args)) as memory:
         known = name in memory.collector_statuses()
         released = memory.release_collector(name) if known else False

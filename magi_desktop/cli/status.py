@@ -11,7 +11,7 @@ if TYPE_CHECKING:      # the CLI imports the core lazily: `magi --help` starts f
     from ..core import MemoryStats
 
 
-def print_status(stats: MemoryStats) -> None:
+def print_status(stats: MemoryStats, enabled: set[str] | None = None) -> None:
     events = stats.events
     emb = stats.embedding
     print(f"database      {stats.database} ({stats.size_bytes / 1e6:.1f} MB, schema v{stats.schema_version})")
@@ -50,16 +50,29 @@ def print_status(stats: MemoryStats) -> None:
             if c["last_rejection"]:
                 print(f"    last rejection: {c['last_rejection']}")
     if stats.collectors:
-        print_collectors(stats.collectors)
+        print_collectors(stats.collectors, enabled)
 
 
-def print_collectors(statuses: dict[str, dict[str, Any]]) -> None:
+def enabled_collectors(data_folder: Any) -> set[str] | None:
+    """The collectors collectors.json turns on (None when it cannot be read: then nothing is called disabled)."""
+    from ..collectors import SettingsError, load_settings
+
+    try:
+        return set(load_settings(data_folder).enabled)
+    except SettingsError:
+        return None
+
+
+def print_collectors(statuses: dict[str, dict[str, Any]], enabled: set[str] | None = None) -> None:
     """Each collector's counters and its health in :mod:`~magi_desktop.collectors.health`'s words: the state,
-    a line per source, the items left out by reason."""
-    from ..collectors.health import describe, state_of, tallies
+    a line per source, the items left out by reason. One no longer ``enabled`` shows as disabled, its last
+    run's state as history, without reasons or fixes to act on."""
+    from ..collectors.health import as_disabled, describe, state_of, tallies
 
     print("collectors    runs  stored  duplicates  rejected  dropped  state")
     for name, c in statuses.items():
+        if enabled is not None and name not in enabled:
+            c = as_disabled(c)
         counts = c.get("counts", {})
         state = state_of(c) or "not run yet"
         dropped = sum(counts.get(k, 0) for k in ("throttled", "dropped", "write_failed"))
@@ -78,10 +91,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     with Memory.open(data_dir(args)) as memory:
         stats = memory.stats()
+        enabled = enabled_collectors(memory.path.parent)
     if args.json:
         print_json(stats.to_dict())
     else:
-        print_status(stats)
+        print_status(stats, enabled)
     return 0
 
 

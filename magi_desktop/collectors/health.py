@@ -108,6 +108,8 @@ def overall(sources: Mapping[str, Mapping[str, Any]]) -> tuple[str, str | None, 
 
 def state_of(status: Mapping[str, Any]) -> str | None:
     """The state a saved status shows: quarantined over what its last run found; None before any run."""
+    if status.get("disabled"):
+        return "disabled"
     if status.get("quarantined"):
         return QUARANTINED
     health = status.get("health")
@@ -126,6 +128,9 @@ def describe(status: Mapping[str, Any], *, release_hint: str = RELEASE_HINT,
     health = _health(status)
     if state is None:     # one that ran: saved by an older version, or its writer is completing it now
         return ["no health recorded yet" if status.get("runs") else "not run yet"]
+    if state == "disabled":
+        last = status.get("last_state")
+        return ["disabled" + (f" (its last run: {last})" if last else "")]
     sources = _listed_sources(status)
     bad = _summed_up(status, sources)
     if state == QUARANTINED:
@@ -170,6 +175,14 @@ def troubles(status: Mapping[str, Any], *, release_hint: str = RELEASE_HINT) -> 
     # A head that sums up the sources is said by their lines; one that words the run's own failure is not.
     lines = [head] if state in TROUBLED and not _summed_up(status, sources) else []
     return lines + [source_line(name, entry) for name, entry in bad.items()]
+
+
+def as_disabled(status: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved status of a collector the user has since turned off: its last run's state kept as history, no
+    reasons or fixes (they are nothing to act on now), no quarantine to release."""
+    last = state_of(status)
+    return {"name": status.get("name"), "runs": status.get("runs"), "counts": status.get("counts", {}),
+            "disabled": True, "last_state": last}
 
 
 def trouble_label(status: Mapping[str, Any]) -> str:
