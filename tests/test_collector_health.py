@@ -148,3 +148,21 @@ def test_sources_are_bounded_and_their_words_redacted():
     assert len(summary["sources"]) == 65                                   # 64 named, the rest as one
     assert "(other sources)" in summary["sources"]
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in str(summary)
+
+
+def test_the_source_being_read_when_the_run_broke_is_failing_not_idle(memory):
+    class Breaks:
+        name, source_type, interval_seconds, settings_schema, privacy_note = "breaks", "notes", 60, {}, "test"
+
+        def collect(self, since, ctx):
+            ctx.source("~/a.db")
+            yield activity("notes", "write_note", T0, {"title": "a"}, item_id="a")
+            ctx.source("~/b.db")
+            raise RuntimeError("boom")
+
+    sup = Supervisor(memory, [Breaks()])
+    run_once(sup, "breaks")
+    sources = sup.status["breaks"].health["sources"]
+    assert sources == {"~/a.db": {"state": "collecting", "stored": 1},
+                       "~/b.db": {"state": "failing", "reason": "RuntimeError: boom"}}
+    sup.stop()

@@ -32,11 +32,17 @@ def test_what_needs_the_user_is_said_once():
     status = repos_status()
     assert troubles(status) == ["~/src/x: unavailable: no such repository: ~/src/x — check the path in Settings",
                                 "~/src/broken: failing: git cannot read it: fatal: bad object HEAD"]
-    # The run failed as a whole: its own error leads, the bad source follows.
+    # The run failed as a whole while reading ~/src/a: that source carries the error, said once.
     raised = RunHealth("git")
     raised.unavailable("~/src/x", "no such repository: ~/src/x", "check the path in Settings")
     raised.read("~/src/a")
     failed = {"name": "git", "health": raised.summary({}, error="RuntimeError: disk on fire", now=T0)}
+    assert troubles(failed) == ["~/src/x: unavailable: no such repository: ~/src/x — check the path in Settings",
+                                "~/src/a: failing: RuntimeError: disk on fire"]
+    # Failed before naming any source of its own: its own error leads.
+    early = RunHealth("git")
+    early.unavailable("~/src/x", "no such repository: ~/src/x", "check the path in Settings")
+    failed = {"name": "git", "health": early.summary({}, error="RuntimeError: disk on fire", now=T0)}
     assert troubles(failed) == ["failing: RuntimeError: disk on fire",
                                 "~/src/x: unavailable: no such repository: ~/src/x — check the path in Settings"]
     # A collector that reads one thing only: the state itself, with its fix.

@@ -84,6 +84,8 @@ class RunHealth:
             state, reason, fix = FAILING, _text(error), None
             if not self.named:
                 sources[self.default] = {"state": FAILING, "reason": reason}
+            elif sources.get(self.current, {}).get("state") in (IDLE, COLLECTING):
+                sources[self.current]["state"], sources[self.current]["reason"] = FAILING, reason   # read when it broke
         else:
             state, reason, fix = overall(sources)
         return {"state": state, "reason": reason, "fix": fix, "at": time.time() if now is None else now,

@@ -410,8 +410,8 @@ class Supervisor:
         except Exception:  # the database is unavailable: this process's own count decides
             log.debug("could not save collector %s's failure", name, exc_info=True)
         if hung:
-            status.health = {"state": FAILING, "reason": error, "fix": None, "at": now,
-                             "sources": (status.health or {}).get("sources", {})}
+            # The previous run's sources would read as this one's: a hung run read nothing to the end.
+            status.health = {"state": FAILING, "reason": error, "fix": None, "at": now, "sources": {}}
         if quarantine and not status.quarantined:
             status.quarantined = True
             log.warning("collector %s quarantined: %s", name, error)
