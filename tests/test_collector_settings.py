@@ -8,7 +8,7 @@ import time
 import git
 import pytest
 
-from magi_desktop.collectors import SettingsError, build_supervisor, load_settings
+from magi_desktop.collectors import SettingsError, build_supervisor, check_settings, load_plugins, load_settings
 from magi_desktop.workers import BackgroundWorker
 
 
@@ -107,10 +107,24 @@ def test_the_background_worker_ticks_the_supervisor(tmp_path, memory):
     ({"folder": "x"}, "collectors.calendar.settings.folder"),
 ])
 def test_settings_are_checked_against_the_collectors_schema(tmp_path, memory, settings, where):
-    write(memory.path.parent, {"collectors": {"calendar": {"enabled": True, "settings": settings}}})
+    """A collector with a bad setting is unavailable, naming it, and is never run; the others run (one plugin's
+    stricter schema cannot turn every collector off)."""
+    history = tmp_path / ".bash_history"
+    history.write_text("make test\n")
+    write(memory.path.parent, {"collectors": {"calendar": {"enabled": True, "settings": settings},
+                                              "terminal": {"enabled": True, "settings": {"files": [str(history)]}}}})
     with pytest.raises(SettingsError) as caught:
-        build_supervisor(memory, memory.path.parent, env={"MAGI_LOAD_PLUGINS": "calendar"})
+        check_settings(memory.path.parent, load_plugins({"MAGI_LOAD_PLUGINS": "calendar"}).collectors()[0], settings)
     assert caught.value.where == where
+    supervisor, errors = build_supervisor(memory, memory.path.parent, env={"MAGI_LOAD_PLUGINS": "calendar,terminal"})
+    assert errors["collector calendar"].startswith(f"settings not valid: {where}: ")
+    supervisor.tick()
+    assert supervisor.wait_idle()
+    supervisor.stop()
+    health = supervisor.status["calendar"].health
+    assert health["state"] == "unavailable" and health["reason"].startswith(f"settings not valid: {where}: ")
+    assert health["fix"] == "fix them in Settings" and supervisor.status["calendar"].failures == 0
+    assert supervisor.status["terminal"].counts["stored"] == 1
 
 
 def test_a_watched_file_wakes_an_idle_worker(tmp_path, memory):

@@ -21,6 +21,7 @@ class Bookmarks:
         "order": {"type": "string", "enum": ["newest", "oldest"], "default": "newest"},
         "folders": {"type": "array", "items": {"type": "string"}},
         "legacy": {"type": "path", "description": "a plugin's own type word: kept, not checked"},
+        "server": {"type": "object", "properties": {"host": {"type": "string"}}, "required": ["host"]},
     }
     privacy_note = "test"
 
@@ -54,6 +55,7 @@ def test_the_schema_is_json_schema_with_required_titles_and_descriptions_kept():
     ({"max_items": float("nan")}, "max_items", "finite"),
     ({"file": "a\x00b"}, "file", "NUL"),
     ({"colour": "red"}, "colour", "unknown setting"),
+    ({"server": {}}, "server", "'host' is a required property"),    # an object's own required list holds
 ])
 def test_a_bad_setting_is_named_with_the_validators_reason(tmp_path, values, where, words):
     with pytest.raises(SettingsError) as caught:

@@ -27,8 +27,14 @@ def build_supervisor(memory, data_folder, env=None, watch=False):
     plugins = load_plugins(env)
     use_plugin_templates(memory, plugins=plugins)   # what the collectors store reads as its plugin says
     collectors = [c for c in plugins.collectors() if c.name in settings.enabled]
+    # A collector whose settings are wrong is unavailable, saying which and why; the others still run.
+    invalid: dict[str, str] = {}
     for collector in collectors:
-        check_settings(data_folder, collector, settings.enabled[collector.name])
+        try:
+            check_settings(data_folder, collector, settings.enabled[collector.name])
+        except SettingsError as exc:
+            invalid[collector.name] = f"{exc.where}: {str(exc).rsplit(f'{exc.where}: ', 1)[-1]}"
+            plugins.errors[f"collector {collector.name}"] = f"settings not valid: {invalid[collector.name]}"
     for name in sorted(set(settings.enabled) - {c.name for c in collectors}):
         plugins.errors[f"collector {name}"] = "enabled in collectors.json but no plugin registers it"
     for name, error in plugins.errors.items():
@@ -40,7 +46,8 @@ def build_supervisor(memory, data_folder, env=None, watch=False):
         clean(temp_dir(data_folder))   # no collector will run, but one that ran before may have left copies
         return None, plugins.errors
     supervisor = Supervisor(memory, collectors, settings=settings.enabled, exclusions=settings.exclusions,
-                            versions={c.name: plugins.version_of(c.name) for c in collectors})
+                            versions={c.name: plugins.version_of(c.name) for c in collectors},
+                            invalid_settings=invalid)
     supervisor.paused = settings.paused
     if watch:
         try:

@@ -162,8 +162,9 @@ def json_schema(collector: Any) -> dict[str, Any]:
     required: list[str] = []
     for key, spec in dict(getattr(collector, "settings_schema", {}) or {}).items():
         spec = dict(spec) if isinstance(spec, Mapping) else {}
-        if spec.pop("required", False) is True:
-            required.append(key)
+        if isinstance(spec.get("required"), bool):     # the property's own mark; a list is an object's JSON Schema
+            if spec.pop("required"):
+                required.append(key)
         try:
             Draft202012Validator.check_schema({"$schema": JSON_SCHEMA_DIALECT, **spec})
         except SchemaError as exc:
@@ -226,7 +227,9 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
         bad = _not_storable(value)
         if bad:
             raise SettingsError(path, f"collectors.{collector.name}.settings.{key}", bad)
-    errors = [e for e in _validator()(schema).iter_errors(values) if e.validator != "required"]
+    # A required setting unset is said by the collector's health (unavailable), not here; an object's own
+    # required keys are checked like anything else.
+    errors = [e for e in _validator()(schema).iter_errors(values) if e.validator != "required" or e.absolute_path]
     if not errors:
         return
     error = min(errors, key=lambda e: (list(e.absolute_path), e.validator))

@@ -87,7 +87,8 @@ class Supervisor:
                  exclusions: Mapping[str, list[str]] | None = None, queue_size: int = QUEUE_SIZE,
                  max_per_run: int = MAX_PER_RUN, run_timeout: float = RUN_TIMEOUT_SECONDS,
                  quarantine_after: int = QUARANTINE_AFTER, clock: Callable[[], float] = time.time,
-                 temp_root: Path | None = None, versions: Mapping[str, str | None] | None = None):
+                 temp_root: Path | None = None, versions: Mapping[str, str | None] | None = None,
+                 invalid_settings: Mapping[str, str] | None = None):
         self.memory = memory
         self.collectors = {c.name: c for c in collectors}
         # The source types each collector writes: its own, and the extras it lists that are no other
@@ -114,6 +115,8 @@ class Supervisor:
         self.status = {name: CollectorStatus.resumed(name, saved.get(name)) for name in self.collectors}
         # The plugin version each collector comes from: a quarantine ends by itself when it changes (a fix).
         self.versions = {name: (versions or {}).get(name) for name in self.collectors}
+        # Collectors whose settings failed their schema ("collectors.x.settings.y: …"): unavailable until fixed.
+        self.invalid_settings = dict(invalid_settings or {})
         # Collectors' copies of locked files live in the data folder; a crash's leftovers go at start.
         self.temp_root = Path(temp_root) if temp_root is not None else temp_dir(memory.path.parent)
         try:
@@ -332,6 +335,8 @@ class Supervisor:
         times = RunTimes()
         resume: float | None = None    # where a back-fill cut by the throttle goes on (see RunTimes)
         try:
+            if name in self.invalid_settings:
+                raise Unavailable(f"settings not valid: {self.invalid_settings[name]}", "fix them in Settings")
             unset = unset_required(collector, self.settings[name])
             if unset is not None:
                 raise unset
