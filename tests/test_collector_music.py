@@ -198,6 +198,7 @@ def test_a_bus_address_nobody_listens_at_is_unavailable_saying_where(tmp_path):
     with pytest.raises(Unavailable) as caught:
         list(Music(backend=lambda: player_backend("linux", {"DBUS_SESSION_BUS_ADDRESS": gone})).collect(None, Ctx({})))
     assert caught.value.reason.startswith(f"cannot reach the D-Bus session bus at {gone}: ")
+    assert "is not set here" not in caught.value.fix and "session" in caught.value.fix    # it is set: say so
 
 
 def test_systemds_bus_in_the_runtime_folder_is_found_without_the_variable(bus, tmp_path):

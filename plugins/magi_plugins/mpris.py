@@ -26,6 +26,8 @@ _INSTANCE = re.compile(r"\.instance[^.]*$")    # "firefox.instance_1_84", "chrom
 
 NO_BUS_FIX = ("players are read over the desktop session's D-Bus (DBUS_SESSION_BUS_ADDRESS is not set here); "
               "run Magi inside your desktop session, or import a play log in Settings → Music")
+GONE_BUS_FIX = ("the session that bus belonged to may have ended: run Magi inside your current desktop session, or "
+                "import a play log in Settings → Music")
 
 
 class PlayerState(NamedTuple):
@@ -68,7 +70,7 @@ def read_players(address: str, timeout: float = CALL_TIMEOUT_SECONDS, budget: fl
     try:
         connection = open_dbus_connection(bus=address, auth_timeout=timeout)
     except (OSError, RuntimeError, ValueError, KeyError) as exc:     # no socket, refused, an unusable address
-        raise Unavailable(f"cannot reach the D-Bus session bus at {address}: {exc}", NO_BUS_FIX) from None
+        raise Unavailable(f"cannot reach the D-Bus session bus at {address}: {exc}", GONE_BUS_FIX) from None
     players: list[PlayerState] = []
     errors: dict[str, str] = {}
     with connection:
@@ -91,7 +93,7 @@ def read_players(address: str, timeout: float = CALL_TIMEOUT_SECONDS, budget: fl
                 except DBusErrorResponse as exc:
                     errors[player] = f"does not answer over MPRIS: {exc.name}"
         except (OSError, DBusErrorResponse) as exc:       # the bus went away in the middle
-            raise Unavailable(f"the D-Bus session bus at {address} stopped answering: {exc}", NO_BUS_FIX) from None
+            raise Unavailable(f"the D-Bus session bus at {address} stopped answering: {exc}", GONE_BUS_FIX) from None
     return Reading(players, errors)
 
 
