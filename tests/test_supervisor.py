@@ -158,6 +158,11 @@ def test_a_back_fill_out_of_time_order_gets_no_resume_point(memory):
     sup.tick()
     assert sup.wait_idle()
     assert stored(memory) == 500 and memory.plugin_cursor("reversed") is None
+    # It would read the same 500 again every run: its health says so, instead of a quiet "idle".
+    health = sup.status["reversed"].health
+    assert health["state"] == "failing" and health["reason"].startswith("cut at 500 items and cannot go on")
+    assert health["fix"] == "the plugin should save a cursor as it goes (ctx.save_cursor)"
+    assert sup.status["reversed"].failures == 0 and not sup.status["reversed"].quarantined
     sup.stop()
 
 

@@ -330,6 +330,7 @@ class Supervisor:
         self._health[name] = ctx.health
         error = None
         unavailable: Unavailable | None = None
+        throttled = False
         cut = False
         run = None
         times = RunTimes()
@@ -350,7 +351,7 @@ class Supervisor:
                 if yielded >= self.max_per_run:
                     status.counts["throttled"] += 1
                     log.warning("collector %s yielded more than %d payloads in one run; cut", name, self.max_per_run)
-                    cut = True
+                    cut = throttled = True
                     resume = times.resume_point()
                     break
                 yielded += 1
@@ -372,7 +373,8 @@ class Supervisor:
         # Queued while the run still counts as running, so neither wait_idle nor the next run
         # can slip in before it. Only a clean, complete run may fall back to the newest time seen.
         self._put(name, CURSOR, resume if error is None else None, cancelled, final=True,
-                  clean=error is None and unavailable is None and not cut, outcome=(ctx.health, error, unavailable))
+                  clean=error is None and unavailable is None and not cut, outcome=(ctx.health, error, unavailable,
+                                                                      throttled and resume is None))
         with self._lock:
             if self._runs.get(name, (None,))[0] is not threading.current_thread():
                 return  # abandoned as hung; its outcome no longer counts
@@ -426,7 +428,8 @@ class Supervisor:
     def _put(self, name: str, payload: Any, cursor: Any, cancelled: threading.Event, final: bool = False,
              clean: bool = False, outcome: tuple | None = None) -> None:
         """Hand over to the writer, waiting while the queue is full (backpressure). With a payload, ``cursor``
-        is the source it came from; the run's last item carries its ``outcome`` (health, error, unavailable)."""
+        is the source it came from; the run's last item carries its ``outcome`` (health, error, unavailable,
+        cut with no resume point)."""
         item = ((name, CURSOR, cursor, (final, clean, outcome)) if payload is CURSOR
                 else (name, payload, cursor, None))
         while not self._stop.is_set():
@@ -471,10 +474,17 @@ class Supervisor:
         stored = self._stored.pop(name, Counter())
         if outcome is None:
             return
-        health, error, unavailable = outcome
+        health, error, unavailable, stuck = outcome
         if getattr(health, "abandoned", False):
             return
-        self.status[name].health = health.summary(stored, error=error, unavailable=unavailable, now=self.clock())
+        summary = health.summary(stored, error=error, unavailable=unavailable, now=self.clock())
+        if stuck and name not in self._keeps_cursor and error is None:
+            # Cut by the throttle, out of time order and without a cursor of its own: the next run reads the
+            # same items again, for ever. Not the user's doing, but theirs to know (and the plugin author's).
+            summary.update(state=FAILING, fix="the plugin should save a cursor as it goes (ctx.save_cursor)",
+                           reason=f"cut at {self.max_per_run:,} items and cannot go on from there: it reads "
+                                  "newest first and saves no cursor")
+        self.status[name].health = summary
 
     def _flush(self, pending: list[tuple[str, dict, str]]) -> None:
         if not pending:
