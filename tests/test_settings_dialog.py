@@ -197,12 +197,16 @@ def test_settings_show_each_schema_property_by_its_title_help_default_and_whethe
     fields["labels"].widget.setText('{"Work": "job"}')
     assert dialog.save(), dialog.error.text()
     saved = load_settings(tmp_path / "data").enabled["bookmarks"]
-    assert saved == {"file": "~/bookmarks.html", "min_visits": 3, "weights": [1.0, 2.5], "with_tags": True,
-                     "labels": {"Work": "job"}}
+    # What the user left as shown (the defaults 3 and True) stays unset: the plugin's default applies, and a later
+    # version's default too.
+    assert saved == {"file": "~/bookmarks.html", "weights": [1.0, 2.5], "labels": {"Work": "job"}}
     again = SettingsDialog(tmp_path / "data", [Bookmarks()])
     qtbot.addWidget(again)
     assert again.boxes["bookmarks"].fields["labels"].widget.text() == '{"Work": "job"}'
     assert again.boxes["bookmarks"].fields["weights"].widget.toPlainText() == "1.0\n2.5"
+    again.boxes["bookmarks"].fields["min_visits"].widget.setValue(5)          # changed: now the user's own
+    assert again.save(), again.error.text()
+    assert load_settings(tmp_path / "data").enabled["bookmarks"]["min_visits"] == 5
 
 
 def test_a_builtin_collectors_settings_read_by_their_titles_and_the_label_column_lines_up(qtbot, tmp_path):

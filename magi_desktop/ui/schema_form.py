@@ -63,9 +63,16 @@ class SettingField:
     row: QWidget
     label: QLabel
     help: QLabel | None
+    unset: bool = False          # the user had not set it: a field left as shown stays unset
+    shown: Any = None            # what the field showed then (the default, or a spin box's 0)
 
     def value(self, where: str) -> Any:
-        """What the field holds, typed; None when left empty (the plugin's default applies)."""
+        """What the field holds, typed; None when left empty — or, for a setting the user never set, left as it
+        showed (the default): the plugin's default applies, and a later version's default too."""
+        held = self._held(where)
+        return None if self.unset and held == self.shown else held
+
+    def _held(self, where: str) -> Any:
         widget = self.widget
         if isinstance(widget, QCheckBox):
             return widget.isChecked()
@@ -150,4 +157,7 @@ def setting_field(key: str, raw_spec: Any, value: Any) -> SettingField:
     label = QLabel(label_text(key, spec) + ":")
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setBuddy(widget)
-    return SettingField(key, kind, spec, widget, row, label, help_label)
+    field = SettingField(key, kind, spec, widget, row, label, help_label, unset=value is None)
+    if value is None:
+        field.shown = field._held(key)
+    return field
