@@ -460,6 +460,11 @@ class Supervisor:
             if payload is CURSOR:
                 self._flush(pending)          # everything yielded before the cursor is stored first
                 final, clean, outcome = flags
+                if final and outcome is not None and getattr(outcome[0], "abandoned", False):
+                    # A hung run ending late: the collector may be running again since its release, and this
+                    # run's end must not take that run's counts or cursor flags.
+                    self._queue.task_done()
+                    continue
                 self._store_cursor(name, cursor, final, clean)
                 if final:
                     self._record_health(name, outcome)
