@@ -74,6 +74,9 @@ def test_someone_elses_commit_does_not_answer_what_the_user_did(memory):
     answers = {f.text: f.answers for f in mine.findings if f.layer == "L1"}
     assert answers == {"Git: Committed to falcon on branch main: “Add the CSV export”": True,
                        "Git: Ana committed to falcon on branch main: “Fix the login page”": False}
+    # The graph's edges too: Ana's is hers (its speaker), and does not answer what the user did.
+    edges = {f.text.split(" (")[0]: (f.speaker, f.answers) for f in mine.findings if f.event_id.startswith("edge:")}
+    assert edges == {"the user committed to falcon": (None, True), "Ana committed to falcon": ("Ana", False)}
     theirs = memory.query("what did Ana commit?", now=T0 + 3600)
     assert [(f.text, f.speaker) for f in theirs.findings if f.layer == "L1" and f.answers] == [
         ("Git: Ana committed to falcon on branch main: “Fix the login page”", "Ana")]

@@ -10,6 +10,7 @@ from typing import Final
 
 #: The user's own entity's name key: what "I" and "my" resolve to, the subject of self-reports (§4, §6).
 SELF_KEY: Final = "@user"
+SELF_NAME: Final = "the user"     # the name the user's own entity has until they give it theirs
 
 #: The statuses of an edge or assertion that still holds; retired ones (overwritten, expired, superseded,
 #: user_denied) are history (§6: "status tentative → corroborated → stable; retired as …"). A tuple, so

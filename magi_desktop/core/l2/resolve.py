@@ -20,7 +20,7 @@ from ..store import entities
 from ..store.connection import Connection
 from ..store.entities import name_key
 from ..store.search import nearest_entities
-from .constants import SELF_KEY
+from .constants import SELF_KEY, SELF_NAME
 from .tasks import DISAMBIGUATE, ENTITY_TYPES
 
 MIN_ENTITY_CONFIDENCE = 0.5
@@ -28,7 +28,6 @@ MIN_DISAMBIGUATION_CONFIDENCE = 0.5
 CANDIDATE_POOL = 20
 MIN_POOL_KEY_CHARS = 3
 POOL_SIMILARITY = 0.6         # a name this close in meaning joins the candidate pool (never decides identity)
-SELF_NAME = "the user"
 
 # Loose type names models (and plugins) use, mapped onto the controlled vocabulary.
 TYPE_SYNONYMS = {

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..l2.constants import LIVE, SELF_KEY
+from ..l2.constants import LIVE, SELF_KEY, SELF_NAME
 from ..store import assertions, graph, l1, search
 from ..store import entities as store_entities
 from ..store import episodes as store_episodes
@@ -210,7 +210,9 @@ class L2Recall:
             text = f"{subject} {verb} {obj} ({detail}; {observations} observation(s), confidence {confidence:.2f})"
             out.append(self._finding(f"edge:{tid}", "edge", tid, text, min(last, ctx.now),
                                      fit * confidence * (1.0 if current else HISTORY_FACTOR),
-                                     "current" if current else "history", "l2_graph", ctx.now))
+                                     "current" if current else "history", "l2_graph", ctx.now,
+                                     # Whose edge it is: "Ana committed to falcon" is Ana's doing, not the user's.
+                                     speaker=None if subject == SELF_NAME else subject))
         return out
 
     def _edge_object(self, tid: str) -> str | None:
@@ -287,7 +289,7 @@ class L2Recall:
     # ---------------------------------------------------------------- helpers
 
     def _finding(self, ref: str, kind: str, key, text: str, at: float, score: float, status: str, path: str,
-                 now: float) -> Finding:
+                 now: float, speaker: str | None = None) -> Finding:
         # Only the evidence visible as of now, and inside the question's window if it has one.
         start, end = (self.window.start, self.window.end) if self.window is not None else (float("-inf"), now + 1)
         evidence = visible_evidence(self.conn, kind, str(key), now, start, end)
@@ -295,7 +297,8 @@ class L2Recall:
                        session_id=evidence[-1][3] if evidence else None, author="memory",
                        evidence_class=evidence[-1][2] if evidence else "derived", score=score, event_id=ref,
                        supporting_event_ids=[e[0] for e in evidence],
-                       supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=[path], status=status)
+                       supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=[path], status=status,
+                       speaker=speaker)
 
     @staticmethod
     def _in_time(finding: Finding, temporal: TemporalIntent, anchor_at: float | None) -> bool:

@@ -255,6 +255,8 @@ def speaks_for_another(finding: Finding, user_names: frozenset[str]) -> bool:
     and their doing is not the user's, so it does not answer a question about the user."""
     if finding.layer == "L1" and finding.author == "external" and finding.speaker:
         return name_key(finding.speaker) not in user_names
+    if finding.layer == "L2" and finding.source == "l2" and finding.speaker:     # an edge of someone else's
+        return name_key(finding.speaker) not in user_names
     if finding.layer != "L1" or finding.source != "chat" or not finding.speaker:
         return False    # "Calendar: …" is how a sensor's event reads; "Dinner: I cooked…" names no speaker
     name = prefixed_name(finding.text)
