@@ -339,3 +339,18 @@ def test_vector_path_respects_scope_and_now(loaded):
 def test_entity_links_are_written_at_ingest(loaded):
     rows = entity_links(loaded.db.reader())
     assert ("m1", "Debussy", 1.0) in rows and ("m2", "Debussy", 1.0) in rows
+
+
+def test_a_day_summary_mostly_outside_the_questions_day_is_left_out():
+    """Asked "yesterday" in UTC+14 while the summaries keep UTC days: the UTC day that is mostly the user's today
+    is not yesterday's (tests/test_real_life.py met it between 00:00 and 03:30 UTC only)."""
+    from magi_desktop.core.retrieval.summaries import _mostly_elsewhere
+    from magi_desktop.core.retrieval.temporal import Window
+
+    day = 86400.0
+    yesterday = Window(30 * day - 14 * 3600, 31 * day - 14 * 3600, "yesterday")       # local midnight to midnight
+    row = lambda start, end, stype="temporal": (1, stype, None, "day", "t", "c", start, end)  # noqa: E731
+    assert _mostly_elsewhere(row(30 * day, 31 * day), yesterday)              # 10 of its 24 hours inside
+    assert not _mostly_elsewhere(row(29 * day, 30 * day), yesterday)          # 14 of 24: mostly yesterday
+    assert not _mostly_elsewhere(row(0, 60 * day), yesterday)                 # longer than the window: ranked
+    assert not _mostly_elsewhere(row(30 * day, 31 * day, "thematic"), yesterday)

@@ -41,6 +41,15 @@ def question_window(temporal: TemporalIntent, now: float) -> Window:
     return Window(now - RECENT_DAYS * 86400.0, now, "the last week")
 
 
+def _mostly_elsewhere(row, window: Window) -> bool:
+    """A temporal summary no longer than the question's window that lies mostly outside it: a day summary of the
+    machine's calendar day, asked "yesterday" in a zone many hours away, tells more of today than of yesterday."""
+    _, stype, _, _, _, _, start, end = row
+    if stype != "temporal" or end - start <= 0 or end - start > window.end - window.start:
+        return False
+    return (min(end, window.end) - max(start, window.start)) / (end - start) < 0.5
+
+
 class L3Recall:
     def __init__(self, conn: Connection):
         self.conn = conn
@@ -64,6 +73,8 @@ class L3Recall:
         rows = store_summaries.summary_rows(self.conn, [sid for sid, _ in fused])
         scored = []
         for sid, score in fused:
+            if temporal.window is not None and _mostly_elsewhere(rows[sid], window):
+                continue
             if category is not None and rows[sid][2] == category:
                 score *= CATEGORY_BOOST
             scored.append((sid, score))
