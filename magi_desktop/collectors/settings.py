@@ -16,6 +16,7 @@ names the bad field; the app then runs no collector rather than guessing.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -245,6 +246,7 @@ def check_settings(data_folder: Path, collector: Any, values: dict[str, Any]) ->
     raise SettingsError(path, where, message)
 
 
+@functools.cache
 def _validator() -> Any:
     """Draft 2020-12, except that an integer setting is an int: JSON Schema takes 3.0 for one, and a plugin's
     ``range(ctx.settings["days"])`` would then fail in the collector instead of in the user's settings."""

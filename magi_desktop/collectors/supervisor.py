@@ -99,6 +99,8 @@ class Supervisor:
                          for c in collectors}
         # What a run sees: the user's settings over the defaults the collector declares.
         self.settings = {name: with_defaults(c, (settings or {}).get(name, {})) for name, c in self.collectors.items()}
+        # Settings hold for the supervisor's life: whether a required one is unset is known once, not each run.
+        self._unset = {name: unset_required(c, self.settings[name]) for name, c in self.collectors.items()}
         self.exclusions = {kind: exclusion_forms(kind, values) for kind, values in (exclusions or {}).items()}
         # Domains and paths are also looked for in everything a payload says (a window title naming
         # the bank, a `curl` of it, a command run in an excluded folder), whichever plugin made it.
@@ -247,20 +249,18 @@ class Supervisor:
             self.status[name].counts["cancelled"] += 1
             return True
 
-    def release(self, name: str) -> bool:
-        """Lift a quarantine, for every process (the user released the collector); True if it was quarantined."""
+    def release(self, name: str, upgraded_to: str | None = None) -> bool:
+        """Lift a quarantine, for every process (the user released the collector, or its plugin was
+        ``upgraded_to`` a new version: the versions that failed are then kept); True if it was quarantined."""
         was = self.status[name].quarantined
         try:
-            was = self.memory.release_collector(name) or was
+            was = self.memory.collector_state.release(name, upgraded_to=upgraded_to) or was
         except Exception:  # the database is unavailable: this process releases it still
             log.warning("could not save the release of collector %s", name, exc_info=True)
-        self._released(name)
-        return was
-
-    def _released(self, name: str) -> None:
         with self._lock:
             status = self.status[name]
             status.quarantined, status.failures, status.next_run_at = False, 0, 0.0
+        return was
 
     def _sync_guards(self) -> None:
         """Take the memory's word on failures and quarantine: another process may have quarantined a collector
@@ -279,11 +279,7 @@ class Supervisor:
             if guard["quarantined"] and version is not None and version not in failed_versions:
                 log.warning("collector %s released from quarantine: its version is now %s (%s failed)", name,
                             version, ", ".join(map(str, failed_versions)))
-                try:
-                    self.memory.collector_state.release(name, upgraded_to=version)
-                except Exception:  # the database is unavailable: this process releases it still
-                    log.warning("could not save the release of collector %s", name, exc_info=True)
-                self._released(name)
+                self.release(name, upgraded_to=version)
                 continue
             with self._lock:
                 if guard["quarantined"] and not status.quarantined:
@@ -338,7 +334,7 @@ class Supervisor:
         try:
             if name in self.invalid_settings:
                 raise Unavailable(f"settings not valid: {self.invalid_settings[name]}", "fix them in Settings")
-            unset = unset_required(collector, self.settings[name])
+            unset = self._unset[name]
             if unset is not None:
                 raise unset
             since = self.memory.plugin_cursor(name)
