@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from .errors import InvalidInput
 from .l2 import endings, episodes, snapshots
 from .l2.maintenance import drop_orphans
+from .store import activity_blocks
 from .store import forgetting as forget_rows
 from .store.connection import Connection
 from .store.entities import name_key
@@ -63,6 +64,10 @@ def find_targets(conn: Connection, *, event_ids=None, source_item_ids=None, enti
     events = forget_rows.event_rowids_matching(conn, event_ids=event_ids, source_item_ids=source_item_ids,
                                                source=source, start=start, end=end,
                                                entity_key=name_key(entity) if entity else None, entity_ids=entities)
+    if event_ids or source_item_ids:
+        # An activity block named by id stands for its members: forgetting it forgets the visits it counts.
+        events = sorted(set(events) | set(activity_blocks.member_rowids_of_blocks(
+            conn, activity_blocks.blocks_touching(conn, events, members=False))))
     traces: list[int] = []
     if not entity:      # an entity names no trace: those are kept
         traces = forget_rows.trace_rowids_matching(conn, event_ids=event_ids, source_item_ids=source_item_ids,
@@ -95,7 +100,10 @@ class Removed:
 def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = None) -> Removed:
     """Inside the caller's write transaction: remove these L1 events and what depends on them."""
     now = time.time() if now is None else now
-    rowids = list(rowids)
+    # A block quotes its members' titles: it goes with any of them (core/aggregation/fold.py ``refold`` renders
+    # it again from the members left, once the forget is done).
+    rowids = sorted(set(rowids) | set(activity_blocks.live_rowids_of_blocks(
+        conn, activity_blocks.blocks_touching(conn, list(rowids)))))
     before = _counts(conn)
     rows = forget_rows.events_of_rowids(conn, rowids)
     if not rows:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any, Generic, Literal, TypeVar, overload
 
 from . import extraction, l2, l4
+from .aggregation import fold as aggregation
 from .contracts import IngestResult, MemoryEvent
 from .embed import Embedder, resolve_embedder
 from .errors import InvalidInput, MemoryUnavailable
@@ -123,7 +124,7 @@ class Memory:
         self.agents = AgentDesk(db, self.fact_book)
         self.transfer = Transfer(db, lock=lock, linker=linker, normalize=self._normalize,
                                  belief_review=self.belief_review, notify=self._notify)
-        self.forgetting = Forgetting(db, lock=lock, linker=linker, l0=self._l0)
+        self.forgetting = Forgetting(db, lock=lock, linker=linker, l0=self._l0, normalize=self._normalize)
         self.redactor = Redactor(db, lock=lock, linker=linker, normalize=self._normalize, notify=self._notify)
         self.statistics = Statistics(db, embedder, llm, vectors_ready=ready, l0=self._l0,
                                      collector_state=self.collector_state, storage=self.storage,
@@ -389,6 +390,21 @@ class Memory:
         """Lift a collector's quarantine for every process (``magi plugins --release``, Settings); True if it was
         quarantined."""
         return self.collector_state.release(name)
+
+    # -------------------------------------------------- activity blocks (core/aggregation)
+
+    def aggregation_settings(self) -> dict[str, bool]:
+        """Each aggregation rule (``browser``, ``terminal``, ``music``) and whether it folds new events into
+        hourly activity blocks (default: on)."""
+        return aggregation.settings(self.db.reader())
+
+    def set_aggregation(self, rule: str, enabled: bool) -> None:
+        """Turn a rule's folding on or off for what is ingested from now on (stored blocks stay, and so do all
+        members). :class:`InvalidInput` for a rule that does not exist."""
+        if not isinstance(enabled, bool):
+            raise InvalidInput("enabled must be true or false")
+        with self.db.transaction() as conn:
+            aggregation.set_enabled(conn, rule, enabled)
 
     # -------------------------------------------------- agents (AgentDesk)
 

@@ -157,6 +157,21 @@ BUILTIN_TEMPLATES: dict[tuple[str, str], Template] = {
     (ANY_SOURCE, "git_branch_created"): Template((
         "Created branch {branch} in {repo}",
     )),
+    # Activity blocks (core/aggregation): the many visits, commands or plays of one topic in one hour.
+    (ANY_SOURCE, "browse_site"): Template((
+        "Browsed {domain}: {visits} visits from {first_at:time} to {last_at:time} — {top}",
+        "Browsed {domain}: {visits} visits",
+    )),
+    (ANY_SOURCE, "run_commands"): Template((
+        "Ran {program} {commands} times from {first_at:time} to {last_at:time}: {top}",
+        "Ran {program} {commands} times",
+    )),
+    (ANY_SOURCE, "listen_artist"): Template((
+        "Listened to {artist_name}: {plays} plays for {total_sec:duration} from {first_at:time} to {last_at:time} "
+        "— {top}",
+        "Listened to {artist_name}: {plays} plays from {first_at:time} to {last_at:time} — {top}",
+        "Listened to {artist_name}: {plays} plays",
+    )),
     (ANY_SOURCE, "use_app"): Template((
         "Used {app_name} for {duration_sec:duration} (“{window_title}”)",
         "Used {app_name} for {duration_sec:duration}",

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..llm.base import LLMError, LLMProvider, Task
+from ..store import activity_blocks, l1
 from ..store import entities as store_entities
-from ..store import l1
 from ..store.connection import Connection
 from .compress import compress
 
@@ -84,8 +84,10 @@ def _topic(source: str, metadata: str | None) -> str:
 
 
 def window_events(conn: Connection, start: float, end: float) -> list[WindowEvent]:
+    """The window's events, an activity block counted in place of its members (core/aggregation)."""
     rows = l1.events_of_classes_between(conn, INCLUDED_CLASSES, start, end)
-    return [WindowEvent(r[0], r[1], r[2], r[3], r[4], r[5], _topic(r[2], r[6])) for r in rows]
+    folded = activity_blocks.folded_members_between(conn, start, end)
+    return [WindowEvent(r[0], r[1], r[2], r[3], r[4], r[5], _topic(r[2], r[6])) for r in rows if r[0] not in folded]
 
 
 def fingerprint(events: list[WindowEvent]) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..store import l1
+from ..store import activity_blocks, l1
 from ..store.connection import Connection
 from .pack import FINDING_TEXT_CHARS, Finding
 from .paths import QueryContext
@@ -96,7 +96,9 @@ class WindowListing:
         # Visible: recorded by now. A window still to come ("tomorrow") lists its plans; any other lists what
         # happened, not a plan for later today.
         ahead = getattr(window, "ahead", False)
-        where = l1.window_filter(ctx.scopes, window.start, window.end, ctx.now, ahead)
+        # An activity block is listed in place of the visits it counts (core/aggregation).
+        where = activity_blocks.unfolded(l1.window_filter(ctx.scopes, window.start, window.end, ctx.now, ahead),
+                                         ctx.now)
         counts = l1.events_per_source(self.conn, where)
         if not counts:
             return Listing(window.label, [], {})

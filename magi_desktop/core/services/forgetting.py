@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import forget_job
+from ..aggregation.fold import Normalize, refold
 from ..errors import MemoryUnavailable
 from ..l0 import WorkingMemory
 from ..scrub import ScrubReport, scrub
@@ -29,8 +30,10 @@ BREATHER_SECONDS = 0.1
 
 
 class Forgetting:
-    def __init__(self, db: Database, *, lock: threading.Lock, linker: EntityLinker, l0: WorkingMemory) -> None:
+    def __init__(self, db: Database, *, lock: threading.Lock, linker: EntityLinker, l0: WorkingMemory,
+                 normalize: Normalize | None = None) -> None:
         self.db = db
+        self.normalize = normalize      # activity blocks that lost members are rendered again with it
         self.lock = lock                # the process lock: a chunk never runs inside a background batch
         self.linker = linker            # its cache is dropped after a chunk (entities may be gone)
         self.l0 = l0                    # the working memory of the forgotten sessions ends
@@ -122,6 +125,7 @@ class Forgetting:
             if not self._delete_chunks(receipt_id, deadline):
                 log.info("forget receipt %d: the rest is deleted in the background", receipt_id)
                 return ScrubReport(done=False, waiting_for="rows still to delete")
+            self._refold_blocks()
             return self._scrub_forgotten()
         finally:
             try:
@@ -129,6 +133,18 @@ class Forgetting:
                     forget_job.release(conn, [receipt_id])
             finally:
                 self._forgets_running.discard(receipt_id)
+
+    def _refold_blocks(self) -> None:
+        """The activity blocks the forget took with their members are stored again from the members left."""
+        if self.normalize is None:
+            return
+        with self.lock:
+            try:
+                with self.db.transaction() as conn:
+                    self.linker.link(conn, refold(conn, self.normalize, time.time()))
+            except BaseException:
+                self.linker.reset()
+                raise
 
     def _delete_chunks(self, receipt_id: int, deadline: float | None = None) -> bool:
         """Delete the job's rows chunk by chunk; False when ``deadline`` came first."""

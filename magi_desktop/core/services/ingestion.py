@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from .. import l4, retries
+from ..aggregation.fold import fold as fold_into_blocks
 from ..contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, tool_run_of
 from ..errors import InvalidInput
 from ..ingest import L0_ONLY, RUNTIME_TRACE
@@ -146,6 +147,8 @@ class Ingestion:
                         settle_speakers(conn, inserted, self.linker.link)   # "Name: text" turns (speakers.py)
                         index_mentioned_times(conn, inserted)   # "last month I …" (mentioned_times.py)
                         self.linker.link(conn, inserted)
+                        # Visits, commands, plays folded into their hour's activity blocks (core/aggregation).
+                        self.linker.link(conn, fold_into_blocks(conn, inserted, self.normalize, now))
                     for (position, _event), outcome in zip(placed, stored, strict=True):
                         results[position] = IngestResult(
                             event_id=outcome.event_id, duplicate=outcome.duplicate, target=outcome.target,

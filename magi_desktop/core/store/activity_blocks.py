@@ -1,0 +1,169 @@
+"""The queries of activity blocks (migration 0026, :mod:`..aggregation`): block descriptors, their members,
+the user's settings, and the clause that keeps a folded member out of window lists.
+
+Plain functions over a connection; writes run inside the caller's write transaction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from ..aggregation.rules import Member
+from .connection import Connection, placeholders
+from .l1 import EventFilter
+
+_CHUNK = 500
+
+
+class Block(NamedTuple):
+    id: int
+    source: str
+    natural_key: str
+    rule: str
+    source_code: str
+    topic: str
+    hour: float
+
+
+class NewMember(NamedTuple):
+    rowid: int
+    occurred_at: float
+    recorded_at: float
+    label: str
+    seconds: float | None
+
+
+_BLOCK_COLUMNS = "id, source, natural_key, rule, source_code, topic, hour"
+
+
+def block_ids(conn: Connection, blocks: Iterable[tuple[str, str, str, str, str, float]]) -> dict[tuple[str, str], int]:
+    """The id of each (source, natural_key, rule, source_code, topic, hour) block, made where missing."""
+    ids: dict[tuple[str, str], int] = {}
+    for source, key, rule, source_code, topic, hour in blocks:
+        conn.execute("INSERT OR IGNORE INTO activity_blocks (source, natural_key, rule, source_code, topic, hour) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", (source, key, rule, source_code, topic, hour))
+        ids[(source, key)] = conn.execute("SELECT id FROM activity_blocks WHERE source = ? AND natural_key = ?",
+                                          (source, key)).fetchone()[0]
+    return ids
+
+
+def add_members(conn: Connection, members: Sequence[tuple[int, NewMember]]) -> None:
+    """File new members (block id, member) under their blocks; a member already filed stays where it is."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO activity_block_members (member_rowid, block_id, occurred_at, recorded_at, label, "
+        "seconds) VALUES (?, ?, ?, ?, ?, ?)",
+        [(m.rowid, block_id, m.occurred_at, m.recorded_at, m.label, m.seconds) for block_id, m in members])
+
+
+def blocks_by_id(conn: Connection, ids: Sequence[int]) -> list[Block]:
+    found: list[Block] = []
+    for first in range(0, len(ids), _CHUNK):
+        chunk = list(ids[first:first + _CHUNK])
+        found += [Block(*row) for row in conn.execute(
+            f"SELECT {_BLOCK_COLUMNS} FROM activity_blocks WHERE id IN ({placeholders(len(chunk))}) ORDER BY id",
+            chunk)]
+    return found
+
+
+def members_of(conn: Connection, block_id: int) -> list[Member]:
+    """A block's stored members, soonest first."""
+    return [Member(*row) for row in conn.execute(
+        "SELECT e.event_id, m.occurred_at, m.recorded_at, m.label, m.seconds FROM activity_block_members m "
+        "JOIN fact_events e ON e.id = m.member_rowid WHERE m.block_id = ? ORDER BY m.occurred_at, e.event_id",
+        (block_id,))]
+
+
+def live_block_rowid(conn: Connection, block: Block) -> int | None:
+    """The fact_events row of the block's live version, if one is stored."""
+    row = conn.execute("SELECT id FROM fact_events WHERE source = ? AND natural_key = ?",
+                       (block.source, block.natural_key)).fetchone()
+    return row[0] if row else None
+
+
+def drop_blocks(conn: Connection, ids: Sequence[int]) -> None:
+    """Remove block descriptors (their member rows go by cascade; the members' events stay)."""
+    conn.executemany("DELETE FROM activity_blocks WHERE id = ?", [(i,) for i in ids])
+
+
+# ------------------------------------------------------------------ what forget reads
+
+def blocks_touching(conn: Connection, rowids: Sequence[int], *, members: bool = True) -> list[int]:
+    """The blocks whose live versions these events are, and (``members``) those they are members of, by id."""
+    found: set[int] = set()
+    for first in range(0, len(rowids), _CHUNK):
+        chunk = list(rowids[first:first + _CHUNK])
+        marks = placeholders(len(chunk))
+        found.update(r[0] for r in conn.execute(
+            "SELECT k.id FROM activity_blocks k JOIN fact_events e ON e.source = k.source AND "
+            f"e.natural_key = k.natural_key WHERE e.id IN ({marks})", chunk))
+        if members:
+            found.update(r[0] for r in conn.execute(
+                f"SELECT block_id FROM activity_block_members WHERE member_rowid IN ({marks})", chunk))
+    return sorted(found)
+
+
+def live_rowids_of_blocks(conn: Connection, block_ids: Sequence[int]) -> list[int]:
+    """The fact_events rows of these blocks' live versions."""
+    found: list[int] = []
+    for first in range(0, len(block_ids), _CHUNK):
+        chunk = list(block_ids[first:first + _CHUNK])
+        found += [r[0] for r in conn.execute(
+            "SELECT e.id FROM activity_blocks k JOIN fact_events e ON e.source = k.source AND "
+            f"e.natural_key = k.natural_key WHERE k.id IN ({placeholders(len(chunk))})", chunk)]
+    return found
+
+
+def member_rowids_of_blocks(conn: Connection, block_ids: Sequence[int]) -> list[int]:
+    found: list[int] = []
+    for first in range(0, len(block_ids), _CHUNK):
+        chunk = list(block_ids[first:first + _CHUNK])
+        found += [r[0] for r in conn.execute(
+            f"SELECT member_rowid FROM activity_block_members WHERE block_id IN ({placeholders(len(chunk))})",
+            chunk)]
+    return found
+
+
+def blocks_without_live_version(conn: Connection, min_members: int) -> list[int]:
+    """Blocks whose live version is gone (forget removed it) that have no member left or at least
+    ``min_members``: to drop, or to render again from the members they still have."""
+    return [r[0] for r in conn.execute(
+        "SELECT k.id FROM activity_blocks k WHERE NOT EXISTS (SELECT 1 FROM fact_events e WHERE e.source = k.source "
+        "AND e.natural_key = k.natural_key) AND ((SELECT count(*) FROM activity_block_members m WHERE "
+        "m.block_id = k.id) NOT BETWEEN 1 AND ? - 1) ORDER BY k.id", (min_members,))]
+
+
+# ------------------------------------------------------------------ what window lists and summaries read
+
+def unfolded(where: EventFilter, now: float) -> EventFilter:
+    """``where`` without the events a block visible by ``now`` stands for (``fact_events`` unaliased), so a
+    listing counts the block and not its members again. A member whose block is not stored (yet) is itself."""
+    return EventFilter(
+        where.clause + " AND NOT EXISTS (SELECT 1 FROM activity_block_members m JOIN activity_blocks k ON "
+        "k.id = m.block_id JOIN fact_events b ON b.source = k.source AND b.natural_key = k.natural_key "
+        "WHERE m.member_rowid = fact_events.id AND b.recorded_at <= ?)", [*where.args, now])
+
+
+def folded_members_between(conn: Connection, start: float, end: float) -> set[int]:
+    """Rowids of the members in [start, end) whose block is stored (L3 counts the block instead)."""
+    return {r[0] for r in conn.execute(
+        "SELECT m.member_rowid FROM activity_block_members m JOIN activity_blocks k ON k.id = m.block_id "
+        "WHERE m.occurred_at >= ? AND m.occurred_at < ? AND EXISTS (SELECT 1 FROM fact_events b WHERE "
+        "b.source = k.source AND b.natural_key = k.natural_key)", (start, end))}
+
+
+def member_count(conn: Connection) -> int:
+    return conn.execute("SELECT count(*) FROM activity_block_members").fetchone()[0]
+
+
+# ------------------------------------------------------------------ settings
+
+def stored_settings(conn: Connection) -> dict[str, bool]:
+    return {rule: bool(enabled) for rule, enabled in conn.execute("SELECT rule, enabled FROM aggregation_settings")}
+
+
+def save_setting(conn: Connection, rule: str, enabled: bool, now: float | None = None) -> None:
+    conn.execute("INSERT INTO aggregation_settings (rule, enabled, updated_at) VALUES (?, ?, ?) ON CONFLICT (rule) "
+                 "DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at",
+                 (rule, int(enabled), time.time() if now is None else now))

@@ -1,0 +1,36 @@
+-- Activity blocks (issue 20, item 3; architecture §16 "Aggregation and tiers"): high-frequency, low-value
+-- events (page visits, terminal commands, plays) are folded into one L1 event per topic and hour. The block
+-- is an ordinary fact_events row with a natural key (each new member stores a new version of it,
+-- store/supersede.py); these tables say which members it stands for, so window lists and summaries count
+-- the block instead of its members, and forget can re-render or drop it (core/aggregation).
+
+-- One row per (source, block natural key): what the block is about, stable across its versions.
+CREATE TABLE activity_blocks (
+    id          INTEGER PRIMARY KEY,
+    source      TEXT    NOT NULL,
+    natural_key TEXT    NOT NULL,
+    rule        TEXT    NOT NULL,            -- the aggregation rule (and setting) that made it: browser, terminal …
+    source_code TEXT    NOT NULL,            -- the members' activity.source_code
+    topic       TEXT    NOT NULL,            -- the cluster: a domain, a program, an artist
+    hour        REAL    NOT NULL,            -- the start of its clock hour (UTC)
+    UNIQUE (source, natural_key)
+);
+
+-- A member belongs to one block; it goes with its event (forget), and what the block shows of it is kept
+-- here so a new version is rendered without reading every member's metadata again.
+CREATE TABLE activity_block_members (
+    member_rowid INTEGER PRIMARY KEY REFERENCES fact_events (id) ON DELETE CASCADE,
+    block_id     INTEGER NOT NULL REFERENCES activity_blocks (id) ON DELETE CASCADE,
+    occurred_at  REAL    NOT NULL,
+    recorded_at  REAL    NOT NULL,
+    label        TEXT    NOT NULL,           -- what the block counts it under: a page title, a command, a track
+    seconds      REAL                        -- how long it lasted, where the member says (a play)
+);
+CREATE INDEX activity_block_members_block ON activity_block_members (block_id);
+
+-- The user's choice per rule (absent: the rule's default, core/aggregation/rules.py).
+CREATE TABLE aggregation_settings (
+    rule       TEXT    PRIMARY KEY,
+    enabled    INTEGER NOT NULL,
+    updated_at REAL    NOT NULL
+);
