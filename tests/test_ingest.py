@@ -85,7 +85,9 @@ def test_ids_that_differ_only_in_a_secret_are_different_events(memory):
     first, second = memory.ingest(a), memory.ingest(b)
     assert not second.duplicate and second.event_id != first.event_id
     assert memory.ingest(b).duplicate  # replay still dedupes
-    rows = [(r["source_item_id"], r["idempotency_key"]) for r in event_rows(memory.db.reader())]
+    # (The two visits also make an activity block of their site's hour, test_aggregation.py: not looked at here.)
+    rows = [(r["source_item_id"], r["idempotency_key"]) for r in event_rows(memory.db.reader())
+            if r["event_id"] in (first.event_id, second.event_id)]
     assert [item for item, _ in rows] == ["https://music.example.com/play?sid=[REDACTED]"] * 2
     assert all(key.startswith("hmac:") and "1001" not in key and "2002" not in key for _, key in rows)
 

@@ -113,6 +113,18 @@ def rule_named(name: str) -> Rule | None:
     return _BY_NAME.get(name)
 
 
+_BY_BLOCK_ACTION = {rule.block_action: rule for rule in RULES}
+
+
+def block_weight(timeline: Mapping[str, Any]) -> int:
+    """How many events a stored event stands for: an activity block its members (from its ``timeline``
+    metadata), any other event itself."""
+    activity, provenance = timeline.get("activity") or {}, timeline.get("provenance") or {}
+    rule = _BY_BLOCK_ACTION.get(activity.get("action_code")) if activity.get("object_code") == BLOCK_OBJECT else None
+    count = provenance.get(rule.count_field) if rule is not None else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+
+
 def hour_of(timestamp: float) -> float:
     return float(int(timestamp // HOUR) * HOUR)
 

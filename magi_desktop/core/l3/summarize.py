@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..aggregation.rules import block_weight
 from ..llm.base import LLMError, LLMProvider, Task
 from ..store import activity_blocks, l1
 from ..store import entities as store_entities
@@ -38,6 +39,7 @@ class WindowEvent:
     evidence_class: str
     content: str
     topic: str
+    weight: int = 1          # the events it stands for: an activity block counts its members once (core/aggregation)
 
 
 @dataclass
@@ -71,11 +73,16 @@ SUMMARIZE = Task(
 )
 
 
-def _topic(source: str, metadata: str | None) -> str:
+def _timeline(metadata: str | None) -> dict:
     try:
-        provenance = json.loads(metadata or "{}").get("timeline", {}).get("provenance", {})
+        timeline = json.loads(metadata or "{}").get("timeline", {})
     except (json.JSONDecodeError, AttributeError):
-        provenance = {}
+        timeline = {}
+    return timeline if isinstance(timeline, dict) else {}
+
+
+def _topic(timeline: dict) -> str:
+    provenance = timeline.get("provenance", {})
     for name in TOPIC_FIELDS:
         value = provenance.get(name) if isinstance(provenance, dict) else None
         if isinstance(value, str) and value.strip():
@@ -84,10 +91,15 @@ def _topic(source: str, metadata: str | None) -> str:
 
 
 def window_events(conn: Connection, start: float, end: float) -> list[WindowEvent]:
-    """The window's events, an activity block counted in place of its members (core/aggregation)."""
+    """The window's events, an activity block in place of its members, weighing as many (core/aggregation)."""
     rows = l1.events_of_classes_between(conn, INCLUDED_CLASSES, start, end)
     folded = activity_blocks.folded_members_between(conn, start, end)
-    return [WindowEvent(r[0], r[1], r[2], r[3], r[4], r[5], _topic(r[2], r[6])) for r in rows if r[0] not in folded]
+    events = []
+    for r in rows:
+        if r[0] not in folded:
+            timeline = _timeline(r[6])
+            events.append(WindowEvent(r[0], r[1], r[2], r[3], r[4], r[5], _topic(timeline), block_weight(timeline)))
+    return events
 
 
 def fingerprint(events: list[WindowEvent]) -> str:
@@ -113,10 +125,15 @@ def _quote(text: str) -> str:
 
 def extractive(conn: Connection, label: str, events: list[WindowEvent], previous: dict | None) -> Draft:
     """The summary of one hour or day from its events (``previous``: the data of the window before)."""
-    sources = Counter(e.source for e in events)
+    sources: Counter = Counter()
+    for e in events:
+        sources[e.source] += e.weight
     topics: dict[str, list[tuple[str, int]]] = {}
     for source in sources:
-        counted = Counter(e.topic for e in events if e.source == source and e.topic)
+        counted: Counter = Counter()
+        for e in events:
+            if e.source == source and e.topic:
+                counted[e.topic] += e.weight
         if counted:
             topics[source] = counted.most_common(TOP_TOPICS)
     entities = _entities(conn, [e.rowid for e in events])
@@ -127,7 +144,8 @@ def extractive(conn: Connection, label: str, events: list[WindowEvent], previous
     new = [n for n in names if n not in before] if previous is not None else []
     continuing = [n for n in names if n in before]
 
-    parts = [f"{label}: {len(events)} events — " + ", ".join(f"{s} {n}" for s, n in sources.most_common()) + "."]
+    parts = [f"{label}: {sum(sources.values())} events — "
+             + ", ".join(f"{s} {n}" for s, n in sources.most_common()) + "."]
     for source, top in topics.items():
         parts.append(f"{source}: " + ", ".join(f"{t} ({n})" if n > 1 else t for t, n in top) + ".")
     if names:

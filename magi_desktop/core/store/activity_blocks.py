@@ -153,8 +153,11 @@ def folded_members_between(conn: Connection, start: float, end: float) -> set[in
         "b.source = k.source AND b.natural_key = k.natural_key)", (start, end))}
 
 
-def member_count(conn: Connection) -> int:
-    return conn.execute("SELECT count(*) FROM activity_block_members").fetchone()[0]
+def folded_member_count(conn: Connection) -> int:
+    """How many stored events a stored block stands for."""
+    return conn.execute(
+        "SELECT count(*) FROM activity_block_members m JOIN activity_blocks k ON k.id = m.block_id WHERE EXISTS "
+        "(SELECT 1 FROM fact_events b WHERE b.source = k.source AND b.natural_key = k.natural_key)").fetchone()[0]
 
 
 # ------------------------------------------------------------------ settings
