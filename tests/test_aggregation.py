@@ -47,6 +47,10 @@ def blocks(memory):
             if r["metadata"]["timeline"]["activity"]["object_code"] == "activity_block"]
 
 
+def members(row):
+    return row["metadata"]["activity_block"]["members"]
+
+
 def provenance(row):
     return row["metadata"]["timeline"]["provenance"]
 
@@ -63,7 +67,7 @@ def test_a_chromium_history_becomes_one_block_per_site_and_hour_that_cites_its_v
     assert said["top_counts"] == [3, 2, 1, 1]
     times = [p["occurred_at"] for p in visits if p["provenance"]["domain"] == "127.0.0.1"]
     assert (said["first_at"], said["last_at"], block["timestamp"]) == (min(times), max(times), min(times))
-    assert said["members"] == local                          # every visit cited, by event id, in time order
+    assert block["metadata"]["activity_block"] == {"members": local, "member_count": 7}   # cited in time order
     assert block["content"].startswith("Chromium: Browsed 127.0.0.1: 7 visits from ")
     assert "Magi fixture home, Café notes — 笔记, Going on, Blob maker" in block["content"]
     # An observation of the sensor's, never the user's word, and not a second copy of each visit for L2.
@@ -128,12 +132,12 @@ def test_what_did_i_do_lists_the_block_not_its_visits_again(memory, tmp_path):
     [block] = [b for b in blocks(memory) if b["source"] == "chromium"]
     listed = [f.event_id for f in pack.findings if f.source == "chromium"]
     assert block["event_id"] in listed
-    assert not set(listed) & set(provenance(block)["members"])
+    assert not set(listed) & set(members(block))
     assert pack.trace["listing"]["counts"]["chromium"] == 2      # the block and the lone localhost visit
     # As of a moment inside the hour the block is not known yet (it holds later visits): its visits so far are.
     early = sorted(p["occurred_at"] for p in visits)[2]
     listed_early = {f.event_id for f in memory.query("what did I do today?", now=early + 0.01, limit=30).findings}
-    assert block["event_id"] not in listed_early and len(listed_early & set(provenance(block)["members"])) == 3
+    assert block["event_id"] not in listed_early and len(listed_early & set(members(block))) == 3
 
 
 def test_a_summary_of_the_hour_counts_the_block_and_not_its_members(memory, tmp_path):
@@ -154,7 +158,7 @@ def test_forgetting_a_member_renders_its_block_again_without_it_and_the_last_but
     memory.forget(event_ids=[blob])
     [block] = blocks(memory)
     assert provenance(block)["visits"] == 6 and "Blob maker" not in block["content"]
-    assert blob not in provenance(block)["members"]
+    assert blob not in members(block)
     found = memory.query("Blob maker", now=visits[-1]["occurred_at"] + 60).findings
     assert all("Blob maker" not in f.text for f in found)
     rest = [i for i in ids if i != blob]

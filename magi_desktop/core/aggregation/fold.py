@@ -24,7 +24,18 @@ from ..ingest import L1_ONLY
 from ..store import activity_blocks as store
 from ..store.connection import Connection
 from ..store.l1 import insert_events
-from .rules import BLOCK_OBJECT, MIN_MEMBERS, RULES, block_key, block_provenance, hour_of, rule_for_action, rule_named
+from .rules import (
+    BLOCK_OBJECT,
+    MIN_MEMBERS,
+    RULES,
+    block_key,
+    block_provenance,
+    citation,
+    hour_of,
+    rule_for_action,
+    rule_named,
+    version_id,
+)
 
 Normalize = Callable[[Mapping[str, Any], float], tuple[MemoryEvent, str]]
 Stored = list[tuple[int, MemoryEvent]]      # (rowid, event) of the block versions stored
@@ -86,15 +97,17 @@ def render(conn: Connection, block_ids: Sequence[int], normalize: Normalize, now
     fewer than ``MIN_MEMBERS`` is not stored). An unchanged block is a duplicate and stays as it is."""
     events: list[MemoryEvent] = []
     empty: list[int] = []
+    members_of = store.members_of(conn, block_ids)
     for block in store.blocks_by_id(conn, block_ids):
         rule = rule_named(block.rule)
-        members = store.members_of(conn, block.id)
+        members = members_of.get(block.id, [])
         if not members:
             empty.append(block.id)
         if rule is None or len(members) < MIN_MEMBERS:
             continue
         payload: dict[str, Any] = {
             "source_type": block.source,
+            "source_item_id": version_id(block.natural_key, members),
             "occurred_at": members[0].occurred_at,
             "activity": {"source_code": block.source_code, "action_code": rule.block_action,
                          "object_code": BLOCK_OBJECT},
@@ -107,8 +120,11 @@ def render(conn: Connection, block_ids: Sequence[int], normalize: Normalize, now
         event, _ = normalize(payload, now)
         # Known once its last member was: "as of" a moment inside the hour, the members so far are listed
         # one by one (the block is not visible yet), never a block holding later ones.
+        # The members are cited in the metadata, beside what the payload said: they are the memory's own ids,
+        # not something observed, so they are neither redacted nor part of what a search reads.
         events.append(event._replace(ingest_target=L1_ONLY, cognition_eligible=False,
-                                     recorded_at=max(m.recorded_at for m in members)))
+                                     recorded_at=max(m.recorded_at for m in members),
+                                     metadata={**event.metadata, BLOCK_OBJECT: citation(members)}))
     store.drop_blocks(conn, empty)
     if not events:
         return []

@@ -12,6 +12,7 @@ natural key, plugins/magi_plugins/app_usage.py), so no raw member reaches the me
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +25,7 @@ HOUR = 3600.0
 MIN_MEMBERS = 2          # one visit stays itself: a block of one would only hide it behind a longer sentence
 TOP_LABELS = 5           # the most telling titles / commands / tracks a block names
 LABEL_CHARS = 120
-CITED_MEMBERS = 1000     # event ids a block's provenance lists (the provenance limit is 64 KB); all are counted
+CITED_MEMBERS = 1000     # event ids a block's metadata lists (the table of members holds them all)
 BLOCK_OBJECT = "activity_block"     # the block's activity.object_code: how any reader tells a block apart
 
 
@@ -120,7 +121,8 @@ def block_weight(timeline: Mapping[str, Any]) -> int:
     """How many events a stored event stands for: an activity block its members (from its ``timeline``
     metadata), any other event itself."""
     activity, provenance = timeline.get("activity") or {}, timeline.get("provenance") or {}
-    rule = _BY_BLOCK_ACTION.get(activity.get("action_code")) if activity.get("object_code") == BLOCK_OBJECT else None
+    rule = (_BY_BLOCK_ACTION.get(str(activity.get("action_code"))) if activity.get("object_code") == BLOCK_OBJECT
+            else None)
     count = provenance.get(rule.count_field) if rule is not None else None
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
 
@@ -134,9 +136,22 @@ def block_key(rule: Rule, hour: float, topic: str) -> str:
     return f"{BLOCK_OBJECT}:{rule.name}:{int(hour)}:{topic}"
 
 
+def citation(members: Sequence[Member]) -> dict[str, Any]:
+    """The members a block cites (its metadata ``activity_block``), soonest first, and how many there are."""
+    ordered = sorted(members, key=lambda m: (m.occurred_at, m.event_id))
+    return {"members": [m.event_id for m in ordered[:CITED_MEMBERS]], "member_count": len(ordered)}
+
+
+def version_id(natural_key: str, members: Sequence[Member]) -> str:
+    """The item id of one version of a block: its key and which members it counts, so the same members make
+    the same version (a duplicate) and any other set a new one."""
+    digest = hashlib.sha1("\0".join(sorted(m.event_id for m in members)).encode()).hexdigest()[:16]
+    return f"{natural_key}#{digest}"
+
+
 def block_provenance(rule: Rule, topic: str, hour: float, members: Sequence[Member]) -> dict[str, Any]:
     """What a block says of its members: how many, over what span, the most frequent labels first (ties: the
-    first seen), the total seconds where members have them, and the members it cites."""
+    first seen), the total seconds where members have them."""
     ordered = sorted(members, key=lambda m: (m.occurred_at, m.event_id))
     counts = Counter(m.label for m in ordered)
     top = [label for label, _ in counts.most_common(TOP_LABELS)]
@@ -151,7 +166,6 @@ def block_provenance(rule: Rule, topic: str, hour: float, members: Sequence[Memb
         "hour": hour,
         "top": top,
         "top_counts": [counts[label] for label in top],
-        "members": [m.event_id for m in ordered[:CITED_MEMBERS]],
     }
     seconds = [m.seconds for m in ordered if m.seconds is not None]
     if seconds:

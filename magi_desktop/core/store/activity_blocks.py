@@ -40,12 +40,20 @@ _BLOCK_COLUMNS = "id, source, natural_key, rule, source_code, topic, hour"
 
 def block_ids(conn: Connection, blocks: Iterable[tuple[str, str, str, str, str, float]]) -> dict[tuple[str, str], int]:
     """The id of each (source, natural_key, rule, source_code, topic, hour) block, made where missing."""
+    blocks = list(blocks)
+    conn.executemany("INSERT OR IGNORE INTO activity_blocks (source, natural_key, rule, source_code, topic, hour) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", blocks)
     ids: dict[tuple[str, str], int] = {}
-    for source, key, rule, source_code, topic, hour in blocks:
-        conn.execute("INSERT OR IGNORE INTO activity_blocks (source, natural_key, rule, source_code, topic, hour) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", (source, key, rule, source_code, topic, hour))
-        ids[(source, key)] = conn.execute("SELECT id FROM activity_blocks WHERE source = ? AND natural_key = ?",
-                                          (source, key)).fetchone()[0]
+    by_source: dict[str, list[str]] = {}
+    for source, key, *_ in blocks:
+        by_source.setdefault(source, []).append(key)
+    for source, keys in by_source.items():
+        for first in range(0, len(keys), _CHUNK):
+            chunk = keys[first:first + _CHUNK]
+            for block_id, key in conn.execute(
+                    f"SELECT id, natural_key FROM activity_blocks WHERE source = ? AND natural_key IN "
+                    f"({placeholders(len(chunk))})", [source, *chunk]):
+                ids[(source, key)] = block_id
     return ids
 
 
@@ -67,19 +75,17 @@ def blocks_by_id(conn: Connection, ids: Sequence[int]) -> list[Block]:
     return found
 
 
-def members_of(conn: Connection, block_id: int) -> list[Member]:
-    """A block's stored members, soonest first."""
-    return [Member(*row) for row in conn.execute(
-        "SELECT e.event_id, m.occurred_at, m.recorded_at, m.label, m.seconds FROM activity_block_members m "
-        "JOIN fact_events e ON e.id = m.member_rowid WHERE m.block_id = ? ORDER BY m.occurred_at, e.event_id",
-        (block_id,))]
-
-
-def live_block_rowid(conn: Connection, block: Block) -> int | None:
-    """The fact_events row of the block's live version, if one is stored."""
-    row = conn.execute("SELECT id FROM fact_events WHERE source = ? AND natural_key = ?",
-                       (block.source, block.natural_key)).fetchone()
-    return row[0] if row else None
+def members_of(conn: Connection, block_ids: Sequence[int]) -> dict[int, list[Member]]:
+    """The stored members of these blocks (by block id), soonest first; a block with none is absent."""
+    found: dict[int, list[Member]] = {}
+    for first in range(0, len(block_ids), _CHUNK):
+        chunk = list(block_ids[first:first + _CHUNK])
+        for block_id, *member in conn.execute(
+                "SELECT m.block_id, e.event_id, m.occurred_at, m.recorded_at, m.label, m.seconds FROM "
+                "activity_block_members m JOIN fact_events e ON e.id = m.member_rowid WHERE m.block_id IN "
+                f"({placeholders(len(chunk))}) ORDER BY m.occurred_at, e.event_id", chunk):
+            found.setdefault(block_id, []).append(Member(*member))
+    return found
 
 
 def drop_blocks(conn: Connection, ids: Sequence[int]) -> None:
