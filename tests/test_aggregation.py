@@ -3,6 +3,7 @@ clock hour and topic into an L1 event of its own that cites its members; the hou
 window lists and summaries count the block, not its members; forget reaches both; a rule can be turned off."""
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from magi_plugins import browser as B
 from magi_plugins import music as M
 from magi_plugins import terminal as T
 
+from magi_desktop.collectors import SettingsError, load_settings, save_settings, use_aggregation_settings
 from magi_desktop.core import Memory
 from magi_desktop.core.errors import InvalidInput
 from magi_desktop.core.l3.summarize import window_events
@@ -195,3 +197,23 @@ def test_a_rule_turned_off_folds_nothing_new_the_others_still_fold_and_the_choic
         memory.ingest_many(zsh_commands(tmp_path))
         assert {b["source"] for b in blocks(memory)} == {"terminal"}
         assert len([r for r in event_rows(memory.db.reader()) if r["source"] == "chromium"]) == len(visits)
+
+
+def test_collectors_json_turns_a_collectors_folding_off_and_a_wrong_value_names_its_field(memory, tmp_path):
+    folder = memory.path.parent                             # the data folder, where collectors.json lives
+    (folder / "collectors.json").write_text(json.dumps({"collectors": {
+        "terminal": {"enabled": False, "aggregate": False}, "browser": {"enabled": False}}}))
+    settings = load_settings(folder)
+    use_aggregation_settings(memory, settings)
+    assert memory.aggregation_settings() == {"browser": True, "terminal": False, "music": True}
+    save_settings(folder, settings)                        # the Settings dialog writing the file keeps the choice
+    assert json.loads((folder / "collectors.json").read_text())["collectors"]["terminal"]["aggregate"] is False
+    memory.ingest_many(zsh_commands(tmp_path))
+    assert blocks(memory) == []
+    for entry, where in (({"aggregate": "no"}, "collectors.terminal.aggregate"),
+                         ({"aggregate": True}, "collectors.git.aggregate")):
+        name = "git" if "git" in where else "terminal"
+        (folder / "collectors.json").write_text(json.dumps({"collectors": {name: entry}}))
+        with pytest.raises(SettingsError) as raised:
+            load_settings(folder)
+        assert raised.value.where == where

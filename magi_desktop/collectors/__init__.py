@@ -6,7 +6,7 @@ from .supervisor import CollectorStatus, Supervisor
 
 __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "CollectorSettings", "CollectorStatus", "PluginInfo", "Plugins",
            "SettingsError", "Supervisor", "build_supervisor", "check_settings", "load_plugins", "load_settings",
-           "save_settings", "use_plugin_templates"]
+           "save_settings", "use_aggregation_settings", "use_plugin_templates"]
 
 
 def use_plugin_templates(memory, env=None, plugins=None) -> None:
@@ -18,12 +18,22 @@ def use_plugin_templates(memory, env=None, plugins=None) -> None:
         memory.templates.register(source, action, *forms)
 
 
+def use_aggregation_settings(memory, settings: CollectorSettings) -> None:
+    """A collector's ``aggregate`` in collectors.json is the memory's choice for its aggregation rule (kept in the
+    memory, so `magi ingest` and the MCP server fold as the collectors' settings say)."""
+    current = memory.aggregation_settings()
+    for name, entry in settings.entries.items():
+        if "aggregate" in entry and current.get(name) != entry["aggregate"]:
+            memory.set_aggregation(name, entry["aggregate"])
+
+
 def build_supervisor(memory, data_folder, env=None, watch=False):
     """A supervisor over the enabled collectors (None when none is enabled), and what went wrong loading them.
     ``watch`` starts watching the files collectors name (the app; not a one-off ``magi collect``)."""
     import logging
 
     settings = load_settings(data_folder)
+    use_aggregation_settings(memory, settings)
     plugins = load_plugins(env)
     use_plugin_templates(memory, plugins=plugins)   # what the collectors store reads as its plugin says
     collectors = [c for c in plugins.collectors() if c.name in settings.enabled]

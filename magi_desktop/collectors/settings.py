@@ -5,11 +5,14 @@
       "exclusions": {"domains": ["bank.example"], "apps": ["keepassxc"], "repositories": [], "paths": []},
       "collectors": {
         "browser": {"enabled": true, "settings": {"backfill_days": 30}},
-        "git": {"enabled": true, "settings": {"repositories": ["~/src/magi"]}}
+        "git": {"enabled": true, "settings": {"repositories": ["~/src/magi"]}},
+        "terminal": {"enabled": true, "aggregate": false}
       }
     }
 
-Collectors are off until enabled here (reading a browser history or a shell
+``aggregate`` (browser, terminal, music; default true) folds a collector's events into hourly activity blocks
+(core/aggregation); false keeps each one on its own in window lists and summaries. Collectors are off until
+enabled here (reading a browser history or a shell
 history is the user's call, not a default). A malformed file is an error that
 names the bad field; the app then runs no collector rather than guessing.
 """
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.aggregation.rules import RULE_NAMES
 from ..core.errors import InvalidInput
 from ..core.storable import is_storable as is_text  # app_settings.py uses it by this name too
 from ..plugin_api import Unavailable
@@ -105,12 +109,19 @@ def load_settings(data_folder: Path) -> CollectorSettings:
             raise SettingsError(path, f"collectors.{name}", "must be an object")
         if not isinstance(entry.get("enabled", False), bool):
             raise SettingsError(path, f"collectors.{name}.enabled", "must be true or false")
+        if "aggregate" in entry:         # fold its events into hourly activity blocks (core/aggregation)
+            if not isinstance(entry["aggregate"], bool):
+                raise SettingsError(path, f"collectors.{name}.aggregate", "must be true or false")
+            if name not in RULE_NAMES:
+                raise SettingsError(path, f"collectors.{name}.aggregate",
+                                    f"only {', '.join(RULE_NAMES)} have events to fold into activity blocks")
         settings = entry.get("settings", {})
         if not isinstance(settings, dict):
             raise SettingsError(path, f"collectors.{name}.settings", "must be an object")
         if entry.get("enabled", False):
             enabled[name] = settings
-    entries = {name: {"enabled": bool(entry.get("enabled", False)), "settings": dict(entry.get("settings", {}))}
+    entries = {name: {"enabled": bool(entry.get("enabled", False)), "settings": dict(entry.get("settings", {})),
+                      **({"aggregate": entry["aggregate"]} if "aggregate" in entry else {})}
                for name, entry in collectors.items()}
     return CollectorSettings(paused=paused, exclusions=exclusions, enabled=enabled, entries=entries)
 
@@ -121,7 +132,8 @@ def save_settings(data_folder: Path, settings: CollectorSettings) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"paused": settings.paused,
             "exclusions": {kind: list(settings.exclusions.get(kind, [])) for kind in EXCLUSION_KINDS},
-            "collectors": {name: {"enabled": bool(entry.get("enabled")), "settings": dict(entry.get("settings", {}))}
+            "collectors": {name: {"enabled": bool(entry.get("enabled")), "settings": dict(entry.get("settings", {})),
+                                  **({"aggregate": entry["aggregate"]} if "aggregate" in entry else {})}
                            for name, entry in sorted(settings.entries.items())}}
     write_private(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
