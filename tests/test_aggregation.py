@@ -217,3 +217,20 @@ def test_collectors_json_turns_a_collectors_folding_off_and_a_wrong_value_names_
         with pytest.raises(SettingsError) as raised:
             load_settings(folder)
         assert raised.value.where == where
+
+
+def test_an_export_imported_folds_its_visits_again_and_lists_each_block_once(memory, tmp_path):
+    visits = chromium_visits(tmp_path)
+    memory.ingest_many(visits)
+    [block] = blocks(memory)
+    memory.export_jsonl(tmp_path / "export.jsonl")
+    with Memory.open(tmp_path / "other", embedder="hashing") as other:
+        report = other.import_jsonl(tmp_path / "export.jsonl")
+        assert report.rebuilt["activity_blocks"] == "1 exported, 1 folded again from the imported events"
+        [again] = blocks(other)
+        assert (again["content"], provenance(again), members(again)) == (
+            block["content"], provenance(block), members(block))
+        assert again["cognition_eligible"] is False
+        end = max(p["occurred_at"] for p in visits) + 600
+        listed = [f.event_id for f in other.query("what did I do today?", now=end, limit=30).findings]
+        assert again["event_id"] in listed and not set(listed) & set(members(again))

@@ -72,6 +72,9 @@ REBUILT = {
     "plugin_state": "collector cursors and status: a collector starts again, its items dedupe",
     "agent_usage": "usage counters of this machine's agents",
     "redaction_receipts": "this memory's own re-redactions: imported events are redacted with the current rules",
+    "activity_blocks": "activity blocks: folded again from the imported events (the exported blocks are not loaded)",
+    "activity_block_members": "folded again from the imported events",
+    "aggregation_settings": "the importing memory's own choice (collectors.json sets it again)",
 }
 
 

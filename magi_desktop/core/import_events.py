@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import l4
-from .contracts import MAX_TIMESTAMP, MemoryEvent, PayloadError, tool_run_of
+from .aggregation.fold import fold, foldable, is_block
+from .contracts import MAX_TIMESTAMP, MemoryEvent, PayloadError, tool_run_of, validate_payload
 from .import_report import ImportReport
-from .ingest import RUNTIME_TRACE, rederive
+from .ingest import RUNTIME_TRACE, normalize, rederive
 from .mentioned_times import index_mentioned_times
 from .render import TemplateRegistry
 from .speakers import settle as settle_speakers
@@ -92,6 +94,8 @@ class EventLoader:
         self._events: list[tuple[int, int | None, MemoryEvent]] = []   # (line, rowid, event) for fact_events
         self._traces: list[tuple[int, MemoryEvent]] = []
         self._to_l1: list[tuple[int, MemoryEvent]] = []          # traces whose fields make them L1 events
+        self._blocks = 0                                         # exported activity blocks, made again here
+        self._foldable: list[tuple[int, MemoryEvent]] = []       # stored events an aggregation rule may fold
 
     # ------------------------------------------------------------ reading
 
@@ -127,7 +131,9 @@ class EventLoader:
         for column in derived if stays else ():
             if _stored_value(row, column, metadata) != _derived_value(event, column):
                 self.report.change(table, column, "re-derived from the stored payload fields", ident)
-        if table == "fact_events" and stays:
+        if table == "fact_events" and stays and is_block(event):
+            self._blocks += 1      # derived from its members: folded again from them once all are stored (finish)
+        elif table == "fact_events" and stays:
             self._events.append((line, rowid, event))
         elif table == "fact_events":
             self.report.change(table, "(table)", "audit only by its fields: stored as a runtime trace", ident)
@@ -177,6 +183,7 @@ class EventLoader:
         settle_speakers(self.conn, fresh, self.link)   # as at ingest: "Name: text" turns whose name recurs
         index_mentioned_times(self.conn, fresh)         # and the times they mention
         self.link(self.conn, fresh)
+        self._foldable += [(rowid, event) for rowid, event in fresh if foldable(event)]
         self.report.took("fact_events", len(fresh))
         items.clear()
 
@@ -202,4 +209,14 @@ class EventLoader:
         self._flush_events()
         self._flush_traces()
         self._flush_events([(line, None, event) for line, event in self._to_l1])
+        # After every imported row has its id: a block takes the next free one.
+        blocks = fold(self.conn, self._foldable, self._normalize, time.time())
+        self.link(self.conn, blocks)
+        if self._blocks or blocks:
+            self.report.rebuilt["activity_blocks"] = (f"{self._blocks} exported, {len(blocks)} folded again from "
+                                                      "the imported events")
         imports.count_sources(self.conn)
+
+    def _normalize(self, raw: Mapping[str, Any], now: float) -> tuple[MemoryEvent, str]:
+        return normalize(validate_payload(raw), self.templates, user_id=self.user_id, key_secret=self.key_secret,
+                         now=now)

@@ -60,16 +60,30 @@ def set_enabled(conn: Connection, rule: str, enabled: bool, now: float | None = 
     store.save_setting(conn, rule, enabled, now)
 
 
+def _activity(event: MemoryEvent) -> dict[str, Any]:
+    return (event.metadata.get("timeline") or {}).get("activity") or {}
+
+
+def is_block(event: MemoryEvent) -> bool:
+    return _activity(event).get("object_code") == BLOCK_OBJECT
+
+
+def foldable(event: MemoryEvent) -> bool:
+    """Whether a rule may fold this event (if the rule is on): an observation of a rule's action, not a block."""
+    return (rule_for_action(_activity(event).get("action_code")) is not None and not is_block(event)
+            and event.l1_retrieval_scope == Scope.FACT_AUTHORITATIVE.value)
+
+
 def fold(conn: Connection, inserted: Sequence[tuple[int, MemoryEvent]], normalize: Normalize, now: float) -> Stored:
     """File the newly inserted events the enabled rules fold under their blocks, and store a new version of
     every block that gained one. Called with each ingest batch's new L1 rows; cheap when none is foldable."""
     candidates = []
     for rowid, event in inserted:
-        timeline = event.metadata.get("timeline") or {}
-        activity = timeline.get("activity") or {}
-        rule = rule_for_action(activity.get("action_code"))
-        if (rule is not None and activity.get("object_code") != BLOCK_OBJECT
-                and event.l1_retrieval_scope == Scope.FACT_AUTHORITATIVE.value):
+        if foldable(event):
+            timeline = event.metadata.get("timeline") or {}
+            activity = timeline.get("activity") or {}
+            rule = rule_for_action(activity.get("action_code"))
+            assert rule is not None
             candidates.append((rule, rowid, event, activity, timeline.get("provenance") or {}))
     if not candidates:
         return []
