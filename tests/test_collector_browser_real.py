@@ -39,6 +39,12 @@ def where(payload):
     return url[url.index("/", len("http://")):]
 
 
+def visit_rows(memory):
+    """The stored visits (not the activity blocks they are folded into, test_aggregation.py)."""
+    return [r for r in event_rows(memory.db.reader()) if r["metadata"]["timeline"]["activity"]["action_code"]
+            == "visit_page"]
+
+
 def run_once(sup):
     sup.status["browser"].next_run_at = 0
     assert sup.tick() == ["browser"]
@@ -65,7 +71,7 @@ def test_a_history_chromium_wrote_is_found_read_and_what_is_left_out_is_counted_
     # The file:// page, the data: and blob: pages and the excluded domain: left out, and said so.
     assert status["skipped"] == {"file_url": 1, "other_scheme": 2, "excluded_domain": 1}
     assert status["health"]["sources"] == {"Chromium Default": {"state": "collecting", "stored": len(PAGES)}}
-    texts = [r["content"] for r in sorted(event_rows(memory.db.reader()), key=lambda r: r["timestamp"])]
+    texts = [r["content"] for r in sorted(visit_rows(memory), key=lambda r: r["timestamp"])]
     assert texts[1] == "Chromium: Visited “Café notes — 笔记” (127.0.0.1)"
     assert not any("localhost" in t or "file:" in t or "blob:" in t or "Data page" in t for t in texts)
     assert status["last_skip"].startswith("other_scheme: Chromium Default: visit 11 (data:)")   # where, not what
@@ -250,7 +256,7 @@ def test_each_chromium_family_browser_names_its_visits(tmp_path, memory):
         "profiles": [str(tmp_path / f) for f in folders.values()], **ALL_OF_IT}})
     run_once(sup)
     sup.stop()
-    first = {r["source"]: r["content"] for r in sorted(event_rows(memory.db.reader()), key=lambda r: -r["timestamp"])}
+    first = {r["source"]: r["content"] for r in sorted(visit_rows(memory), key=lambda r: -r["timestamp"])}
     assert first == {"opera_gx": "Opera GX: Visited “Magi fixture home” (127.0.0.1)",
                      "vivaldi": "Vivaldi: Visited “Magi fixture home” (127.0.0.1)",
                      "arc": "Arc: Visited “Magi fixture home” (127.0.0.1)"}
