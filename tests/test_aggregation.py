@@ -234,3 +234,14 @@ def test_an_export_imported_folds_its_visits_again_and_lists_each_block_once(mem
         end = max(p["occurred_at"] for p in visits) + 600
         listed = [f.event_id for f in other.query("what did I do today?", now=end, limit=30).findings]
         assert again["event_id"] in listed and not set(listed) & set(members(again))
+
+
+def test_forgetting_a_time_range_forgets_the_plays_in_it_and_the_block_is_made_again_from_the_rest(memory):
+    start = 1_796_158_800.0                                                                # an hour's start
+    memory.ingest_many([play(f"Track {i % 3}", start + i * 100, 90) for i in range(30)])     # 30 plays, 4 chunks
+    memory.forget(start=start, end=start + 1000)                                           # the first 10
+    [block] = blocks(memory)
+    said = provenance(block)
+    assert (said["plays"], said["first_at"], said["total_sec"]) == (20, start + 1000, 20 * 90)
+    assert block["timestamp"] == start + 1000 and len(members(block)) == 20
+    assert len([r for r in event_rows(memory.db.reader()) if r["source"] == "music"]) == 21
