@@ -14,6 +14,7 @@ each visit a second time there.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,8 @@ from .rules import (
     BLOCK_OBJECT,
     MIN_MEMBERS,
     RULES,
+    Member,
+    Rule,
     block_key,
     block_provenance,
     citation,
@@ -89,7 +92,7 @@ def fold(conn: Connection, inserted: Sequence[tuple[int, MemoryEvent]], normaliz
         return []
     enabled = enabled_rules(conn)
     descriptors: dict[tuple[str, str], tuple[str, str, str, str, str, float]] = {}
-    filed: list[tuple[tuple[str, str], store.NewMember]] = []
+    filed: list[tuple[tuple[str, str], int]] = []
     for rule, rowid, event, activity, provenance in candidates:
         topic, label = rule.topic(provenance), rule.label(provenance)
         if rule.name not in enabled or topic is None or label is None:
@@ -97,8 +100,7 @@ def fold(conn: Connection, inserted: Sequence[tuple[int, MemoryEvent]], normaliz
         hour = hour_of(event.timestamp)
         key = (event.source, block_key(rule, hour, topic))
         descriptors.setdefault(key, (*key, rule.name, str(activity.get("source_code") or event.source), topic, hour))
-        filed.append((key, store.NewMember(rowid, event.timestamp, event.visible_from, label,
-                                           rule.seconds(provenance))))
+        filed.append((key, rowid))
     if not filed:
         return []
     ids = store.block_ids(conn, descriptors.values())
@@ -114,11 +116,12 @@ def render(conn: Connection, block_ids: Sequence[int], normalize: Normalize, now
     members_of = store.members_of(conn, block_ids)
     for block in store.blocks_by_id(conn, block_ids):
         rule = rule_named(block.rule)
-        members = members_of.get(block.id, [])
-        if not members:
+        stored = members_of.get(block.id, [])
+        if not stored:
             empty.append(block.id)
-        if rule is None or len(members) < MIN_MEMBERS:
+        if rule is None or len(stored) < MIN_MEMBERS:
             continue
+        members = [_member(rule, m) for m in stored]
         payload: dict[str, Any] = {
             "source_type": block.source,
             "source_item_id": version_id(block.natural_key, members),
@@ -142,8 +145,21 @@ def render(conn: Connection, block_ids: Sequence[int], normalize: Normalize, now
     store.drop_blocks(conn, empty)
     if not events:
         return []
-    stored = insert_events(conn, events)
-    return [(outcome.rowid, event) for event, outcome in zip(events, stored, strict=True) if outcome.rowid is not None]
+    outcomes = insert_events(conn, events)
+    return [(outcome.rowid, event) for event, outcome in zip(events, outcomes, strict=True)
+            if outcome.rowid is not None]
+
+
+def _member(rule: Rule, stored: store.StoredMember) -> Member:
+    """What the block counts of a member, read from the member as it is stored now (re-redacted, maybe)."""
+    try:
+        provenance = json.loads(stored.provenance_json or "{}")
+    except ValueError:
+        provenance = {}
+    if not isinstance(provenance, dict):
+        provenance = {}
+    return Member(stored.event_id, stored.occurred_at, stored.recorded_at, rule.label(provenance) or "",
+                  rule.seconds(provenance))
 
 
 def refold(conn: Connection, normalize: Normalize, now: float) -> Stored:

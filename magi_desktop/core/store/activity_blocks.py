@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ..aggregation.rules import Member
 from .connection import Connection, placeholders
 from .l1 import EventFilter
 
@@ -27,12 +26,11 @@ class Block(NamedTuple):
     hour: float
 
 
-class NewMember(NamedTuple):
-    rowid: int
+class StoredMember(NamedTuple):
+    event_id: str
     occurred_at: float
     recorded_at: float
-    label: str
-    seconds: float | None
+    provenance_json: str | None
 
 
 _BLOCK_COLUMNS = "id, source, natural_key, rule, source_code, topic, hour"
@@ -57,12 +55,10 @@ def block_ids(conn: Connection, blocks: Iterable[tuple[str, str, str, str, str, 
     return ids
 
 
-def add_members(conn: Connection, members: Sequence[tuple[int, NewMember]]) -> None:
-    """File new members (block id, member) under their blocks; a member already filed stays where it is."""
-    conn.executemany(
-        "INSERT OR IGNORE INTO activity_block_members (member_rowid, block_id, occurred_at, recorded_at, label, "
-        "seconds) VALUES (?, ?, ?, ?, ?, ?)",
-        [(m.rowid, block_id, m.occurred_at, m.recorded_at, m.label, m.seconds) for block_id, m in members])
+def add_members(conn: Connection, members: Sequence[tuple[int, int]]) -> None:
+    """File new members (block id, member rowid) under their blocks; a member already filed stays where it is."""
+    conn.executemany("INSERT OR IGNORE INTO activity_block_members (member_rowid, block_id) VALUES (?, ?)",
+                     [(rowid, block_id) for block_id, rowid in members])
 
 
 def blocks_by_id(conn: Connection, ids: Sequence[int]) -> list[Block]:
@@ -75,16 +71,18 @@ def blocks_by_id(conn: Connection, ids: Sequence[int]) -> list[Block]:
     return found
 
 
-def members_of(conn: Connection, block_ids: Sequence[int]) -> dict[int, list[Member]]:
-    """The stored members of these blocks (by block id), soonest first; a block with none is absent."""
-    found: dict[int, list[Member]] = {}
+def members_of(conn: Connection, block_ids: Sequence[int]) -> dict[int, list[StoredMember]]:
+    """The stored members of these blocks (by block id), soonest first, with their provenance as stored now; a
+    block with none is absent."""
+    found: dict[int, list[StoredMember]] = {}
     for first in range(0, len(block_ids), _CHUNK):
         chunk = list(block_ids[first:first + _CHUNK])
         for block_id, *member in conn.execute(
-                "SELECT m.block_id, e.event_id, m.occurred_at, m.recorded_at, m.label, m.seconds FROM "
-                "activity_block_members m JOIN fact_events e ON e.id = m.member_rowid WHERE m.block_id IN "
-                f"({placeholders(len(chunk))}) ORDER BY m.occurred_at, e.event_id", chunk):
-            found.setdefault(block_id, []).append(Member(*member))
+                "SELECT m.block_id, e.event_id, e.timestamp, coalesce(e.recorded_at, e.timestamp), "
+                "json_extract(e.metadata_json, '$.timeline.provenance') FROM activity_block_members m "
+                f"JOIN fact_events e ON e.id = m.member_rowid WHERE m.block_id IN ({placeholders(len(chunk))}) "
+                "ORDER BY e.timestamp, e.event_id", chunk):
+            found.setdefault(block_id, []).append(StoredMember(*member))
     return found
 
 
@@ -155,7 +153,8 @@ def folded_members_between(conn: Connection, start: float, end: float) -> set[in
     """Rowids of the members in [start, end) whose block is stored (L3 counts the block instead)."""
     return {r[0] for r in conn.execute(
         "SELECT m.member_rowid FROM activity_block_members m JOIN activity_blocks k ON k.id = m.block_id "
-        "WHERE m.occurred_at >= ? AND m.occurred_at < ? AND EXISTS (SELECT 1 FROM fact_events b WHERE "
+        "JOIN fact_events e ON e.id = m.member_rowid "
+        "WHERE e.timestamp >= ? AND e.timestamp < ? AND EXISTS (SELECT 1 FROM fact_events b WHERE "
         "b.source = k.source AND b.natural_key = k.natural_key)", (start, end))}
 
 

@@ -16,15 +16,11 @@ CREATE TABLE activity_blocks (
     UNIQUE (source, natural_key)
 );
 
--- A member belongs to one block; it goes with its event (forget), and what the block shows of it is kept
--- here so a new version is rendered without reading every member's metadata again.
+-- A member belongs to one block and goes with its event (forget). What the block shows of it is read from
+-- the event itself at each rendering, so a re-redacted member never brings its old words back into its block.
 CREATE TABLE activity_block_members (
     member_rowid INTEGER PRIMARY KEY REFERENCES fact_events (id) ON DELETE CASCADE,
-    block_id     INTEGER NOT NULL REFERENCES activity_blocks (id) ON DELETE CASCADE,
-    occurred_at  REAL    NOT NULL,
-    recorded_at  REAL    NOT NULL,
-    label        TEXT    NOT NULL,           -- what the block counts it under: a page title, a command, a track
-    seconds      REAL                        -- how long it lasted, where the member says (a play)
+    block_id     INTEGER NOT NULL REFERENCES activity_blocks (id) ON DELETE CASCADE
 );
 CREATE INDEX activity_block_members_block ON activity_block_members (block_id);
 
