@@ -17,6 +17,7 @@ from magi_desktop.collectors import SettingsError, load_settings, save_settings,
 from magi_desktop.core import Memory
 from magi_desktop.core.errors import InvalidInput
 from magi_desktop.core.l3.summarize import window_events
+from magi_desktop.core.redact import CURRENT
 from magi_desktop.core.store.l1 import event_row, event_rows
 from magi_desktop.core.store.supersede import superseded
 
@@ -245,3 +246,22 @@ def test_forgetting_a_time_range_forgets_the_plays_in_it_and_the_block_is_made_a
     assert (said["plays"], said["first_at"], said["total_sec"]) == (20, start + 1000, 20 * 90)
     assert block["timestamp"] == start + 1000 and len(members(block)) == 20
     assert len([r for r in event_rows(memory.db.reader()) if r["source"] == "music"]) == 21
+
+
+def test_a_block_grown_after_its_members_were_redacted_again_never_brings_the_secret_back(tmp_path):
+    def curl(i):
+        return {"source_type": "terminal", "source_item_id": f"zsh:{i}", "occurred_at": 1_796_158_800.0 + i * 60,
+                "activity": {"source_code": "terminal", "action_code": "run_command"},
+                "provenance": {"command": f"curl https://api.example/v1/items?sid=4711&page={i}", "shell": "zsh"}}
+
+    older = CURRENT.without("url_param")                  # as if an older version did not redact "sid="
+    with Memory.open(tmp_path / "m", embedder="hashing", redaction=older) as memory:
+        memory.ingest_many([curl(1), curl(2)])
+        assert "4711" in blocks(memory)[0]["content"]
+    with Memory.open(tmp_path / "m", embedder="hashing") as memory:
+        memory.redact_stored()
+        memory.ingest(curl(3))
+        [block] = blocks(memory)
+        assert provenance(block)["commands"] == 3
+        assert not any("4711" in r["content"] or "4711" in json.dumps(r["metadata"])
+                       for r in event_rows(memory.db.reader()))
