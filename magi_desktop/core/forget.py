@@ -102,8 +102,9 @@ def forget_events(conn: Connection, rowids: Sequence[int], now: float | None = N
     now = time.time() if now is None else now
     # A block quotes its members' titles: it goes with any of them (core/aggregation/fold.py ``refold`` renders
     # it again from the members left, once the forget is done).
-    rowids = sorted(set(rowids) | set(activity_blocks.live_rowids_of_blocks(
-        conn, activity_blocks.blocks_touching(conn, list(rowids)))))
+    blocks = activity_blocks.blocks_touching(conn, list(rowids))
+    activity_blocks.mark_stale(conn, blocks)
+    rowids = sorted(set(rowids) | set(activity_blocks.live_rowids_of_blocks(conn, blocks)))
     before = _counts(conn)
     rows = forget_rows.events_of_rowids(conn, rowids)
     if not rows:

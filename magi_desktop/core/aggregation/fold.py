@@ -143,6 +143,7 @@ def render(conn: Connection, block_ids: Sequence[int], normalize: Normalize, now
                                      recorded_at=max(m.recorded_at for m in members),
                                      metadata={**event.metadata, BLOCK_OBJECT: citation(members)}))
     store.drop_blocks(conn, empty)
+    store.mark_fresh(conn, block_ids)
     if not events:
         return []
     outcomes = insert_events(conn, events)
@@ -165,4 +166,4 @@ def _member(rule: Rule, stored: store.StoredMember) -> Member:
 def refold(conn: Connection, normalize: Normalize, now: float) -> Stored:
     """After a forget removed blocks with their members (a block quotes its members' titles): render again
     the blocks whose members are left, drop those with none."""
-    return render(conn, store.blocks_without_live_version(conn, MIN_MEMBERS), normalize, now)
+    return render(conn, store.stale_blocks(conn), normalize, now)

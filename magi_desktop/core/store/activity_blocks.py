@@ -129,13 +129,17 @@ def member_rowids_of_blocks(conn: Connection, block_ids: Sequence[int]) -> list[
     return found
 
 
-def blocks_without_live_version(conn: Connection, min_members: int) -> list[int]:
-    """Blocks whose live version is gone (forget removed it) that have no member left or at least
-    ``min_members``: to drop, or to render again from the members they still have."""
-    return [r[0] for r in conn.execute(
-        "SELECT k.id FROM activity_blocks k WHERE NOT EXISTS (SELECT 1 FROM fact_events e WHERE e.source = k.source "
-        "AND e.natural_key = k.natural_key) AND ((SELECT count(*) FROM activity_block_members m WHERE "
-        "m.block_id = k.id) NOT BETWEEN 1 AND ? - 1) ORDER BY k.id", (min_members,))]
+def mark_stale(conn: Connection, block_ids: Sequence[int]) -> None:
+    """These blocks lose their live version to a forget: to be rendered again (:func:`stale_blocks`)."""
+    conn.executemany("UPDATE activity_blocks SET stale = 1 WHERE id = ?", [(i,) for i in block_ids])
+
+
+def stale_blocks(conn: Connection) -> list[int]:
+    return [r[0] for r in conn.execute("SELECT id FROM activity_blocks WHERE stale = 1 ORDER BY id")]
+
+
+def mark_fresh(conn: Connection, block_ids: Sequence[int]) -> None:
+    conn.executemany("UPDATE activity_blocks SET stale = 0 WHERE id = ? AND stale = 1", [(i,) for i in block_ids])
 
 
 # ------------------------------------------------------------------ what window lists and summaries read

@@ -13,8 +13,10 @@ CREATE TABLE activity_blocks (
     source_code TEXT    NOT NULL,            -- the members' activity.source_code
     topic       TEXT    NOT NULL,            -- the cluster: a domain, a program, an artist
     hour        REAL    NOT NULL,            -- the start of its clock hour (UTC)
+    stale       INTEGER NOT NULL DEFAULT 0,  -- a forget took its live version: render it again from what is left
     UNIQUE (source, natural_key)
 );
+CREATE INDEX activity_blocks_stale ON activity_blocks (stale) WHERE stale = 1;
 
 -- A member belongs to one block and goes with its event (forget). What the block shows of it is read from
 -- the event itself at each rendering, so a re-redacted member never brings its old words back into its block.
