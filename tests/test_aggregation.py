@@ -12,6 +12,7 @@ from collecting import Ctx
 from magi_plugins import browser as B
 from magi_plugins import music as M
 from magi_plugins import terminal as T
+from payloads import chat
 
 from magi_desktop.collectors import SettingsError, load_settings, save_settings, use_aggregation_settings
 from magi_desktop.core import Memory
@@ -19,6 +20,7 @@ from magi_desktop.core.errors import InvalidInput
 from magi_desktop.core.l3.summarize import window_events
 from magi_desktop.core.redact import CURRENT
 from magi_desktop.core.store.l1 import event_row, event_rows
+from magi_desktop.core.store.summaries import stored_summaries
 from magi_desktop.core.store.supersede import superseded
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,7 +49,7 @@ def play(track, start, seconds, artist="Dua Lipa"):
 
 def blocks(memory):
     return [r for r in event_rows(memory.db.reader())
-            if r["metadata"]["timeline"]["activity"]["object_code"] == "activity_block"]
+            if r["metadata"]["timeline"].get("activity", {}).get("object_code") == "activity_block"]
 
 
 def members(row):
@@ -265,3 +267,16 @@ def test_a_block_grown_after_its_members_were_redacted_again_never_brings_the_se
         assert provenance(block)["commands"] == 3
         assert not any("4711" in r["content"] or "4711" in json.dumps(r["metadata"])
                        for r in event_rows(memory.db.reader()))
+
+
+def test_a_trend_counts_the_visits_and_not_their_blocks_besides(memory):
+    start = 1_796_158_800.0                                                                # an hour's start
+    memory.ingest(chat("Hello again.", at=start - 40 * 86400, session="early"))        # reaching back 8 weeks
+    memory.ingest_many([{"source_type": "chrome", "source_item_id": f"v{i}", "occurred_at": start + (i // 3) * HOUR
+                         + (i % 3) * 60, "activity": {"source_code": "chrome", "action_code": "visit_page"},
+                         "provenance": {"url": f"https://x.example/{i}", "domain": "x.example"}} for i in range(30)])
+    assert len(blocks(memory)) == 10                                                   # three visits an hour
+    memory.run_due(now=start + 20 * 86400)
+    [trend] = [s.title for s in stored_summaries(memory.db.reader(), summary_type="insight")
+               if s.summary_category == "trend"]
+    assert trend == "chrome activity rose: 0 → 30 events (4 weeks vs the 4 before)"

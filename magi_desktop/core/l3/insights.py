@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from ..session_constants import SESSION_IDLE_SECONDS
-from ..store import Database, l1, periodic_jobs, summaries
+from ..store import Database, activity_blocks, l1, periodic_jobs, summaries
 from ..store.connection import Connection
 from ..store.evidence import evidence_events
 from .windows import day_of, window_of
@@ -101,7 +101,10 @@ def _trends(conn: Connection, now: float) -> int:
     if first is None or first > now - 2 * span:
         return 0                  # the memory does not reach back over both periods: a start is not a trend
     written = 0
+    # The events themselves: an activity block (core/aggregation) is not one more visit besides its members.
+    blocks = activity_blocks.blocks_per_source_around(conn, now - span, now - 2 * span, now)
     for source, recent, earlier in l1.events_per_source_around(conn, now - span, now - 2 * span, now):
+        recent, earlier = recent - blocks.get(source, (0, 0))[0], earlier - blocks.get(source, (0, 0))[1]
         if max(recent, earlier) < TREND_MIN_EVENTS:
             continue
         if earlier and recent / earlier < TREND_FACTOR and recent / earlier > 1 / TREND_FACTOR:

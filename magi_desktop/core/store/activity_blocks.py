@@ -162,6 +162,14 @@ def folded_members_between(conn: Connection, start: float, end: float) -> set[in
         "b.source = k.source AND b.natural_key = k.natural_key)", (start, end))}
 
 
+def blocks_per_source_around(conn: Connection, split: float, start: float, end: float) -> dict[str, tuple[int, int]]:
+    """(blocks in [split, end), blocks in [start, split)) of every source with a stored block in [start, end)."""
+    return {source: (recent, earlier) for source, recent, earlier in conn.execute(
+        "SELECT e.source, sum(e.timestamp >= ?), sum(e.timestamp < ?) FROM activity_blocks k JOIN fact_events e "
+        "ON e.source = k.source AND e.natural_key = k.natural_key WHERE e.timestamp >= ? AND e.timestamp < ? "
+        "GROUP BY e.source", (split, split, start, end))}
+
+
 def folded_member_count(conn: Connection) -> int:
     """How many stored events a stored block stands for."""
     return conn.execute(
