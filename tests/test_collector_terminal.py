@@ -148,8 +148,10 @@ def test_the_real_zsh_history_under_the_supervisor_is_one_collecting_source_with
     sup.stop()
     status = memory.collector_statuses()["terminal"]
     assert status["health"]["sources"] == {str(history): {"state": "collecting", "stored": len(TYPED)}}
-    texts = [r["content"] for r in event_rows(memory.db.reader())]
-    assert len(texts) == len(TYPED) and "S3cretPass" not in " ".join(texts)
+    rows = event_rows(memory.db.reader())
+    texts = [r["content"] for r in rows]                   # the commands and the activity block of the echoes
+    commands = [r for r in rows if r["metadata"]["timeline"]["activity"]["action_code"] == "run_command"]
+    assert len(commands) == len(TYPED) and "S3cretPass" not in " ".join(texts)
     assert "Terminal: Ran `echo 'café 中文 ăĂ'`" in texts
 
 
