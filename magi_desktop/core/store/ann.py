@@ -159,7 +159,7 @@ def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str
         if not name:
             return None
         index = _view(db_path, name)
-        if index is None or index.ndim != query.shape[0]:
+        if index is None or index.ndim != query.shape[0] or len(index) == 0:
             return None
         pending = _pending(conn, query)
         fetch = min(max(k * OVERFETCH, MIN_FETCH), len(index))
@@ -276,12 +276,15 @@ def fold(db: Database, name: str) -> bool:
     return _record(db, db.path, name, index, folded)
 
 
-def maintain(db: Database, *, min_vectors: int = MIN_VECTORS, fold_at: int = FOLD_AT) -> str:
+def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | None = None) -> str:
     """Keep the index in step with vec0, cheaply when there is nothing to do: build it when the memory reaches
     ``min_vectors`` chunks or its file is missing or damaged; fold when ``fold_at`` vectors are pending or
-    chunks it holds were deleted. Returns what it did: 'built', 'folded' or ''."""
+    chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT`). Returns what it did: 'built',
+    'folded' or ''."""
     if not isinstance(db.path, Path):
         return ""
+    min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
+    fold_at = FOLD_AT if fold_at is None else fold_at
     reader = db.reader()
     name, held = ann_recorded(reader)
     if name is None:
