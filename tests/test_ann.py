@@ -185,6 +185,9 @@ def test_a_forgotten_event_never_comes_back_and_leaves_the_index_file(indexed):
     vector = query(sentence(7))
     target = ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000)[0][0]
     chunk_ids = [c for (c,) in conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (target,))]
+    forgotten = [np.frombuffer(e, dtype=np.float32).astype(np.float16).tobytes() for (e,) in conn.execute(
+        f"SELECT embedding FROM {vectors.VEC_TABLE} WHERE rowid IN ({', '.join('?' * len(chunk_ids))})", chunk_ids)]
+    assert all(v in ann.index_path(indexed.db.path, vectors.ann_recorded(conn)[0]).read_bytes() for v in forgotten)
     ann.release(indexed.db.path)
     old = vectors.ann_recorded(conn)[0]
     with indexed.db.transaction() as w:     # the rows go, as forget's first step does, before any scrub
@@ -198,6 +201,7 @@ def test_a_forgotten_event_never_comes_back_and_leaves_the_index_file(indexed):
     from usearch.index import Index
     keys = set(np.asarray(Index.restore(str(ann.index_path(indexed.db.path, name)), view=True).keys).tolist())
     assert not keys & set(chunk_ids)
+    assert not any(v in ann.index_path(indexed.db.path, name).read_bytes() for v in forgotten)   # not in the file
     assert len(keys) == conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
 
 

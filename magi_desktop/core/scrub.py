@@ -51,7 +51,7 @@ def scrub(db: Database, deleted_at: float) -> ScrubReport:
         if stuck:
             report.done, report.waiting_for = False, f"could not delete {stuck[0]}"
     try:
-        ann.maintain(db)
+        ann.maintain(db, erase=True)
         with db.writer() as conn:
             if not erasure.vacuum_legacy_free_space(conn):     # (which merges the indexes too)
                 erasure.merge_fts(conn, deleted_at)

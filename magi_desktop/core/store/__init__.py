@@ -192,7 +192,7 @@ class Database:
             self._closed = True
             if isinstance(self.path, Path):
                 backup.closed(self.path)
-                from . import ann     # (ann imports the store's tables, which import this module)
+                from . import ann  # (ann imports the store's tables, which import this module)
 
                 ann.release(self.path)
             with self._readers_lock:

@@ -96,7 +96,7 @@ def _open(path: Path, *, view: bool) -> Index | None:
 
 def _view(db_path: Path, name: str) -> Index | None:
     """This process's memory-mapped view of the recorded file, opened again when another one is recorded."""
-    key = str(db_path)
+    key = str(db_path.resolve())
     with _views_lock:
         held = _views.get(key)
         if held is not None and held.name == name:
@@ -112,7 +112,7 @@ def _view(db_path: Path, name: str) -> Index | None:
 def release(db_path: Path | str) -> None:
     """Drop this process's view of a memory's index (the memory is closing)."""
     with _views_lock:
-        _views.pop(str(db_path), None)
+        _views.pop(str(Path(db_path).resolve()), None)
 
 
 @contextlib.contextmanager
@@ -254,8 +254,10 @@ def build(db: Database, started_from: str | None = None) -> bool:
     return _record(db, db.path, "", index, folded)
 
 
-def fold(db: Database, name: str) -> bool:
-    """Write a new file: the recorded one with the pending vectors added and deleted chunks' keys removed."""
+def fold(db: Database, name: str, *, erase: bool = False) -> bool:
+    """Write a new file: the recorded one with the pending vectors added and deleted chunks' keys removed. usearch
+    leaves a removed vector's bytes in the file, so with ``erase`` (after a forget) an index with deleted keys is
+    built again from the vectors still live, and the forgotten ones are in no file."""
     assert isinstance(db.path, Path)
     index = _open(index_path(db.path, name), view=False)
     if index is None:
@@ -269,18 +271,25 @@ def fold(db: Database, name: str) -> bool:
     if folded:
         new_keys, new_vectors = _vectors(folded)
         dead = np.union1d(dead, np.intersect1d(keys, new_keys))      # ids reused: their vectors change
-    if dead.size:
-        index.remove(dead, compact=True)    # compacted: a forgotten chunk's vector does not stay in the file
+    if dead.size and erase:
+        kept = np.setdiff1d(keys, dead, assume_unique=True)
+        fresh = _new_index(index.ndim)
+        for start in range(0, kept.size, READ_BATCH):
+            part = kept[start:start + READ_BATCH]
+            fresh.add(part, np.asarray(index.get(part), dtype=np.float32), threads=0)
+        index = fresh
+    elif dead.size:
+        index.remove(dead, compact=True)
     if folded:
         index.add(new_keys, new_vectors, threads=0)
     return _record(db, db.path, name, index, folded)
 
 
-def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | None = None) -> str:
+def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | None = None, erase: bool = False) -> str:
     """Keep the index in step with vec0, cheaply when there is nothing to do: build it when the memory reaches
     ``min_vectors`` chunks or its file is missing or damaged; fold when ``fold_at`` vectors are pending or
-    chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT`). Returns what it did: 'built',
-    'folded' or ''."""
+    chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT`) — with ``erase`` (the scrub after
+    a forget), leaving no deleted chunk's vector in the new file. Returns what it did: 'built', 'folded' or ''."""
     if not isinstance(db.path, Path):
         return ""
     min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
@@ -288,6 +297,7 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
     reader = db.reader()
     name, held = ann_recorded(reader)
     if name is None:
+        _remove_files(db.path, keep=None)       # the files of vectors dropped with their model
         if reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0] < min_vectors:
             return ""
         return "built" if build(db) else ""
@@ -301,4 +311,4 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
     total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
     if pending < fold_at and held + pending <= total:
         return ""
-    return "folded" if fold(db, name) else ""
+    return "folded" if fold(db, name, erase=erase) else ""

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from ..text import fts_or_query, query_terms
+from . import ann
 from .connection import Connection, placeholders
 from .erasure import fts_tables
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
-from . import ann
 from .vectors import EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE, scope_codes
 
 # readers the tests and layers share
