@@ -90,7 +90,7 @@ def _open(path: Path, *, view: bool) -> Index | None:
         return None
     if index is None:
         return None
-    index.expansion_search = EXPANSION_SEARCH
+    index.expansion_search = EXPANSION_SEARCH   # type: ignore[misc]  # (a setter usearch declares unusually)
     return index
 
 
