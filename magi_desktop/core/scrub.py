@@ -13,6 +13,8 @@ is elsewhere, and each step here is idempotent, so a scrub that could not finish
    database from before this version is rewritten once (``VACUUM``: its old free space).
 5. The **write-ahead log** is checkpointed and truncated. While another connection reads an older
    snapshot this cannot complete — the old pages must stay for it — and the scrub stays pending.
+6. The **approximate chunk index** beside the database (:mod:`.store.ann`) is written again without the
+   deleted chunks' vectors (the old file is deleted).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from .errors import MemoryUnavailable
 from .paths import temp_dir
-from .store import Database, backup, erasure
+from .store import Database, ann, backup, erasure
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ def scrub(db: Database, deleted_at: float) -> ScrubReport:
         if stuck:
             report.done, report.waiting_for = False, f"could not delete {stuck[0]}"
     try:
+        ann.maintain(db, erase=True)
         with db.writer() as conn:
             if not erasure.vacuum_legacy_free_space(conn):     # (which merges the indexes too)
                 erasure.merge_fts(conn, deleted_at)

@@ -7,7 +7,8 @@ the rows that have no vector yet (store/vectors.py finds them).
 
 For every kind, a batch's vectors are computed outside any transaction (the slow part), then written in
 one transaction — dropped whole when the index was rebuilt for another model meanwhile — so a crash leaves
-the whole batch embedded or none of it. A failing batch is retried one item at a time to isolate the bad
+the whole batch embedded or none of it. After a round of events the approximate chunk index (store/ann.py)
+takes the new vectors in. A failing batch is retried one item at a time to isolate the bad
 input. A failing event is charged to its job (backoff, then the dead letter: the queue's policy); a failing
 summary, edge or entity has no job to hold its attempts, so it is left for the next call.
 """
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..store import Database
+from ..store import Database, ann
 from ..store import vectors as store
 from ..store.connection import Connection
 from ..store.queue import EMBEDDING_JOBS, MAX_ATTEMPTS, backoff_delay
@@ -156,6 +157,8 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int | None = None,
             break
         report.add(_embed_batch(db, embedder, jobs, _event_batch(db, embedder, clock)))
         handled += len(jobs)
+    if report.embedded:
+        ann.maintain(db)    # the approximate index takes the new vectors in (or is built, past its threshold)
     return report
 
 

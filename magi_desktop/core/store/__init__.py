@@ -175,7 +175,7 @@ class Database:
             return self._writer
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path)
+            conn = connect(self.path, mmap=True)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.add(conn)
@@ -192,6 +192,9 @@ class Database:
             self._closed = True
             if isinstance(self.path, Path):
                 backup.closed(self.path)
+                from . import ann  # (ann imports the store's tables, which import this module)
+
+                ann.release(self.path)
             with self._readers_lock:
                 for conn in list(self._readers):
                     conn.close()

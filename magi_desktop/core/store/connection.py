@@ -60,6 +60,9 @@ LOCK_PATIENCE_SECONDS = 300.0
 # leaves no stale copy in the page's free space or in a free page for forget to miss later (issue 16).
 SECURE_DELETE = "ON"
 _default_lock_wait: list[LockWait | None] = [None]
+# Address space, not memory: the mapped pages are the OS page cache's, shared by every reader of the file and
+# dropped under pressure. Past this size the rest of the file is read the ordinary way.
+MMAP_SIZE = 1 << 34
 
 # Functions every connection registers, because triggers call them
 # (fact_events_fts is filled by a trigger that segments Chinese with jieba).
@@ -141,8 +144,10 @@ def prepare_data_dir(directory: Path) -> Path:
     return directory
 
 
-def connect(path: Path | str, *, readonly: bool = False) -> Connection:
-    """Open a configured connection: WAL, foreign keys, busy timeout, sqlite-vec loaded."""
+def connect(path: Path | str, *, readonly: bool = False, mmap: bool = False) -> Connection:
+    """Open a configured connection: WAL, foreign keys, busy timeout, sqlite-vec loaded; with ``mmap``, reads
+    through a memory map of the file (:data:`MMAP_SIZE`) — for the readers, whose vec0 scans then copy no
+    pages into the page cache."""
     target = str(path)
     in_memory = target == ":memory:" or target.startswith("file::memory:")
     if not in_memory and not readonly:
@@ -175,6 +180,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -16000")  # 16 MB page cache per connection
+        if mmap and not in_memory:
+            conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
     except Exception:
         conn.close()
         raise

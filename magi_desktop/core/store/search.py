@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from ..text import fts_or_query, query_terms
+from . import ann
 from .connection import Connection, placeholders
 from .erasure import fts_tables
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
-from .vectors import EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE
+from .vectors import EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE, scope_codes
 
 # readers the tests and layers share
 
@@ -58,12 +59,7 @@ def directive_events_matching(conn: Connection, match: str, directive_classes: S
 def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: float) -> list[tuple[int, float | None]]:
     """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among conversation and
     fact-authoritative events recorded by ``now``. Empty while the chunk index does not exist."""
-    if not index_exists(conn, VEC_TABLE):
-        return []
-    return conn.execute(
-        f"SELECT v.event_rowid, v.distance FROM {VEC_TABLE} v WHERE v.embedding MATCH ? AND k = ? "
-        "AND v.l1_scope IN ('conversation_only', 'fact_authoritative') AND v.occurred_at <= ?",
-        (vector, k, now)).fetchall()
+    return nearest_event_chunks(conn, vector, k, ("conversation_only", "fact_authoritative"), now)
 
 
 def events_matching(conn: Connection, match: str, visible: EventFilter, window: tuple[float, float] | None,
@@ -84,15 +80,19 @@ def events_matching(conn: Connection, match: str, visible: EventFilter, window: 
 def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
                          now: float) -> list[tuple[int, float | None]]:
     """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among the events of these scopes
-    recorded by ``now``, nearest first. Empty while the chunk index does not exist."""
+    recorded by ``now``, nearest first: from the approximate index when the memory has one that answers
+    (store/ann.py), else vec0's exact scan. Empty while the chunk index does not exist."""
     if not index_exists(conn, VEC_TABLE):
         return []
-    marks = placeholders(len(scopes))
+    approximate = ann.nearest_chunks(conn, vector, k, scopes, now)
+    if approximate is not None:
+        return approximate
+    codes = scope_codes(scopes)
     # The vec0 column named occurred_at holds the event's recorded time (embed/queue.py): visibility.
     return conn.execute(
         f"SELECT event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
-        f"AND l1_scope IN ({marks}) AND occurred_at <= ? ORDER BY distance",
-        [vector, k, *scopes, now]).fetchall()
+        f"AND scope_code IN ({placeholders(len(codes))}) AND occurred_at <= ? ORDER BY distance",
+        [vector, k, *codes, now]).fetchall()
 
 
 def events_containing(conn: Connection, tokens: Sequence[str], visible: EventFilter, limit: int) -> list[int]:
@@ -194,8 +194,9 @@ def knn(conn: Connection, query: np.ndarray, k: int = 20,
     sql = f"SELECT rowid, event_rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH ? AND k = ?"
     params: list = [np.ascontiguousarray(query, dtype=np.float32).tobytes(), int(k)]
     if scopes is not None:
-        sql += f" AND l1_scope IN ({placeholders(len(scopes))})"
-        params.extend(scopes)
+        codes = scope_codes(list(scopes))
+        sql += f" AND scope_code IN ({placeholders(len(codes))})"
+        params.extend(codes)
     if before is not None:
         sql += " AND occurred_at <= ?"
         params.append(before)

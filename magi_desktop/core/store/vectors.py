@@ -5,6 +5,11 @@ dimension depends on the embedder. ``vector_index`` records which model the
 vectors came from; opening with another model drops the vectors (they live in
 another space and cannot be compared with the new model's queries) and queues
 every event to be embedded again.
+
+The chunk table's scope column holds an integer code (:data:`SCOPE_CODES`): sqlite-vec keeps text metadata
+inline only up to 12 bytes, and a longer scope ('fact_authoritative') made every filtered scan read a side
+table. ``vector_index.layout`` says which form a memory has; an older one is rebuilt from itself when it opens
+(no re-embedding).
 """
 
 from __future__ import annotations
@@ -27,6 +32,19 @@ EDGE_VEC_TABLE = "edge_vectors"
 ENTITY_VEC_TABLE = "entity_vectors"
 SUMMARY_VEC_TABLE = "summary_vectors"
 INDEX_NAME = "chunks"
+PENDING_TABLE = "chunk_vectors_pending"
+LAYOUT = 2   # vector_index.layout of a chunk table with integer scope codes (migration 0025)
+
+# Never renumbered: the codes are stored in every chunk vector.
+SCOPE_CODES = {"fact_authoritative": 1, "conversation_only": 2, "audit_only": 3, "ephemeral": 4}
+
+
+def scope_codes(scopes: Sequence[str]) -> list[int]:
+    """The chunk table's codes of these L1 scopes."""
+    unknown = [s for s in scopes if s not in SCOPE_CODES]
+    if unknown:
+        raise ValueError(f"unknown retrieval scope(s) {', '.join(map(repr, unknown))}")
+    return [SCOPE_CODES[s] for s in scopes]
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,11 @@ class IndexChange:
     created: bool = False
     stale_model: str | None = None  # the model whose vectors were dropped
     requeued: int = 0
+    upgraded: int = 0               # vectors copied into the current layout
+
+
+def index_table_exists(conn: Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone() is not None
 
 
 def _create_table(conn: Connection, dimension: int) -> None:
@@ -43,7 +66,7 @@ def _create_table(conn: Connection, dimension: int) -> None:
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {VEC_TABLE} USING vec0("
         f"embedding float[{int(dimension)}] distance_metric=cosine, "
-        "l1_scope text, occurred_at float, +event_rowid integer)"
+        "scope_code integer, occurred_at float, +event_rowid integer)"
     )
     conn.execute(
         f"CREATE TRIGGER IF NOT EXISTS event_chunks_vec_delete AFTER DELETE ON event_chunks BEGIN "
@@ -129,22 +152,57 @@ def current_model(conn: Connection) -> tuple[str, int] | None:
     return (row[0], row[1]) if row else None
 
 
+def layout(conn: Connection) -> int | None:
+    """The chunk table's layout (:data:`LAYOUT` is the current one); None before the index exists."""
+    row = conn.execute("SELECT layout FROM vector_index WHERE name = ?", (INDEX_NAME,)).fetchone()
+    return row[0] if row else None
+
+
+def _upgrade_layout(conn: Connection, dimension: int) -> int:
+    """Rebuild a layout-1 chunk table (text scopes) with integer scope codes, copying its vectors (sqlite-vec
+    cannot rename a vec0 table, so the rows wait in a plain table meanwhile). Returns the vectors copied."""
+    declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]
+    if "scope_code" in declared:     # already the current layout, only not recorded as such
+        conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
+        return 0
+    found = {scope for (scope,) in conn.execute(f"SELECT DISTINCT l1_scope FROM {VEC_TABLE}")}
+    if found - SCOPE_CODES.keys():
+        raise ValueError(f"chunk vectors carry unknown scope(s) {sorted(found - SCOPE_CODES.keys())}")
+    conn.execute("DROP TABLE IF EXISTS chunk_vectors_upgrade")
+    conn.execute(f"CREATE TABLE chunk_vectors_upgrade AS SELECT rowid AS chunk_id, embedding, l1_scope, "
+                 f"occurred_at, event_rowid FROM {VEC_TABLE}")
+    conn.execute("DROP TRIGGER IF EXISTS event_chunks_vec_delete")
+    conn.execute(f"DROP TABLE {VEC_TABLE}")
+    _create_table(conn, dimension)
+    codes = " ".join(f"WHEN '{scope}' THEN {code}" for scope, code in SCOPE_CODES.items())
+    copied = conn.execute(
+        f"INSERT INTO {VEC_TABLE} (rowid, embedding, scope_code, occurred_at, event_rowid) "
+        f"SELECT chunk_id, embedding, CASE l1_scope {codes} END, occurred_at, event_rowid "
+        "FROM chunk_vectors_upgrade ORDER BY chunk_id").rowcount
+    conn.execute("DROP TABLE chunk_vectors_upgrade")
+    conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
+    return copied
+
+
 def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float | None = None) -> IndexChange:
     """Make the vector table match ``model``; on a model change, drop stale vectors and re-queue. Asked with
     a read first: when the index already matches, no write lock is taken (opening never waits for a writer)."""
     now = time.time() if now is None else now
-    if current_model(conn) == (model, dimension) and _schema_complete(conn):
+    if current_model(conn) == (model, dimension) and layout(conn) == LAYOUT and _schema_complete(conn):
         return IndexChange()
     with write_transaction(conn):
         recorded = current_model(conn)
         if recorded == (model, dimension):
+            if layout(conn) != LAYOUT and index_table_exists(conn):
+                return IndexChange(upgraded=_upgrade_layout(conn, dimension))
             _create_table(conn, dimension)
+            conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
             return IndexChange()
         if recorded is None:
             _create_table(conn, dimension)
             conn.execute(
-                "INSERT INTO vector_index (name, model, dimension, created_at) VALUES (?, ?, ?, ?)",
-                (INDEX_NAME, model, dimension, now),
+                "INSERT INTO vector_index (name, model, dimension, created_at, layout) VALUES (?, ?, ?, ?, ?)",
+                (INDEX_NAME, model, dimension, now, LAYOUT),
             )
             return IndexChange(created=True)
         conn.execute("DROP TRIGGER IF EXISTS event_chunks_vec_delete")
@@ -160,9 +218,12 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         conn.execute(f"DROP TABLE IF EXISTS {SUMMARY_VEC_TABLE}")
         _create_table(conn, dimension)
         requeued = EMBEDDING_JOBS.requeue(conn, "SELECT id FROM fact_events", (), now)
+        conn.execute(f"DELETE FROM {PENDING_TABLE}")
+        # The approximate index held the old model's vectors: none until store/ann.py builds one again.
         conn.execute(
-            "UPDATE vector_index SET model = ?, dimension = ?, created_at = ?, rebuilt_from = ? WHERE name = ?",
-            (model, dimension, now, recorded[0], INDEX_NAME),
+            "UPDATE vector_index SET model = ?, dimension = ?, created_at = ?, rebuilt_from = ?, layout = ?, "
+            "ann_file = NULL, ann_vectors = 0 WHERE name = ?",
+            (model, dimension, now, recorded[0], LAYOUT, INDEX_NAME),
         )
         return IndexChange(stale_model=recorded[0], requeued=requeued)
 
@@ -176,18 +237,30 @@ def replace_event_chunks(
     scope: str,
     occurred_at: float,
 ) -> None:
-    """Write an event's chunks and their vectors, replacing any earlier ones (idempotent)."""
+    """Write an event's chunks and their vectors, replacing any earlier ones (idempotent). While an approximate
+    index exists (or is being built) the vectors are also kept as pending, for readers to search until the
+    next index file holds them (store/ann.py)."""
     conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (event_rowid,))
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    code = scope_codes([scope])[0]
+    pending = ann_recorded(conn)[0] is not None
     for chunk, vector in zip(chunks, vectors, strict=True):
         cursor = conn.execute(
             "INSERT INTO event_chunks (event_rowid, chunk_index, char_start, char_end, model) VALUES (?, ?, ?, ?, ?)",
             (event_rowid, chunk.index, chunk.start, chunk.end, model),
         )
         conn.execute(
-            f"INSERT INTO {VEC_TABLE} (rowid, embedding, l1_scope, occurred_at, event_rowid) VALUES (?, ?, ?, ?, ?)",
-            (cursor.lastrowid, vector.tobytes(), scope, occurred_at, event_rowid),
-        )
+            f"INSERT INTO {VEC_TABLE} (rowid, embedding, scope_code, occurred_at, event_rowid) "
+            "VALUES (?, ?, ?, ?, ?)", (cursor.lastrowid, vector.tobytes(), code, occurred_at, event_rowid))
+        if pending:
+            conn.execute(f"INSERT OR REPLACE INTO {PENDING_TABLE} (chunk_id, embedding) VALUES (?, ?)",
+                         (cursor.lastrowid, vector.tobytes()))
+
+
+def ann_recorded(conn: Connection) -> tuple[str | None, int]:
+    """The approximate index's file name (None: none; '': being built) and how many vectors it holds."""
+    row = conn.execute("SELECT ann_file, ann_vectors FROM vector_index WHERE name = ?", (INDEX_NAME,)).fetchone()
+    return (row[0], row[1]) if row else (None, 0)
 
 
 def events_to_embed(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, str, str, float, str | None]]:

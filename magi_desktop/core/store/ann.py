@@ -1,0 +1,314 @@
+"""An approximate nearest-neighbour index (usearch's HNSW) over the chunk vectors, for memories whose exact
+vec0 scan stops being cheap (it is linear in the chunks: about 50 ms at 100k, half a second at 1M).
+
+vec0 stays the source of truth; the index is a file beside the database (``memory.db.chunks-<token>.usearch``)
+that any process can rebuild from it. ``vector_index`` records the file's name and how many vectors it holds.
+Readers open it as a memory-mapped view (its pages belong to the page cache, not to the process). Vectors
+written after the file was saved are also kept in ``chunk_vectors_pending`` (store/vectors.py): readers search
+those exactly, so a reader in another process sees every vector at once without reloading anything. The
+embedding worker (:func:`maintain`) folds the pending vectors into a new file — and drops the keys of chunks
+deleted meanwhile (forget, re-embedding) — writing it under a new name and recording it in one transaction,
+then removes the old file; a reader still holding the old one keeps a consistent pair (old file, the pending
+rows of its snapshot) until its next query.
+
+Every hit is checked again against ``event_chunks`` and ``fact_events`` (the chunk still exists, its event's
+scope and recorded time pass the filter), so a forgotten event never comes back from a file not yet folded.
+A filter that lets too few hits through (a narrow scope, an early ``now``) makes :func:`nearest_chunks` answer
+None: the caller runs vec0's exact scan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .connection import Connection, placeholders, read_snapshot
+from .vectors import INDEX_NAME, PENDING_TABLE, VEC_TABLE, ann_recorded, current_model
+
+if TYPE_CHECKING:
+    from usearch.index import Index
+
+    from . import Database
+
+log = logging.getLogger(__name__)
+
+MIN_VECTORS = 30_000     # below this many chunks the exact scan costs a few ms: no index is built
+FOLD_AT = 2_000          # pending vectors that make the worker write a new file (readers scan them exactly)
+OVERFETCH = 4            # hits asked of the index per result wanted, for the filters to remove some
+MIN_FETCH = 64
+MAX_FETCH = 4_096        # past this the filter is too selective for the index: the exact scan answers
+DTYPE = "f16"            # half the file of f32; cosine distances within ~1e-3 of vec0's
+CONNECTIVITY = 16
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 128
+READ_BATCH = 20_000      # vectors read from vec0 at a time while building
+
+
+@dataclass
+class _View:
+    name: str
+    index: Index
+
+
+_views: dict[str, _View] = {}
+_views_lock = threading.Lock()
+
+
+def index_path(db_path: Path, name: str) -> Path:
+    return db_path.parent / name
+
+
+def _database_path(conn: Connection) -> Path | None:
+    for _seq, schema, file in conn.execute("PRAGMA database_list"):
+        if schema == "main":
+            return Path(file) if file else None
+    return None
+
+
+def _open(path: Path, *, view: bool) -> Index | None:
+    """The index in ``path``, or None when it is missing or damaged (it is rebuilt from vec0)."""
+    from usearch.index import Index
+
+    try:
+        # A file shorter than its header says would fault when its mapped pages are read.
+        metadata = Index.metadata(str(path))
+        if metadata is None or path.stat().st_size < 64:
+            return None
+        index = Index.restore(str(path), view=view)
+    except (OSError, RuntimeError, ValueError) as exc:
+        log.warning("the approximate chunk index %s cannot be read (%s); it will be rebuilt", path, exc)
+        return None
+    if index is None:
+        return None
+    index.expansion_search = EXPANSION_SEARCH   # type: ignore[misc]  # (a setter usearch declares unusually)
+    return index
+
+
+def _view(db_path: Path, name: str) -> Index | None:
+    """This process's memory-mapped view of the recorded file, opened again when another one is recorded."""
+    key = str(db_path.resolve())
+    with _views_lock:
+        held = _views.get(key)
+        if held is not None and held.name == name:
+            return held.index
+        index = _open(index_path(db_path, name), view=True)
+        if index is None:
+            _views.pop(key, None)
+            return None
+        _views[key] = _View(name, index)
+        return index
+
+
+def release(db_path: Path | str) -> None:
+    """Drop this process's view of a memory's index (the memory is closing)."""
+    with _views_lock:
+        _views.pop(str(Path(db_path).resolve()), None)
+
+
+@contextlib.contextmanager
+def _snapshot(conn: Connection) -> Iterator[None]:
+    if conn.in_transaction:
+        yield
+        return
+    with read_snapshot(conn):
+        yield
+
+
+def _cosine_distances(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1) * float(np.linalg.norm(query))
+    return 1.0 - (vectors @ query) / np.where(norms == 0, 1.0, norms)
+
+
+def _pending(conn: Connection, query: np.ndarray) -> dict[int, float]:
+    rows = conn.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
+    if not rows:
+        return {}
+    vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+    return dict(zip((row[0] for row in rows), _cosine_distances(vectors, query).tolist(), strict=True))
+
+
+def _visible(conn: Connection, chunk_ids: Sequence[int], scopes: Sequence[str], now: float) -> dict[int, int]:
+    """chunk id -> event rowid of those of ``chunk_ids`` that still exist and pass the filter."""
+    return dict(conn.execute(
+        "SELECT c.chunk_id, c.event_rowid FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid "
+        f"WHERE c.chunk_id IN (SELECT value FROM json_each(?)) AND e.l1_retrieval_scope IN "
+        f"({placeholders(len(scopes))}) AND e.recorded_at <= ?", [json.dumps(list(chunk_ids)), *scopes, now]))
+
+
+def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
+                   now: float) -> list[tuple[int, float | None]] | None:
+    """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among the events of these scopes
+    recorded by ``now``, nearest first — or None when this memory has no usable index or the filter is too
+    selective for it (the caller scans vec0 exactly)."""
+    db_path = _database_path(conn)
+    if db_path is None or k <= 0:
+        return None
+    query = np.frombuffer(vector, dtype=np.float32)
+    with _snapshot(conn):
+        name, _held = ann_recorded(conn)
+        if not name:
+            return None
+        index = _view(db_path, name)
+        if index is None or index.ndim != query.shape[0] or len(index) == 0:
+            return None
+        pending = _pending(conn, query)
+        fetch = min(max(k * OVERFETCH, MIN_FETCH), len(index))
+        while True:
+            matches = index.search(query, fetch, threads=1)
+            found = dict(zip(matches.keys.tolist(), matches.distances.tolist(), strict=True))
+            visible = _visible(conn, [*found, *pending], scopes, now)
+            indexed_hits = sum(1 for key in found if key in visible and key not in pending)
+            if indexed_hits >= k or fetch >= len(index):
+                break
+            if fetch >= MAX_FETCH:
+                return None
+            fetch = min(fetch * OVERFETCH, MAX_FETCH, len(index))
+    found.update(pending)   # a pending vector is the chunk's current one (its id may be an old key reused)
+    ranked = sorted((found[chunk], event) for chunk, event in visible.items())
+    return [(event, distance) for distance, event in ranked[:k]]
+
+
+# ------------------------------------------------------------------------------------ the worker's side
+
+def _new_index(dimension: int) -> Index:
+    from usearch.index import Index
+
+    return Index(ndim=dimension, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
+                 expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
+
+
+def _save(index: Index, db_path: Path) -> str:
+    """Write ``index`` under a new name beside the database (a temporary file renamed: a reader never sees
+    half a file); returns the name."""
+    name = f"{db_path.name}.chunks-{secrets.token_hex(6)}.usearch"
+    final = index_path(db_path, name)
+    temporary = final.with_name(final.name + ".tmp")
+    index.save(str(temporary))
+    with open(temporary, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.replace(temporary, final)
+    if os.name == "posix":
+        os.chmod(final, 0o600)
+    return name
+
+
+def _remove_files(db_path: Path, keep: str | None) -> None:
+    """Delete the index files of this memory other than ``keep`` (older generations, abandoned builds)."""
+    for path in db_path.parent.glob(f"{db_path.name}.chunks-*.usearch*"):
+        if path.name != keep:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _record(db: Database, db_path: Path, started_from: str | None, index: Index,
+            folded: list[tuple[int, bytes]]) -> bool:
+    """Record the saved ``index`` (unless another process recorded one since ``started_from``) and drop the
+    pending vectors it now holds; the older files go."""
+    name = _save(index, db_path)
+    with db.transaction() as conn:
+        if ann_recorded(conn)[0] != started_from:
+            recorded = None
+        else:
+            conn.execute("UPDATE vector_index SET ann_file = ?, ann_vectors = ? WHERE name = ?",
+                         (name, len(index), INDEX_NAME))
+            # Only the vectors this file holds: a chunk written again since (its id reused) stays pending.
+            conn.executemany(f"DELETE FROM {PENDING_TABLE} WHERE chunk_id = ? AND embedding = ?", folded)
+            recorded = name
+    if recorded is None:
+        index_path(db_path, name).unlink(missing_ok=True)
+        return False
+    _remove_files(db_path, keep=name)
+    return True
+
+
+def _vectors(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    keys = np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
+    return keys, np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
+def build(db: Database, started_from: str | None = None) -> bool:
+    """Build the index from vec0 (a new memory crossing :data:`MIN_VECTORS`, a missing or damaged file).
+    From the moment it starts, embedding writes keep their vectors pending, so none is missed."""
+    assert isinstance(db.path, Path)
+    with db.transaction() as conn:
+        if ann_recorded(conn)[0] != started_from or (model := current_model(conn)) is None:
+            return False
+        conn.execute("UPDATE vector_index SET ann_file = '', ann_vectors = 0 WHERE name = ?", (INDEX_NAME,))
+    index = _new_index(model[1])
+    reader = db.reader()
+    with read_snapshot(reader):
+        folded = reader.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
+        cursor = reader.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
+        while rows := cursor.fetchmany(READ_BATCH):
+            index.add(*_vectors(rows), threads=0)
+    return _record(db, db.path, "", index, folded)
+
+
+def fold(db: Database, name: str, *, erase: bool = False) -> bool:
+    """Write a new file: the recorded one with the pending vectors added and deleted chunks' keys removed. usearch
+    leaves a removed vector's bytes in the file, so with ``erase`` (after a forget) an index with deleted keys is
+    built again from the vectors still live, and the forgotten ones are in no file."""
+    assert isinstance(db.path, Path)
+    index = _open(index_path(db.path, name), view=False)
+    if index is None:
+        return build(db, started_from=name)
+    reader = db.reader()
+    with read_snapshot(reader):
+        folded = reader.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
+        live = np.fromiter((row[0] for row in reader.execute("SELECT chunk_id FROM event_chunks")), dtype=np.uint64)
+    keys = np.asarray(index.keys, dtype=np.uint64)
+    dead = np.setdiff1d(keys, live, assume_unique=True)
+    if folded:
+        new_keys, new_vectors = _vectors(folded)
+        dead = np.union1d(dead, np.intersect1d(keys, new_keys))      # ids reused: their vectors change
+    if dead.size and erase:
+        kept = np.setdiff1d(keys, dead, assume_unique=True)
+        fresh = _new_index(index.ndim)
+        for start in range(0, kept.size, READ_BATCH):
+            part = kept[start:start + READ_BATCH]
+            fresh.add(part, np.asarray(index.get(part), dtype=np.float32), threads=0)
+        index = fresh
+    elif dead.size:
+        index.remove(dead, compact=True)
+    if folded:
+        index.add(new_keys, new_vectors, threads=0)
+    return _record(db, db.path, name, index, folded)
+
+
+def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | None = None, erase: bool = False) -> str:
+    """Keep the index in step with vec0, cheaply when there is nothing to do: build it when the memory reaches
+    ``min_vectors`` chunks or its file is missing or damaged; fold when ``fold_at`` vectors are pending or
+    chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT`) — with ``erase`` (the scrub after
+    a forget), leaving no deleted chunk's vector in the new file. Returns what it did: 'built', 'folded' or ''."""
+    if not isinstance(db.path, Path):
+        return ""
+    min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
+    fold_at = FOLD_AT if fold_at is None else fold_at
+    reader = db.reader()
+    name, held = ann_recorded(reader)
+    if name is None:
+        _remove_files(db.path, keep=None)       # the files of vectors dropped with their model
+        if reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0] < min_vectors:
+            return ""
+        return "built" if build(db) else ""
+    if name == "":          # a build that did not finish (the process ended) or is running elsewhere
+        return "built" if build(db, started_from="") else ""
+    index = _open(index_path(db.path, name), view=True)
+    if index is None or len(index) != held:
+        release(db.path)
+        return "built" if build(db, started_from=name) else ""
+    pending = reader.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
+    total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
+    if pending < fold_at and held + pending <= total:
+        return ""
+    return "folded" if fold(db, name, erase=erase) else ""

@@ -1,0 +1,236 @@
+"""The chunk vectors' layout and their approximate index (store/ann.py): integer scope codes, an old table upgraded
+in place, and an index that answers like the exact scan, kept in step through embedding and forget."""
+
+import multiprocessing
+
+import numpy as np
+import pytest
+from payloads import chat
+
+from magi_desktop.core import Memory
+from magi_desktop.core.embed import HashingEmbedder, indexing
+from magi_desktop.core.store import ann, search, vectors
+
+T0 = 1_760_000_000.0
+SCOPES = ("conversation_only", "fact_authoritative")
+TOPICS = ["air fryer recipes", "moving to Jiaxing", "running every morning", "the bank appointment", "jazz records",
+          "a standing desk", "my sister's birthday", "the client demo", "guitar lessons", "the March invoice",
+          "tomatoes in the garden", "a trip to Kyoto", "the broken dishwasher", "learning Rust", "a chess club"]
+
+
+def sentence(i: int) -> str:
+    return f"Note {i}: I talked about {TOPICS[i % len(TOPICS)]} and {TOPICS[(i * 7 + 3) % len(TOPICS)]} ({i})"
+
+
+def fill(memory: Memory, start: int, n: int) -> list[str]:
+    ids = [memory.ingest(chat(sentence(i), at=T0 + i, item=f"n{i}")).event_id for i in range(start, start + n)]
+    indexing.embed(memory.db, memory.embedder, ("events",), now=T0 + 10_000)
+    return ids
+
+
+def query(text: str) -> bytes:
+    return np.ascontiguousarray(HashingEmbedder().embed([text])[0], dtype=np.float32).tobytes()
+
+
+def exact(conn, vector: bytes, k: int, scopes=SCOPES, now=T0 + 10_000):
+    codes = vectors.scope_codes(scopes)
+    return conn.execute(
+        f"SELECT event_rowid, distance FROM {vectors.VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
+        f"AND scope_code IN ({', '.join('?' * len(codes))}) AND occurred_at <= ? ORDER BY distance",
+        [vector, k, *codes, now]).fetchall()
+
+
+def assert_same(got, want, tolerance=2e-3):
+    """The same hits at the same distances (within the index's f16 rounding); among equal distances in any order."""
+    assert len(got) == len(want)
+    assert np.allclose([d for _, d in got], [d for _, d in want], atol=tolerance)
+    if want:
+        cutoff = want[-1][1] - tolerance         # ties at the k-th distance may be cut either way
+        assert {e for e, d in got if d < cutoff} == {e for e, d in want if d < cutoff}
+
+
+QUESTIONS = ["what did I cook in the air fryer", "when is my sister's birthday", "jazz", "Kyoto trip plans",
+             "learning a programming language", "the dishwasher broke again"]
+
+
+@pytest.fixture
+def small_index(monkeypatch):
+    monkeypatch.setattr(ann, "MIN_VECTORS", 50)
+    monkeypatch.setattr(ann, "FOLD_AT", 10_000)      # folds only when a test asks
+
+
+@pytest.fixture
+def indexed(tmp_path, small_index):
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    fill(memory, 0, 120)          # past MIN_VECTORS: the embedder built the index
+    yield memory
+    memory.close()
+
+
+def ann_files(memory):
+    return sorted(p.name for p in memory.db.path.parent.glob(f"{memory.db.path.name}.chunks-*"))
+
+
+def test_scopes_are_stored_as_codes_that_fit_inline(tmp_path):
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    memory.ingest(chat("I moved to Jiaxing", at=T0))
+    indexing.embed(memory.db, memory.embedder, ("events",), now=T0 + 1)
+    conn = memory.db.reader()
+    assert conn.execute(f"SELECT scope_code FROM {vectors.VEC_TABLE}").fetchall() == [(1,)]   # fact_authoritative
+    assert vectors.layout(conn) == vectors.LAYOUT
+    assert search.nearest_event_chunks(conn, query("Jiaxing"), 5, ["conversation_only"], T0 + 1) == []
+    assert len(search.nearest_event_chunks(conn, query("Jiaxing"), 5, SCOPES, T0 + 1)) == 1
+    with pytest.raises(ValueError, match="unknown retrieval scope"):
+        search.nearest_event_chunks(conn, query("Jiaxing"), 5, ["fact"], T0 + 1)
+    memory.close()
+
+
+def test_an_old_layout_is_rebuilt_from_itself_with_the_same_answers(tmp_path):
+    path = tmp_path / "m"
+    memory = Memory.open(path, embedder="hashing")
+    fill(memory, 0, 40)
+    conn = memory.db.reader()
+    before = {q: exact(conn, query(q), 10) for q in QUESTIONS}
+    rows = conn.execute(f"SELECT rowid, embedding, scope_code, occurred_at, event_rowid FROM {vectors.VEC_TABLE}"
+                        ).fetchall()
+    names = {code: scope for scope, code in vectors.SCOPE_CODES.items()}
+    with memory.db.transaction() as w:      # the table as versions before issue 20 made it
+        w.execute(f"DROP TABLE {vectors.VEC_TABLE}")
+        w.execute(f"CREATE VIRTUAL TABLE {vectors.VEC_TABLE} USING vec0(embedding float[{memory.embedder.dimension}] "
+                  "distance_metric=cosine, l1_scope text, occurred_at float, +event_rowid integer)")
+        w.executemany(f"INSERT INTO {vectors.VEC_TABLE} (rowid, embedding, l1_scope, occurred_at, event_rowid) "
+                      "VALUES (?, ?, ?, ?, ?)", [(r, e, names[c], t, ev) for r, e, c, t, ev in rows])
+        w.execute("UPDATE vector_index SET layout = 1")
+    memory.close()
+    reopened = Memory.open(path, embedder="hashing")
+    conn = reopened.db.reader()
+    assert vectors.layout(conn) == vectors.LAYOUT
+    assert conn.execute(f"SELECT rowid, embedding, scope_code, occurred_at, event_rowid FROM {vectors.VEC_TABLE} "
+                        "ORDER BY rowid").fetchall() == sorted(rows)
+    assert indexing.pending_count(reopened.db, now=T0 + 10_000) == 0          # nothing to embed again
+    assert {q: exact(conn, query(q), 10) for q in QUESTIONS} == before
+    # the trigger came back with the table: a forgotten event takes its vectors along
+    reopened.forget(source_item_ids=["n3"])
+    assert conn.execute(f"SELECT count(*) FROM {vectors.VEC_TABLE}").fetchone()[0] == len(rows) - 1
+    reopened.close()
+
+
+def test_the_index_answers_like_the_exact_scan_on_a_small_memory(indexed):
+    conn = indexed.db.reader()
+    name, held = vectors.ann_recorded(conn)
+    assert name and held == 120 and ann_files(indexed) == [name]
+    for q in QUESTIONS:
+        got = ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000)
+        assert got is not None
+        assert_same(got, exact(conn, query(q), 10))
+        assert_same(search.nearest_event_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), got)
+
+
+def test_the_time_filter_holds_and_a_selective_one_falls_back_to_the_exact_scan(indexed, monkeypatch):
+    conn = indexed.db.reader()
+    early = T0 + 30          # only the first 31 events were recorded by then
+    for q in QUESTIONS:
+        got = search.nearest_event_chunks(conn, query(q), 10, SCOPES, early)
+        assert_same(got, exact(conn, query(q), 10, now=early))
+    vector = query("jazz records")
+    # conversation_only: none of these user statements. Searched whole, the index's answer is complete …
+    assert ann.nearest_chunks(conn, vector, 10, ["conversation_only"], T0 + 10_000) == []
+    # … but when it may not ask for more hits, it leaves the answer to vec0
+    monkeypatch.setattr(ann, "MAX_FETCH", 64)
+    assert ann.nearest_chunks(conn, vector, 10, ["conversation_only"], T0 + 10_000) is None
+    assert ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000) is not None
+    assert search.nearest_event_chunks(conn, vector, 10, ["conversation_only"], T0 + 10_000) == []
+
+
+def test_new_vectors_are_seen_before_the_index_is_written_again_and_after(indexed):
+    conn = indexed.db.reader()
+    name = vectors.ann_recorded(conn)[0]
+    fill(indexed, 120, 30)
+    assert vectors.ann_recorded(conn)[0] == name                             # not folded yet: pending
+    assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 30
+    for q in QUESTIONS:
+        assert_same(ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), exact(conn, query(q), 10))
+    assert ann.maintain(indexed.db, fold_at=1) == "folded"
+    new_name, held = vectors.ann_recorded(conn)
+    assert new_name != name and held == 150 and ann_files(indexed) == [new_name]   # the old file is gone
+    assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 0
+    for q in QUESTIONS:
+        assert_same(ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), exact(conn, query(q), 10))
+
+
+def _nearest_in_another_process(path, vector, out):
+    memory = Memory.open(path, embedder="hashing")
+    try:
+        out.put(ann.nearest_chunks(memory.db.reader(), vector, 10, SCOPES, T0 + 10_000))
+    finally:
+        memory.close()
+
+
+def test_a_reader_in_another_process_sees_new_chunks(indexed):
+    fill(indexed, 120, 20)
+    newest = indexed.db.reader().execute("SELECT max(id) FROM fact_events").fetchone()[0]
+    vector = query(sentence(139))
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    child = context.Process(target=_nearest_in_another_process, args=(indexed.db.path, vector, out))
+    child.start()
+    got = out.get(timeout=120)
+    child.join(60)
+    assert got is not None and got[0][0] == newest                  # the pending vector, nearest to its own text
+    assert_same(got, exact(indexed.db.reader(), vector, 10))
+
+
+def test_a_forgotten_event_never_comes_back_and_leaves_the_index_file(indexed):
+    conn = indexed.db.reader()
+    vector = query(sentence(7))
+    target = ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000)[0][0]
+    chunk_ids = [c for (c,) in conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (target,))]
+    forgotten = [np.frombuffer(e, dtype=np.float32).astype(np.float16).tobytes() for (e,) in conn.execute(
+        f"SELECT embedding FROM {vectors.VEC_TABLE} WHERE rowid IN ({', '.join('?' * len(chunk_ids))})", chunk_ids)]
+    assert all(v in ann.index_path(indexed.db.path, vectors.ann_recorded(conn)[0]).read_bytes() for v in forgotten)
+    ann.release(indexed.db.path)
+    old = vectors.ann_recorded(conn)[0]
+    with indexed.db.transaction() as w:     # the rows go, as forget's first step does, before any scrub
+        w.execute("DELETE FROM fact_events WHERE id = ?", (target,))
+    got = ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000)
+    assert target not in [event for event, _ in got]
+    assert_same(got, exact(conn, vector, 10))
+    indexed.forget(source_item_ids=["n8"])          # the whole forget: its scrub writes the index again
+    name = vectors.ann_recorded(conn)[0]
+    assert name != old and ann_files(indexed) == [name]
+    from usearch.index import Index
+    keys = set(np.asarray(Index.restore(str(ann.index_path(indexed.db.path, name)), view=True).keys).tolist())
+    assert not keys & set(chunk_ids)
+    assert not any(v in ann.index_path(indexed.db.path, name).read_bytes() for v in forgotten)   # not in the file
+    assert len(keys) == conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
+
+
+@pytest.mark.parametrize("damage", ["delete", "garbage", "truncate"])
+def test_a_missing_or_damaged_file_is_rebuilt_from_vec0(indexed, damage):
+    conn = indexed.db.reader()
+    name = vectors.ann_recorded(conn)[0]
+    path = ann.index_path(indexed.db.path, name)
+    ann.release(indexed.db.path)
+    if damage == "delete":
+        path.unlink()
+    elif damage == "garbage":
+        path.write_bytes(b"not an index" * 100)
+    else:
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    vector = query("jazz records")
+    assert ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000) is None       # the exact scan answers
+    assert_same(search.nearest_event_chunks(conn, vector, 10, SCOPES, T0 + 10_000), exact(conn, vector, 10))
+    assert ann.maintain(indexed.db) == "built"
+    rebuilt, held = vectors.ann_recorded(conn)
+    assert rebuilt != name and held == 120 and ann_files(indexed) == [rebuilt]
+    assert_same(ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000), exact(conn, vector, 10))
+
+
+def test_no_index_below_the_threshold(tmp_path):
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    fill(memory, 0, 20)
+    conn = memory.db.reader()
+    assert vectors.ann_recorded(conn) == (None, 0) and ann_files(memory) == []
+    assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 0   # nothing doubled
+    assert ann.nearest_chunks(conn, query("jazz"), 10, SCOPES, T0 + 10_000) is None
+    memory.close()
