@@ -9,14 +9,16 @@ its maximum and its value at the end of the burst; and what L2 made of it.
 Then the same projection without the worker, through ``process_pending``.
 
 With ``--scale N`` (issue 20: L2 that does not slow with size), the same ``--sample`` workload events
-(``workload.py``) are projected twice, each in one run: alone in a fresh memory, and as the pending part of
-a memory of N events (built like ``load.py`` builds its memory, hashing embedder; cached in ``--cache``).
-Two cases: ``oldest`` — the first events of a memory nothing was projected of yet (a back-log, as load.py
-measures it at 1M) — and ``newest`` — the last events after a history whose L2 jobs are marked done without
-projecting them (a caught-up memory; its L2 tables stay small, so this measures what the events' own history
-costs). Reported per case: events/s fresh and big and their ratio (target >= 0.8). Then the L2 queue alone: a
-claim (and its release) with 10k and with ``--queue-pending`` pending jobs, due or all postponed, with and
-without migration 0028's indexes.
+(``workload.py``) are projected alone in a fresh memory and as the pending part of a memory of N events (built
+like ``load.py`` builds its memory, hashing embedder; cached in ``--cache``), in one run. Fresh and big runs
+alternate ``--repeats`` times on copies of one database each; medians, wall and CPU seconds (the CPU ratio is
+the fairer one on a loaded machine). Two cases: ``oldest`` — the first events of a memory nothing was
+projected of yet (a back-log, as load.py measures it at 1M) — and ``newest`` — the last events after a
+history whose L2 jobs are marked done without projecting them (a caught-up memory; its L2 tables stay small,
+so this measures what the events' own history costs). Reported per case: events/s fresh and big and their
+ratio (target >= 0.8). Then the L2 queue alone: a claim (and its release) with 10k and with
+``--queue-pending`` jobs, as a back-log and caught up, with and without statistics, with migration 0028 and
+as before it.
 
     .venv/bin/python benchmarks/l2_throughput.py            # 10k events
     .venv/bin/python benchmarks/l2_throughput.py --events 2000
@@ -149,46 +151,69 @@ def big_memory(n: int, cache: Path) -> Path:
         started = time.perf_counter()
         with Memory.open(folder, embedder="hashing") as memory:
             ingest(memory, payloads(n))
-            with memory.db.transaction() as conn:
+            with memory.db.writer() as conn:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         (folder / "built").write_text(f"{time.perf_counter() - started:.0f} s\n")
     return folder
 
 
-def project(folder: Path, sample: int) -> dict:
+def project(master: Path, folder: Path, sample: int) -> dict:
+    """Project ``sample`` pending events of a copy of the database ``master``: wall and CPU seconds."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    shutil.copy2(master, folder / "memory.db")
     with Memory.open(folder, embedder="hashing") as memory:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         report = memory.process_pending(limit=sample, queues=("l2",))["l2"]
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         made = {k: memory.stats()["l2"][k] for k in ("entities", "edges", "assertions")}
-    return {"events": report["events"], "seconds": round(seconds, 2), "batches": report["batches"],
-            "events_per_s": round(report["events"] / seconds, 1), "made": made}
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"events": report["events"], "seconds": seconds, "cpu_seconds": cpu, "made": made}
 
 
-def fresh_case(items: list[dict], folder: Path) -> dict:
+def master(folder: Path, items=None, source: Path | None = None, done_but: int | None = None) -> Path:
+    """A database to copy for each run, migrated and checkpointed: ``items`` ingested into a new memory, or a
+    copy of ``source`` — with every L2 job done but the last ``done_but`` (a caught-up history)."""
+    folder.mkdir(parents=True)
+    if source is not None:
+        shutil.copy2(source / "memory.db", folder / "memory.db")
     with Memory.open(folder, embedder="hashing") as memory:
-        ingest(memory, items)
-    return project(folder, len(items))
+        if items is not None:
+            ingest(memory, items)
+        with memory.db.transaction() as conn:
+            if done_but is not None:
+                conn.execute("UPDATE l2_projection_jobs SET state = 'done', finished_at = 0 WHERE event_rowid <= "
+                             "(SELECT max(event_rowid) FROM l2_projection_jobs) - ?", (done_but,))
+        with memory.db.writer() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return folder / "memory.db"
 
 
-def big_case(source: Path, folder: Path, sample: int, newest: bool) -> dict:
-    shutil.copytree(source, folder)
-    if newest:      # the history is caught up: every job but the last ``sample`` is done
-        with Memory.open(folder, embedder="hashing") as memory, memory.db.transaction() as conn:
-            conn.execute("UPDATE l2_projection_jobs SET state = 'done', finished_at = 0 WHERE event_rowid <= "
-                         "(SELECT max(event_rowid) FROM l2_projection_jobs) - ?", (sample,))
-    return project(folder, sample)
+def median_rates(runs: list[dict]) -> dict:
+    events = runs[0]["events"]
+    wall = sorted(r["seconds"] for r in runs)[len(runs) // 2]
+    cpu = sorted(r["cpu_seconds"] for r in runs)[len(runs) // 2]
+    return {"events": events, "median_seconds": round(wall, 2), "events_per_s": round(events / wall, 1),
+            "median_cpu_seconds": round(cpu, 2), "events_per_cpu_s": round(events / cpu, 1),
+            "all_seconds": [round(r["seconds"], 2) for r in runs], "made": runs[0]["made"]}
 
 
-def at_scale(n: int, sample: int, cache: Path, tmp: Path) -> dict:
+def at_scale(n: int, sample: int, cache: Path, tmp: Path, repeats: int) -> dict:
+    """Fresh and big alternate ``repeats`` times (the machine's load moves between runs); medians."""
     source = big_memory(n, cache)
     everything = list(payloads(n))
-    out: dict = {"memory_events": n, "sample": sample}
+    out: dict = {"memory_events": n, "sample": sample, "repeats": repeats}
     for case, items in (("oldest", everything[:sample]), ("newest", everything[-sample:])):
-        fresh = fresh_case(items, tmp / f"fresh-{case}")
-        big = big_case(source, tmp / f"big-{case}", sample, newest=case == "newest")
-        ratio = round(big["events_per_s"] / fresh["events_per_s"], 2)
-        out[case] = {"fresh": fresh, "big": big, "big_over_fresh": ratio}
+        fresh_db = master(tmp / f"fresh-{case}", items=items)
+        big_db = master(tmp / f"big-{case}", source=source, done_but=sample if case == "newest" else None)
+        runs: dict[str, list[dict]] = {"fresh": [], "big": []}
+        for _ in range(repeats):
+            runs["fresh"].append(project(fresh_db, tmp / "run", sample))
+            runs["big"].append(project(big_db, tmp / "run", sample))
+        fresh, big = median_rates(runs["fresh"]), median_rates(runs["big"])
+        out[case] = {"fresh": fresh, "big": big,
+                     "big_over_fresh": round(big["events_per_s"] / fresh["events_per_s"], 2),
+                     "big_over_fresh_cpu": round(big["events_per_cpu_s"] / fresh["events_per_cpu_s"], 2)}
         shutil.rmtree(tmp / f"big-{case}", ignore_errors=True)
     return out
 
@@ -264,6 +289,7 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=0, help="events of the big memory (0: skip)")
     parser.add_argument("--sample", type=int, default=2000, help="events projected fresh and at scale")
     parser.add_argument("--cache", help="folder keeping the big memory between runs (default: a temporary one)")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh and big runs, alternating (medians)")
     parser.add_argument("--queue-pending", type=int, default=969_000, help="pending jobs of the queue check (0: skip)")
     args = parser.parse_args()
     fts_document("预热")   # jieba's dictionary, loaded as a running app has it (L3 insights segment Chinese)
@@ -275,7 +301,7 @@ def main() -> None:
             result["process_pending"] = direct(args.events, Path(tmp) / "direct")
         if args.scale:
             cache = Path(args.cache).expanduser() if args.cache else Path(tmp) / "cache"
-            result["at_scale"] = at_scale(args.scale, args.sample, cache, Path(tmp))
+            result["at_scale"] = at_scale(args.scale, args.sample, cache, Path(tmp), args.repeats)
         if args.queue_pending:
             result["queue_claim"] = {str(n): queue_at(n, Path(tmp) / f"queue-{n}", 21)
                                      for n in sorted({10_000, args.queue_pending})}
