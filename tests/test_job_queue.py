@@ -1,5 +1,6 @@
 """The job-queue primitive (store/queue.py) alone, on the real queue tables of a temporary memory."""
-# Raw SQL left: the SELECT a JobQueue.requeue call takes as its argument (its contract).
+# Raw SQL left: the SELECT a JobQueue.requeue call takes as its argument (its contract); ANALYZE and EXPLAIN QUERY
+# PLAN, to see the claim's plans whatever the statistics.
 
 import threading
 
@@ -190,8 +191,8 @@ def test_a_claim_reads_indexes_in_key_order_whatever_the_statistics_say(tmp_path
     rowids = L2.due(memory.db.reader(), NOW, 100)
     with memory.db.transaction() as conn:
         conn.execute("ANALYZE")                    # statistics of a back-log: every job pending
-        conn.execute(f"UPDATE l2_projection_jobs SET state = 'done' WHERE event_rowid < {rowids[30]}")
-        conn.execute(f"UPDATE l2_projection_jobs SET next_attempt_at = {NOW + 60} WHERE event_rowid = {rowids[30]}")
+        L2.finish(conn, rowids[:30], NOW)
+    L2.fail(memory.db, [rowids[30]], "a passing fault", NOW)      # waits for its backoff
     statements: list[str] = []
     with memory.db.writer() as conn:
         conn.set_trace_callback(statements.append)
@@ -200,7 +201,7 @@ def test_a_claim_reads_indexes_in_key_order_whatever_the_statistics_say(tmp_path
     finally:
         with memory.db.writer() as conn:
             conn.set_trace_callback(None)
-    # rowids[30] waits (postponed); the oldest due is rowids[31] (session s3), with the rest of s3 after it
+    # rowids[30] waits (backoff); the oldest due is rowids[31] (session s3), with the rest of s3 after it
     assert claimed == [rowids[31], rowids[35], rowids[39]]
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT") and "l2_projection_jobs" in s]
     assert len(reads) == 3                          # anything due, the head, its group

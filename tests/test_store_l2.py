@@ -10,7 +10,7 @@ from payloads import chat, sensor
 
 from magi_desktop.core.l2.constants import LIVE
 from magi_desktop.core.store import assertions as store_assertions
-from magi_desktop.core.store import beliefs, entities, evidence, graph, review_replays, reviews
+from magi_desktop.core.store import beliefs, entities, evidence, graph, l1, review_replays, reviews
 from magi_desktop.core.store.connection import placeholders, savepoint
 from magi_desktop.core.store.projection import related_event_texts
 
@@ -125,7 +125,7 @@ def test_related_events_are_the_newest_of_all_history_whether_found_among_the_re
     conn = memory.db.reader()
 
     def content(i: int) -> str:
-        return conn.execute("SELECT content FROM fact_events WHERE source_item_id = ?", (f"r{i}",)).fetchone()[0]
+        return l1.message_with_item_id(conn, "music", f"r{i}")[1]
 
     ana, bo = entities.active_entity_id(conn, "ana"), entities.active_entity_id(conn, "bo")
     for recent in (1, 2, 3, 5, 100):
