@@ -1,5 +1,6 @@
 """The job-queue primitive (store/queue.py) alone, on the real queue tables of a temporary memory."""
-# Raw SQL left: the SELECT a JobQueue.requeue call takes as its argument (its contract).
+# Raw SQL left: the SELECT a JobQueue.requeue call takes as its argument (its contract); ANALYZE and EXPLAIN QUERY
+# PLAN, to see the claim's plans whatever the statistics.
 
 import threading
 
@@ -179,3 +180,40 @@ def test_requeueing_makes_a_fresh_job_of_a_finished_a_dead_or_a_waiting_one(queu
     for rowid in rowids[:3]:
         assert state(memory, rowid, EMBEDDING_JOBS) == Job("pending", 0, 0.0, None)
     assert EMBEDDING_JOBS.due(memory.db.reader(), NOW, 100) == rowids
+
+
+def test_a_claim_reads_indexes_in_key_order_whatever_the_statistics_say(tmp_path):
+    """Migration 0028: the claim names its indexes, so no statistics make it sort every pending job (none) or walk
+    every done job (stale ones, taken while all were pending); the answer is the oldest due job's group."""
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    for i in range(40):
+        memory.ingest(chat(f"note number {i}", session=f"s{i % 4}", at=NOW - 100 + i))
+    rowids = L2.due(memory.db.reader(), NOW, 100)
+    with memory.db.transaction() as conn:
+        conn.execute("ANALYZE")                    # statistics of a back-log: every job pending
+        L2.finish(conn, rowids[:30], NOW)
+    L2.fail(memory.db, [rowids[30]], "a passing fault", NOW)      # waits for its backoff
+    statements: list[str] = []
+    with memory.db.writer() as conn:
+        conn.set_trace_callback(statements.append)
+    try:
+        claimed = L2.claim(memory.db, NOW, 24)
+    finally:
+        with memory.db.writer() as conn:
+            conn.set_trace_callback(None)
+    # rowids[30] waits (backoff); the oldest due is rowids[31] (session s3), with the rest of s3 after it
+    assert claimed == [rowids[31], rowids[35], rowids[39]]
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT") and "l2_projection_jobs" in s]
+    assert len(reads) == 3                          # anything due, the head, its group
+    conn = memory.db.reader()
+    for sql in reads:
+        plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "TEMP B-TREE" not in plan and "SCAN" not in plan, (sql, plan)
+    memory.close()
+
+
+def test_a_queue_with_nothing_due_claims_nothing(queued):
+    memory, rowids = queued
+    L2.postpone(memory.db, [], "provider down", NOW)     # holds the whole queue
+    assert L2.claim(memory.db, NOW, 24) == []
+    assert L2.claim(memory.db, NOW + PROVIDER_BACKOFF_SECONDS, 24) == rowids[:3]

@@ -180,7 +180,7 @@ SQL_IN_TESTS = {
     "test_forget_crash.py": 3,
     "test_forget_scrub.py": 9,
     "test_import_trust.py": 2,
-    "test_job_queue.py": 2,
+    "test_job_queue.py": 4,
     "test_l0.py": 1,
     "test_l2.py": 12,
     "test_l2_retrieval.py": 1,

@@ -6,12 +6,13 @@ the replays' outcome."""
 import json
 
 import pytest
-from payloads import chat
+from payloads import chat, sensor
 
 from magi_desktop.core.l2.constants import LIVE
 from magi_desktop.core.store import assertions as store_assertions
-from magi_desktop.core.store import beliefs, entities, evidence, graph, review_replays, reviews
+from magi_desktop.core.store import beliefs, entities, evidence, graph, l1, review_replays, reviews
 from magi_desktop.core.store.connection import placeholders, savepoint
+from magi_desktop.core.store.projection import related_event_texts
 
 T0 = 1_700_000_000.0
 
@@ -111,3 +112,24 @@ def test_a_decided_replay_keeps_its_kind_only(memory):
         assert review_replays.replay_counts(conn) == {"unmatched": 1}
         row = conn.execute("SELECT target_json, detail_json, outcome FROM review_replays").fetchone()
     assert (json.loads(row[0]), row[1], row[2]) == ({"kind": "edge"}, "{}", "no such belief")
+
+
+def test_related_events_are_the_newest_of_all_history_whether_found_among_the_recent_or_not(memory):
+    """store.projection.related_event_texts looks through the ``recent`` events before the batch first and reads
+    all history only when they hold fewer than asked: the answer is the same either way (issue 20)."""
+    names = ["Ana", "Ana", None, None, "Bo", None, None, None, "Ana", None]
+    for i, name in enumerate(names):
+        hints = [{"mention_text": name, "entity_type": "person"}] if name else []
+        memory.ingest(sensor("listen_music", {"track_name": f"track {i}", "artist_name": "someone"}, source="music",
+                             at=T0 + i, item=f"r{i}", entities=hints))
+    conn = memory.db.reader()
+
+    def content(i: int) -> str:
+        return l1.message_with_item_id(conn, "music", f"r{i}")[1]
+
+    ana, bo = entities.active_entity_id(conn, "ana"), entities.active_entity_id(conn, "bo")
+    for recent in (1, 2, 3, 5, 100):
+        assert related_event_texts(conn, [ana], T0 + 100, [], 3, recent) == [content(8), content(1), content(0)]
+        assert related_event_texts(conn, [ana, bo], T0 + 100, [], 3, recent) == [content(8), content(4), content(1)]
+        assert related_event_texts(conn, [ana], T0 + 5, [], 3, recent) == [content(1), content(0)]
+        assert related_event_texts(conn, [bo], T0 + 4, [], 3, recent) == []

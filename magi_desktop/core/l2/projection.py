@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 RECENT_TURNS = 3
 RELATED_EVENTS = 3
+RELATED_LOOKBACK_EVENTS = 2000   # the events before a batch searched first for its related events (store)
 KNOWN_ENTITIES = 30
 EXISTING_FACTS = 60
 MENTION_CONFIDENCE = 0.5
@@ -235,7 +236,7 @@ class Projector:
         sessions = sorted({e.session_id for e in events if e.session_id is not None})
         ids = [k[0] for k in known]
         return [text[:500] for text in store.related_event_texts(conn, ids, events[0].timestamp, sessions,
-                                                                 RELATED_EVENTS)]
+                                                                 RELATED_EVENTS, RELATED_LOOKBACK_EVENTS)]
 
     # ----------------------------------------------------------- resolution
 

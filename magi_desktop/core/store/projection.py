@@ -48,15 +48,33 @@ def known_entity_rows(conn: Connection, entity_ids: Sequence[int]) -> list[tuple
 
 
 def related_event_texts(conn: Connection, entity_ids: Sequence[int], before: float, not_sessions: Sequence[str],
-                        limit: int) -> list[str]:
+                        limit: int, recent: int) -> list[str]:
     """The contents of the authoritative events about these entities before ``before`` outside these sessions,
-    newest first."""
+    newest first (ties: the later stored first).
+
+    The ``recent`` events before ``before`` are looked through first (index only, then a probe of each one's
+    links): an entity the batch names is usually in them, and the answer is then the same as from all history.
+    Only when they hold fewer than ``limit`` and there are older events are all the entities' events read —
+    which costs as many row reads as the entities have events (an artist of a 1M-event memory: 20,000; 50–90 ms
+    at 200k events)."""
+    marks, sessions = placeholders(len(entity_ids)), placeholders(len(not_sessions) + 1)
+    outside = (f"e.l1_retrieval_scope = 'fact_authoritative' AND (e.session_id IS NULL OR e.session_id NOT IN "
+               f"({sessions})) ORDER BY e.timestamp DESC, e.id DESC LIMIT ?")
+    # The window is a prefix of the answer's order (fact_events_time holds (timestamp, rowid)), so the first
+    # ``limit`` found in it are the first of all history; ``+entity_id``: probe the event's few links by the
+    # primary key instead of each entity's index entry.
     rows = conn.execute(
-        "SELECT e.content FROM fact_events e WHERE e.id IN (SELECT l.event_rowid FROM l1_event_entities l "
-        f"WHERE l.entity_id IN ({placeholders(len(entity_ids))})) AND e.l1_retrieval_scope = 'fact_authoritative' "
-        f"AND e.timestamp < ? AND (e.session_id IS NULL OR e.session_id NOT IN "
-        f"({placeholders(len(not_sessions) + 1)})) ORDER BY e.timestamp DESC LIMIT ?",
-        [*entity_ids, before, *not_sessions, "", limit]).fetchall()
+        "SELECT e.content FROM (SELECT id FROM fact_events INDEXED BY fact_events_time WHERE timestamp < ? "
+        "ORDER BY timestamp DESC, id DESC LIMIT ?) w JOIN fact_events e ON e.id = w.id WHERE EXISTS (SELECT 1 FROM "
+        f"l1_event_entities l WHERE l.event_rowid = w.id AND +l.entity_id IN ({marks})) AND {outside}",
+        [before, recent, *entity_ids, *not_sessions, "", limit]).fetchall()
+    if len(rows) < limit and conn.execute(
+            "SELECT 1 FROM fact_events INDEXED BY fact_events_time WHERE timestamp < ? ORDER BY timestamp DESC, "
+            "id DESC LIMIT 1 OFFSET ?", (before, recent)).fetchone() is not None:
+        rows = conn.execute(
+            "SELECT e.content FROM fact_events e WHERE e.id IN (SELECT l.event_rowid FROM l1_event_entities l "
+            f"WHERE l.entity_id IN ({marks})) AND e.timestamp < ? AND {outside}",
+            [*entity_ids, before, *not_sessions, "", limit]).fetchall()
     return [text for (text,) in rows]
 
 

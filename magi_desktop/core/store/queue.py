@@ -50,6 +50,18 @@ def backoff_delay(attempts: int) -> float:
     return min(MAX_BACKOFF_SECONDS, BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
+class ClaimIndexes(NamedTuple):
+    """The indexes a claim reads through (``INDEXED BY``), each on ``state`` first: ``due`` by
+    ``next_attempt_at`` (is anything due?), ``order`` by key (the oldest due job), ``group`` by the group column,
+    then key (the oldest due jobs of one group). Named rather than left to the planner, whose choice follows the
+    statistics ``PRAGMA optimize`` took: with none it sorted every due job to take one, with stale ones (taken
+    when every job was pending) it walked every done job (migration 0028; issue 20)."""
+
+    due: str
+    order: str
+    group: str
+
+
 @dataclass(frozen=True)
 class JobQueue(Generic[K]):
     """One queue table. The table and column names are the code's own constants, never user input."""
@@ -61,6 +73,7 @@ class JobQueue(Generic[K]):
     group: str | None = None
     holds_queue: bool = False
     error_chars: int = 2000           # what of an error message is kept in ``last_error``
+    claim_indexes: ClaimIndexes | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -120,21 +133,26 @@ class JobQueue(Generic[K]):
         held = "" if below is None else f" AND {self.key[0]} < ?"
         bound: tuple[int, ...] = () if below is None else (below,)
         due = f"state = 'pending' AND next_attempt_at <= ?{held}"
+        indexes = self.claim_indexes
+        by_due, by_order, by_group = (f" INDEXED BY {name}" for name in indexes) if indexes else ("", "", "")
         # One transaction (BEGIN IMMEDIATE): another connection claims after this one committed, never the same job.
         with db.transaction() as conn:
+            if indexes and conn.execute(f"SELECT 1 FROM {self.table}{by_due} WHERE state = 'pending' "
+                                        "AND next_attempt_at <= ? LIMIT 1", (now,)).fetchone() is None:
+                return []       # the whole queue waits (postponed): no walk through its jobs in key order
             if self.group is None:
                 keys = [self._key_of(row) for row in conn.execute(
-                    f"SELECT {self._columns} FROM {self.table} WHERE {due} ORDER BY {self._columns} LIMIT ?",
-                    (now, *bound, limit))]
+                    f"SELECT {self._columns} FROM {self.table}{by_order} WHERE {due} ORDER BY {self._columns} "
+                    "LIMIT ?", (now, *bound, limit))]
             else:
-                head = conn.execute(f"SELECT {self._columns}, {self.group}, attempts FROM {self.table} WHERE {due} "
-                                    f"ORDER BY {self._columns} LIMIT 1", (now, *bound)).fetchone()
+                head = conn.execute(f"SELECT {self._columns}, {self.group}, attempts FROM {self.table}{by_order} "
+                                    f"WHERE {due} ORDER BY {self._columns} LIMIT 1", (now, *bound)).fetchone()
                 if head is None:
                     return []
                 *values, group, attempts = head
                 keys = [self._key_of(values)] if attempts else [self._key_of(row) for row in conn.execute(
-                    f"SELECT {self._columns} FROM {self.table} WHERE {due} AND {self.group} = ? AND attempts = 0 "
-                    f"ORDER BY {self._columns} LIMIT ?", (now, *bound, group, limit))]
+                    f"SELECT {self._columns} FROM {self.table}{by_group} WHERE {due} AND {self.group} = ? "
+                    f"AND attempts = 0 ORDER BY {self._columns} LIMIT ?", (now, *bound, group, limit))]
             if keys:
                 where, params = self._match(keys)
                 conn.execute(f"UPDATE {self.table} SET state = 'running', next_attempt_at = ? WHERE {where}",
@@ -257,7 +275,8 @@ class JobQueue(Generic[K]):
 # The queues of the schema (migrations 0001, 0004, 0012). The L3 ``periodic_jobs`` table is not one: it keeps a
 # watermark per job (how far each window has run), with no attempts, lease or dead letter.
 EMBEDDING_JOBS: JobQueue[int] = JobQueue("embedding_jobs", ("event_rowid",))
-L2_PROJECTION_JOBS: JobQueue[int] = JobQueue("l2_projection_jobs", ("event_rowid",), finished="done", group="batch_key",
-                              holds_queue=True)
+L2_PROJECTION_JOBS: JobQueue[int] = JobQueue(
+    "l2_projection_jobs", ("event_rowid",), finished="done", group="batch_key", holds_queue=True,
+    claim_indexes=ClaimIndexes("l2_projection_jobs_due", "l2_projection_jobs_order", "l2_projection_jobs_group"))
 EXTRACTION_RETRIES: JobQueue[tuple[str, int]] = JobQueue("extraction_retries", ("session_id", "generation"),
                                                          sparse=True, error_chars=500)
