@@ -1,0 +1,134 @@
+"""Hot and cold tiers (issue 20): what goes cold, what stays hot, and that cold rows stay whole and forgettable."""
+# Raw SQL reads which full-text and vector index holds a row: no API says where a row's index terms live.
+
+from datetime import datetime
+
+import pytest
+from payloads import chat, sensor
+
+from magi_desktop.core.store import tiers
+from magi_desktop.core.store.search import match_count
+
+HOUR, DAY = 3600.0, 86400.0
+OLD = datetime(2025, 3, 4, 9).timestamp()         # a Tuesday morning, local time
+NOW = OLD + 400 * DAY
+
+
+def visit(i, at, title="Sourdough starter guide"):
+    return sensor("visit_page", {"url": f"https://bread.example/p{i}", "title": f"{title} {i}",
+                                 "domain": "bread.example"}, source="chrome", at=at, item=f"v{i}")
+
+
+def tier_of(memory, text):
+    return memory.db.reader().execute("SELECT tier FROM fact_events WHERE content LIKE ?", (f"%{text}%",)).fetchone()[0]
+
+
+def index_holding(memory, rowid):
+    conn = memory.db.reader()
+    fts = [t for t in ("fact_events_fts", "fact_events_cold_fts")
+           if conn.execute(f"SELECT count(*) FROM {t} WHERE rowid = ?", (rowid,)).fetchone()[0]]
+    chunks = [c for (c,) in conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (rowid,))]
+    vec = [t for t in ("chunk_vectors", "chunk_vectors_cold") for c in chunks
+           if conn.execute(f"SELECT count(*) FROM {t} WHERE rowid = ?", (c,)).fetchone()[0]]
+    return fts, vec
+
+
+def rowid_of(memory, text):
+    return memory.db.reader().execute("SELECT id FROM fact_events WHERE content LIKE ?", (f"%{text}%",)).fetchone()[0]
+
+
+@pytest.fixture
+def aged(memory):
+    """A day of visits and a chat 400 days before NOW, and a visit of yesterday; summarised, then tiered."""
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(20)]
+                       + [chat("I bake bread every Sunday.", at=OLD + HOUR, session="old", item="c1"),
+                          chat("A rye starter needs a week.", role="assistant", at=OLD + HOUR + 5, session="old",
+                               item="c2"),
+                          visit(99, NOW - DAY, title="Croissant lamination")])
+    memory.process_pending()
+    memory.run_due(now=OLD + 2 * DAY, jobs=["maintenance", "l3:hour", "l3:day"])     # lived through: summarised
+    return memory
+
+
+def test_old_summarised_sensor_events_and_assistant_turns_go_cold_and_the_users_words_stay(aged):
+    report = aged.run_due(now=NOW, jobs=["tiers"]).tiers
+    # 16 of the visits and the assistant's turn; the visits' edge ("the user VISITED bread.example") keeps its
+    # newest evidence hot: the young visit and the four latest old ones.
+    assert report["moved_cold"] == 17 and report["kept_hot"] == 1
+    assert tier_of(aged, "Sourdough starter guide 3") == tiers.COLD
+    assert tier_of(aged, "Sourdough starter guide 19") == tiers.HOT
+    assert tier_of(aged, "rye starter") == tiers.COLD
+    assert tier_of(aged, "bake bread") == tiers.KEPT_HOT
+    assert tier_of(aged, "Croissant") == tiers.HOT                  # young
+    cold_row = rowid_of(aged, "Sourdough starter guide 3")
+    assert index_holding(aged, cold_row) == (["fact_events_cold_fts"], ["chunk_vectors_cold"])
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 16
+    assert match_count(conn, "fact_events_fts", "sourdough") == 4
+    assert match_count(conn, "fact_events_fts", "bake") == 1
+    assert tiers.sizes(conn) == {"hot": 6, "cold": 17, "kept_hot": 1}
+    again = aged.run_due(now=NOW, jobs=["tiers"]).tiers                # idempotent
+    assert again["moved_cold"] == 0
+
+
+def test_nothing_goes_cold_before_a_summary_covers_it(memory):
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(8)])
+    memory.process_pending()
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 0
+    memory.run_due(now=OLD + 2 * DAY, jobs=["l3:hour", "l3:day"])
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 3     # the newest five: the edge's
+
+
+def test_the_age_is_a_setting_and_zero_turns_tiering_off(aged):
+    with aged.db.transaction() as conn:
+        tiers.set_cold_after_days(conn, 0)
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers == {"examined": 0, "moved_cold": 0, "kept_hot": 0,
+                                                            "warmed": 0, "cutoff": None}
+    with aged.db.transaction() as conn:
+        tiers.set_cold_after_days(conn, 500)
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 0          # 400 days is not old enough
+    with pytest.raises(ValueError):
+        tiers.set_cold_after_days(aged.db.reader(), -1)
+
+
+def test_a_cold_event_is_forgotten_from_the_cold_indexes(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    conn = aged.db.reader()
+    before = conn.execute("SELECT count(*) FROM chunk_vectors_cold").fetchone()[0]
+    aged.forget(source="chrome", end=OLD + 10 * 60 + 1)         # visits 0 to 10, all cold
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 5
+    assert conn.execute("SELECT count(*) FROM chunk_vectors_cold").fetchone()[0] == before - 11
+
+
+def test_reindex_keeps_each_event_in_its_own_tiers_index(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.reindex()
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_fts", "sourdough") == 4
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 16
+    assert match_count(conn, "fact_events_fts", "croissant") == 1
+
+
+def test_a_run_looks_at_a_bounded_number_of_rows_and_goes_on_where_it_stopped(aged, monkeypatch):
+    monkeypatch.setattr(tiers, "SCAN_LIMIT", 8)
+    moved = [aged.run_due(now=NOW, jobs=["tiers"]).tiers for _ in range(4)]
+    assert [m["examined"] for m in moved] == [8, 8, 6, 4]        # from the start again: the edge's four
+    assert sum(m["moved_cold"] for m in moved) == 17
+
+
+def test_warm_all_brings_every_cold_event_back(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    assert tiers.warm_all(aged.db) == 17
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_fts", "sourdough") == 20
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
+    assert index_holding(aged, rowid_of(aged, "Sourdough starter guide 3")) == (["fact_events_fts"], ["chunk_vectors"])
+
+
+def test_a_belief_whose_newest_evidence_was_forgotten_brings_its_next_evidence_back(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.forget(source="chrome", start=OLD + 16 * 60)          # the young visit and the four old ones kept hot
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["warmed"] == 5
+    assert match_count(aged.db.reader(), "fact_events_fts", "sourdough") == 5
+    assert tier_of(aged, "Sourdough starter guide 11") == tiers.HOT
+    assert tier_of(aged, "Sourdough starter guide 10") == tiers.COLD
