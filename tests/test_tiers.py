@@ -6,6 +6,7 @@ from datetime import datetime
 import pytest
 from payloads import chat, sensor
 
+from magi_desktop.core.errors import InvalidInput
 from magi_desktop.core.store import tiers
 from magi_desktop.core.store.search import match_count
 
@@ -80,15 +81,17 @@ def test_nothing_goes_cold_before_a_summary_covers_it(memory):
 
 
 def test_the_age_is_a_setting_and_zero_turns_tiering_off(aged):
-    with aged.db.transaction() as conn:
-        tiers.set_cold_after_days(conn, 0)
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.set_cold_after_days(0)                  # what was cold comes back
+    assert tiers.sizes(aged.db.reader())["cold"] == 0
+    assert aged.stats().events["tiers"] == {"hot": 23, "cold": 0, "kept_hot": 1, "cold_after_days": 0.0}
     assert aged.run_due(now=NOW, jobs=["tiers"]).tiers == {"examined": 0, "moved_cold": 0, "kept_hot": 0,
                                                             "warmed": 0, "cutoff": None}
-    with aged.db.transaction() as conn:
-        tiers.set_cold_after_days(conn, 500)
+    aged.set_cold_after_days(500)
     assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 0          # 400 days is not old enough
-    with pytest.raises(ValueError):
-        tiers.set_cold_after_days(aged.db.reader(), -1)
+    for bad in (-1, "90", True, None):
+        with pytest.raises(InvalidInput, match="cold_after_days"):
+            aged.set_cold_after_days(bad)
 
 
 def test_a_cold_event_is_forgotten_from_the_cold_indexes(aged):
@@ -132,3 +135,21 @@ def test_a_belief_whose_newest_evidence_was_forgotten_brings_its_next_evidence_b
     assert match_count(aged.db.reader(), "fact_events_fts", "sourdough") == 5
     assert tier_of(aged, "Sourdough starter guide 11") == tiers.HOT
     assert tier_of(aged, "Sourdough starter guide 10") == tiers.COLD
+
+
+def test_export_carries_cold_events_and_the_setting_and_an_import_starts_hot(aged, tmp_path):
+    from magi_desktop.core import Memory
+
+    aged.set_cold_after_days(300)
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.export_jsonl(tmp_path / "out.jsonl")
+    other = Memory.open(tmp_path / "other", embedder="hashing")
+    try:
+        other.import_jsonl(tmp_path / "out.jsonl")
+        conn = other.db.reader()
+        assert other.stats().events["tiers"]["cold_after_days"] == 300.0
+        assert conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 23
+        assert match_count(conn, "fact_events_fts", "sourdough") == 20       # hot until its own tiering runs
+        assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
+    finally:
+        other.close()

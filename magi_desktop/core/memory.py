@@ -365,6 +365,9 @@ class Memory:
     def backup_now(self, reason: str = "manual") -> dict[str, Any]:
         return self.storage.backup_now(reason)
 
+    def set_cold_after_days(self, days: float) -> None:
+        return self.storage.set_cold_after_days(days)
+
     def backup_if_due(self, interval: float = backup.INTERVAL_SECONDS) -> dict[str, Any]:
         return self.storage.backup_if_due(interval)
 
