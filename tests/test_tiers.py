@@ -153,3 +153,15 @@ def test_export_carries_cold_events_and_the_setting_and_an_import_starts_hot(age
         assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
     finally:
         other.close()
+
+
+def test_an_event_embedded_after_it_went_cold_has_its_vectors_in_the_cold_table(memory):
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(8)])
+    memory.process_pending(queues=("l2",))
+    memory.run_due(now=OLD + 2 * DAY, jobs=["l3:hour", "l3:day"])
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 3
+    memory.process_pending(queues=("embedding",))
+    cold = rowid_of(memory, "Sourdough starter guide 0")
+    assert index_holding(memory, cold) == (["fact_events_cold_fts"], ["chunk_vectors_cold"])
+    assert index_holding(memory, rowid_of(memory, "Sourdough starter guide 7")) == (["fact_events_fts"],
+                                                                                   ["chunk_vectors"])

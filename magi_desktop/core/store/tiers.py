@@ -7,12 +7,13 @@ move to the cold indexes (``fact_events_cold_fts``, ``chunk_vectors_cold``), whi
 search. So the indexes a question scans grow with what is hot, not with all of history.
 
 An event goes cold when, measured against the ``now`` a tiering run is given (a replay behaves like live use):
-it happened more than ``cold_after_days`` ago, a temporal summary (day, week or month) covers it, its
-embedding and L2 projection are done, and it is none of what must stay findable — the user's own words (kept
-hot for good: tier 2), the messages a saved fact points at, or one of the newest events a current belief
-cites. A belief whose newest evidence had gone cold (what replaced it was forgotten) brings it back (warm).
-Each run looks at a bounded number of rows, from where the last one stopped, so its cost does not grow with
-the memory either.
+it happened more than ``cold_after_days`` ago, a temporal summary (day, week or month) covers it, and it is
+none of what must stay findable — the user's own words (kept hot for good: tier 2), the messages a saved
+fact points at, or one of the newest events a current belief cites. A current belief whose newest evidence
+is cold (L2 reached an old event late, what replaced the belief was forgotten) brings it back (warm).
+Embedding and L2 work on a cold event as on any other: its vectors are written to the cold table. Each run
+looks at a bounded number of rows, from where the last one stopped, so its cost does not grow with the
+memory either.
 
 Plain functions over a connection; :func:`run` takes the write lock in short transactions of its own.
 """
@@ -139,7 +140,7 @@ _CURRENT_BELIEF = (
 
 def _eligible(conn: Connection, rowids: Sequence[int]) -> list[int]:
     """Those of these old hot events that may go cold: in a summarised day, week or month (a history back-filled
-    after L3's look-back has month summaries only), embedded and projected, not a saved fact's message, and not
+    after L3's look-back has month summaries only), not a saved fact's message, and not
     among the newest BELIEF_EVIDENCE_KEPT events a current belief cites — a behavioural edge may rest on a
     thousand visits; its newest few stay findable, the rest are counted by it and by the summaries."""
     marks = placeholders(len(rowids))
@@ -149,9 +150,6 @@ def _eligible(conn: Connection, rowids: Sequence[int]) -> list[int]:
         "AND EXISTS (SELECT 1 FROM l3_summaries s WHERE s.summary_type = 'temporal' "
         "            AND s.granularity IN ('day', 'week', 'month') "
         "            AND s.window_start <= e.timestamp AND s.window_end > e.timestamp) "
-        "AND NOT EXISTS (SELECT 1 FROM embedding_jobs j WHERE j.event_rowid = e.id) "
-        "AND NOT EXISTS (SELECT 1 FROM l2_projection_jobs j WHERE j.event_rowid = e.id "
-        "                AND j.state IN ('pending', 'running')) "
         "AND e.event_id NOT IN (SELECT source_message_id FROM memory_facts WHERE source_message_id IS NOT NULL "
         "  UNION SELECT accepting_message_id FROM memory_facts WHERE accepting_message_id IS NOT NULL "
         "  UNION SELECT proposal_message_id FROM memory_facts WHERE proposal_message_id IS NOT NULL)",
