@@ -26,7 +26,7 @@ MAX_GENERATION = 10**9
 # redacted again by the write path as it is re-derived); the scrub's bookkeeping is about this file; every
 # imported event starts hot and the tiering runs again from the start.
 REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed", "events_deleted",
-                          tiers.SCANNED_TO_KEY, tiers.LAST_RUN_KEY})
+                          tiers.SCANNED_TO_KEY, tiers.LAST_RUN_KEY, "l3_seen_rowid"})
 
 
 def _days(value: Any) -> float | None:

@@ -445,6 +445,16 @@ def meta_secret(conn: Connection, key: str) -> bytes:
 
 # --------------------------------------------------------------------- what L3 reads (core/l3)
 
+def newest_rowid(conn: Connection) -> int | None:
+    """The highest event rowid, or None when there is no event."""
+    return conn.execute("SELECT max(id) FROM fact_events").fetchone()[0]
+
+
+def times_after_rowid(conn: Connection, rowid: int) -> list[float]:
+    """When each event stored after rowid ``rowid`` happened (a rowid range: the new ones only)."""
+    return [ts for (ts,) in conn.execute("SELECT timestamp FROM fact_events WHERE id > ?", (rowid,))]
+
+
 def first_event_time(conn: Connection) -> float | None:
     """When the oldest stored event happened, or None when there is none."""
     return conn.execute("SELECT min(timestamp) FROM fact_events").fetchone()[0]
