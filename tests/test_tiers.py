@@ -166,3 +166,27 @@ def test_an_event_embedded_after_it_went_cold_has_its_vectors_in_the_cold_table(
     assert index_holding(memory, cold) == (["fact_events_cold_fts"], ["chunk_vectors_cold"])
     assert index_holding(memory, rowid_of(memory, "Sourdough starter guide 7")) == (["fact_events_fts"],
                                                                                    ["chunk_vectors"])
+
+
+def test_default_recall_leaves_the_cold_tier_out_and_reaches_it_when_the_question_does(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+
+    def cold_found(pack):
+        ids = [f.event_id for f in pack.findings if f.layer == "L1"]
+        return aged.db.reader().execute(f"SELECT count(*) FROM fact_events WHERE tier = 1 AND event_id IN "
+                                        f"({', '.join('?' * len(ids))})", ids).fetchone()[0]
+
+    hot = aged.query("When do I bake bread?", now=NOW)
+    assert hot.status == "ok" and hot.trace.get("cold") is None       # a hot answer: the cold index is not read
+    assert "I bake bread every Sunday." in hot.findings[0].text
+    assert cold_found(hot) == 0
+    everything = aged.query("sourdough starter guide", now=NOW, search_all=True)
+    assert everything.trace["cold"] == "searched: asked to search everything"
+    assert cold_found(everything) >= 5
+    old = aged.query("Which sourdough pages did I read in March last year?", now=NOW)
+    assert old.trace["cold"] == "searched: the window is old"
+    assert cold_found(old) >= 5
+    aged.forget(source="chrome", start=OLD + 16 * 60)        # the hot visits: now only cold ones say "sourdough"
+    missing = aged.query("Which sourdough starter guides did I read?", now=NOW)
+    assert missing.trace["cold"] == "searched: nothing hot answered"
+    assert missing.status == "ok" and cold_found(missing) >= 5

@@ -506,10 +506,12 @@ def events_of_classes_between(conn: Connection, evidence_classes: Sequence[str],
 
 # --------------------------------------------------------------------- what the recall paths read (retrieval/paths.py)
 
-def visible_filter(scopes: Sequence[str], now: float, alias: str = "e") -> EventFilter:
-    """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query)."""
+def visible_filter(scopes: Sequence[str], now: float, alias: str = "e", cold: bool = False) -> EventFilter:
+    """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query);
+    hot ones only unless ``cold`` (store/tiers.py: default recall does not search the cold tier)."""
     marks = placeholders(len(scopes))
-    return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*scopes, now])
+    return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?"
+                       + ("" if cold else f" AND {alias}.tier <> 1"), [*scopes, now])
 
 
 def events_recorded_by(conn: Connection, now: float) -> int:

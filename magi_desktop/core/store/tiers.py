@@ -89,6 +89,18 @@ def sizes(conn: Connection) -> dict[str, int]:
             "kept_hot": counts.get(KEPT_HOT, 0)}
 
 
+def has_cold(conn: Connection) -> bool:
+    """Whether any event is cold (the cold index has a row)."""
+    return conn.execute(f"SELECT 1 FROM {_COLD_FTS} LIMIT 1").fetchone() is not None
+
+
+def reaches_cold(conn: Connection, start: float, now: float) -> bool:
+    """Whether a question about a window from ``start`` (asked at ``now``) may need the cold tier: the window
+    begins before the age events go cold at, and some event is cold."""
+    days = cold_after_days(conn)
+    return days > 0 and start < now - days * 86_400 and has_cold(conn)
+
+
 def is_cold(conn: Connection, rowids: Sequence[int]) -> set[int]:
     """Which of these events are cold."""
     found: set[int] = set()
