@@ -188,5 +188,5 @@ def test_default_recall_leaves_the_cold_tier_out_and_reaches_it_when_the_questio
     assert cold_found(old) >= 5
     aged.forget(source="chrome", start=OLD + 16 * 60)        # the hot visits: now only cold ones say "sourdough"
     missing = aged.query("Which sourdough starter guides did I read?", now=NOW)
-    assert missing.trace["cold"] == "searched: nothing hot answered"
+    assert missing.trace["cold"] == "searched by words: nothing hot answered"
     assert missing.status == "ok" and cold_found(missing) >= 5

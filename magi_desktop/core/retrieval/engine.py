@@ -105,16 +105,19 @@ class Retriever:
               tz: tzinfo | None = None, summary_type: str | None = None, search_all: bool = False) -> EvidencePack:
         """The evidence pack for ``text``. The cold tier (store/tiers.py) is searched when the question's window
         is older than the age events go cold at, when ``search_all``, and when nothing hot answers."""
-        pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, search_all)
+        pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, search_all, False)
         # A window's listing reads its events whatever their tier: asking again would list the same.
         if (pack.insufficient_evidence and not pack.trace.get("cold") and "listing" not in pack.trace
                 and tiers.has_cold(self.db.reader())):
-            pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, True)
-            pack.trace["cold"] = "searched: nothing hot answered"
+            # By its words only: the cold chunks have no approximate index, and an exact scan of years of them
+            # would cost every unanswerable question a second or more.
+            pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, True, True)
+            pack.trace["cold"] = "searched by words: nothing hot answered"
         return pack
 
     def _query(self, text: str, mode: str | None, now: float | None, limit: int, session_id: str | None,
-               token_budget: int, tz: tzinfo | None, summary_type: str | None, search_all: bool) -> EvidencePack:
+               token_budget: int, tz: tzinfo | None, summary_type: str | None, search_all: bool,
+               words_only: bool) -> EvidencePack:
         started = time.perf_counter()
         if mode is not None and mode not in MODES:
             raise InvalidInput(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
@@ -142,6 +145,7 @@ class Retriever:
                        "entities": sorted(names), "paths": {}}
         ctx.cold = search_all or (temporal.window is not None and tiers.reaches_cold(self.db.reader(),
                                                                                       temporal.window.start, now))
+        ctx.cold_vectors = ctx.cold and not words_only
         if ctx.cold:
             trace["cold"] = "searched: " + ("asked to search everything" if search_all else "the window is old")
         if window_only(terms, temporal) or assistant_only(text, terms, chosen):

@@ -37,6 +37,7 @@ class QueryContext:
     entity_ids: list[int] = field(default_factory=list)
     entity_names: set[str] = field(default_factory=set)
     cold: bool = False        # the cold tier is searched too (store/tiers.py): an old window, "everything"
+    cold_vectors: bool = False  # … and its chunk vectors (an exact scan)
 
 
 def _visible(ctx: QueryContext) -> EventFilter:
@@ -76,7 +77,7 @@ def vector(conn: Connection, ctx: QueryContext) -> list[int]:
         return []
     vector_bytes = np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes()
     rows = search.nearest_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes, ctx.now)
-    if ctx.cold:    # distances of one space: one ranking
+    if ctx.cold_vectors:    # distances of one space: one ranking
         rows = sorted([*rows, *search.nearest_cold_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes,
                                                                  ctx.now)], key=lambda r: r[1] or 0.0)
     ranked: list[int] = []
