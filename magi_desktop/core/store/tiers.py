@@ -132,15 +132,13 @@ def _move(conn: Connection, rowids: Sequence[int] | set[int], to: int) -> None:
         from_vec, to_vec = (_VEC, _COLD_VEC) if to == COLD else (_COLD_VEC, _VEC)
         chunks = [c for (c,) in conn.execute(
             f"SELECT chunk_id FROM event_chunks WHERE event_rowid IN ({marks})", list(rowids))]
-        for start in range(0, len(chunks), 500):
-            part = chunks[start:start + 500]
-            chunk_marks = placeholders(len(part))
-            rows = conn.execute(f"SELECT rowid, embedding, l1_scope, occurred_at, event_rowid FROM {from_vec} "
-                                f"WHERE rowid IN ({chunk_marks})", part).fetchall()
-            conn.execute(f"DELETE FROM {to_vec} WHERE rowid IN ({chunk_marks})", part)
-            conn.executemany(f"INSERT INTO {to_vec} (rowid, embedding, l1_scope, occurred_at, event_rowid) "
-                             "VALUES (?, ?, ?, ?, ?)", rows)
-            conn.execute(f"DELETE FROM {from_vec} WHERE rowid IN ({chunk_marks})", part)
+        # One rowid at a time: vec0 answers "rowid = ?" from its rowid index, "rowid IN (…)" by a scan.
+        rows = [row for chunk in chunks for row in conn.execute(
+            f"SELECT rowid, embedding, l1_scope, occurred_at, event_rowid FROM {from_vec} WHERE rowid = ?", (chunk,))]
+        conn.executemany(f"DELETE FROM {to_vec} WHERE rowid = ?", [(c,) for c in chunks])
+        conn.executemany(f"INSERT INTO {to_vec} (rowid, embedding, l1_scope, occurred_at, event_rowid) "
+                         "VALUES (?, ?, ?, ?, ?)", rows)
+        conn.executemany(f"DELETE FROM {from_vec} WHERE rowid = ?", [(c,) for c in chunks])
     conn.execute(f"UPDATE fact_events SET tier = ? WHERE id IN ({marks})", [to, *rowids])
 
 
