@@ -242,3 +242,32 @@ def test_no_trend_before_the_memory_covers_both_periods(memory):
         memory.ingest(sensor("visit_page", {"url": f"https://x.example/{i}"}, source="chrome",
                              at=MONDAY + i * 3600, item=f"t{i}"))
     assert memory.run_due(now=MONDAY + 10 * DAY)["l3"]["insights"]["trend"] == 0
+
+
+def test_a_late_back_fill_of_old_history_gets_its_days_weeks_and_months_without_asking_the_model(tmp_path):
+    answer = {"summary": "A quiet morning: two commits to falcon.", "topics": ["falcon"]}
+    llm = ScriptedLLM([("l3_window_summary", "falcon", answer), ("l3_window_summary", "falcon", answer)])
+    memory = Memory.open(tmp_path / "m", embedder="hashing", llm=llm)
+    now = MONDAY + 200 * DAY + HOUR
+    for i in range(2):
+        memory.ingest(sensor("git_commit", {"repo": "falcon", "message": f"c{i}"}, source="git",
+                             at=now - DAY + 9 * HOUR - DAY + i * 60, item=f"c{i}"))
+    with memory.db.transaction() as conn:   # keep the L2 projection out of this test's script
+        conn.execute("DELETE FROM l2_projection_jobs")
+    memory.run_due(now=now)
+    assert llm.finished and len(summaries(memory, "day")) == 1           # yesterday's hour and day: the model's
+    # A year of history arrives later (a collector's back-fill), 200 days before the runs so far: its windows
+    # are summarised extractively (the scripted model would fail loudly if asked), weeks and months on top.
+    memory.ingest_many([sensor("git_commit", {"repo": "heron", "message": f"old {i}"}, source="git",
+                               at=MONDAY + i * DAY + 10 * HOUR, item=f"old{i}") for i in range(3)])
+    with memory.db.transaction() as conn:
+        conn.execute("DELETE FROM l2_projection_jobs")
+    memory.run_due(now=now + HOUR)
+    old_days = [s for s in summaries(memory, "day") if s[2] < "day:2026-04"]
+    assert [s[2] for s in old_days] == ["day:2026-03-02", "day:2026-03-03", "day:2026-03-04"]
+    assert all("heron" in s[3] for s in old_days)
+    assert any(s[2] == "week:2026-W10" for s in summaries(memory, "week"))
+    assert any(s[2] == "month:2026-03" for s in summaries(memory, "month"))
+    assert memory.run_due(now=now + 2 * HOUR).l3 == {"hour": 0, "day": 0, "week": 0, "month": 0, "insights": {
+        "state_change": 0, "contradiction_resolved": 0, "trend": 0, "task_reflection": 0}}     # done once
+    memory.close()

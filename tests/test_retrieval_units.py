@@ -354,3 +354,7 @@ def test_a_day_summary_mostly_outside_the_questions_day_is_left_out():
     assert not _mostly_elsewhere(row(29 * day, 30 * day), yesterday)          # 14 of 24: mostly yesterday
     assert not _mostly_elsewhere(row(0, 60 * day), yesterday)                 # longer than the window: ranked
     assert not _mostly_elsewhere(row(30 * day, 31 * day, "thematic"), yesterday)
+    # Twelve hours ahead (tests/test_real_life.py at 02:00-03:00 UTC): the machine's day is half of each.
+    today = Window(30 * day - 12 * 3600, 31 * day - 12 * 3600, "today")
+    assert _mostly_elsewhere(row(29 * day, 30 * day), today)
+    assert _mostly_elsewhere(row(30 * day, 31 * day), today)

@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--mode", help="query mode (default: chosen by rules): " + ", ".join(modes()))
     query.add_argument("--now", help="answer as of this ISO-8601 time (default: now)")
     query.add_argument("--limit", type=int, default=10, help="findings at most (default 10)")
+    query.add_argument("--all", action="store_true", dest="search_all",
+                       help="search the cold tier too (old events L3 has summarised; searched anyway when the "
+                            "question's window is that old or nothing else answers)")
     query.add_argument("--json", action="store_true", help="print the pack as JSON")
 
     status = commands.add_parser("status", help="show what the memory holds and what is queued")

@@ -57,7 +57,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         print(f"magi query: unknown mode {args.mode!r}; one of {', '.join(modes())}", file=sys.stderr)
         return 2
     with Memory.open(data_dir(args)) as memory:
-        pack = memory.query(args.text, mode=args.mode, now=now, limit=args.limit, tz=tz)
+        pack = memory.query(args.text, mode=args.mode, now=now, limit=args.limit, tz=tz, search_all=args.search_all)
     if args.json:
         print_json(pack.to_dict())
     else:

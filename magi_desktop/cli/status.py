@@ -24,7 +24,10 @@ def print_status(stats: MemoryStats, enabled: set[str] | None = None) -> None:
     if redaction and not redaction["current"]:
         print(f"redaction     stored data predates the current rules ({redaction['stored_version']} -> "
               f"{redaction['rules_version']}): {redaction['hint']}")
-    print(f"L1 events     {events['total']}")
+    tiered = events["tiers"]
+    print(f"L1 events     {events['total']}"
+          + (f" ({tiered['hot']} hot, {tiered['cold']} cold: older than {tiered['cold_after_days']:g} days, "
+             "summarised, searched when a question reaches back)" if tiered["cold"] else ""))
     for name, count in events["by_evidence_class"].items():
         print(f"  {name:<22}{count}")
     print(f"runtime trace {stats.runtime_traces}")

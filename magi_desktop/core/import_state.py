@@ -17,14 +17,24 @@ from typing import Any
 from .extraction.task import EPISODE_MAX_CHARS
 from .import_checks import integer, json_of, number, text
 from .import_report import ImportReport
-from .store import imports
+from .store import imports, tiers
 from .store.connection import Connection
 
 _SECRET = re.compile(r"^[0-9a-f]{64}$")
 MAX_GENERATION = 10**9
 # Kept by this memory itself: the redaction rules version is the current one (every imported event is
-# redacted again by the write path as it is re-derived); the scrub's bookkeeping is about this file.
-REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed", "events_deleted"})
+# redacted again by the write path as it is re-derived); the scrub's bookkeeping is about this file; every
+# imported event starts hot and the tiering runs again from the start.
+REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed", "events_deleted",
+                          tiers.SCANNED_TO_KEY, tiers.LAST_RUN_KEY, "l3_seen_rowid"})
+
+
+def _days(value: Any) -> float | None:
+    try:
+        days = float(value)
+    except (TypeError, ValueError):
+        return None
+    return days if 0 <= days < 100_000 else None
 
 
 class StateLoader:
@@ -34,6 +44,12 @@ class StateLoader:
     def meta(self, row: Mapping[str, Any]) -> None:
         if row.get("key") in REBUILT_META:
             return
+        if row.get("key") == tiers.COLD_AFTER_KEY:       # the user's setting
+            days = _days(row.get("value"))
+            if days is None:
+                return self.report.drop("memory_meta", "invalid_value", tiers.COLD_AFTER_KEY)
+            tiers.set_cold_after_days(self.conn, days)
+            return self.report.took("memory_meta")
         if row.get("key") != "idempotency_secret":
             return self.report.drop("memory_meta", "not a key this memory keeps", text(row.get("key"), 64))
         if not isinstance(row.get("value"), str) or not _SECRET.match(row["value"]):

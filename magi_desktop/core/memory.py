@@ -250,19 +250,20 @@ class Memory:
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
               session_id: str | None = None, tz: tzinfo | None = None,
-              summary_type: str | None = None) -> EvidencePack:
+              summary_type: str | None = None, search_all: bool = False) -> EvidencePack:
         """Answer a question with an evidence pack (architecture §5).
 
         ``mode`` is one of the nine query modes (chosen by rules when None);
         ``now`` (UNIX seconds) answers as of that moment — later events are
         invisible; ``session_id`` is the asking conversation, whose own turns
         are not evidence for it; ``tz`` is the asker's timezone for "yesterday" and
-        friends (default: this machine's local time).
+        friends (default: this machine's local time). Old events L3 has summarised are cold and searched
+        only when the question's window is that old, nothing else answers, or ``search_all``.
         """
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("the question is empty")
         pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz,
-                                     summary_type=summary_type)
+                                     summary_type=summary_type, search_all=search_all)
         if session_id is not None:
             pack.working_memory = self.working_memory(session_id)
         # The pack is what leaves the memory: no stored text in it may carry a control sequence or a
@@ -365,6 +366,9 @@ class Memory:
 
     def backup_now(self, reason: str = "manual") -> dict[str, Any]:
         return self.storage.backup_now(reason)
+
+    def set_cold_after_days(self, days: float) -> None:
+        return self.storage.set_cold_after_days(days)
 
     def backup_if_due(self, interval: float = backup.INTERVAL_SECONDS) -> dict[str, Any]:
         return self.storage.backup_if_due(interval)

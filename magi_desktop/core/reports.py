@@ -93,6 +93,7 @@ class DueReport(DictView):
     l2_maintenance: dict[str, Any] | None = None
     l0_sessions_ended: int | None = None
     l3: dict[str, Any] | None = None
+    tiers: dict[str, Any] | None = None
 
     @property
     def new_summaries(self) -> bool:
@@ -103,7 +104,7 @@ class DueReport(DictView):
 
     def to_dict(self) -> dict[str, Any]:
         parts = {"backup": self.backup, "forget": self.forget, "l2_maintenance": self.l2_maintenance,
-                 "l0_sessions_ended": self.l0_sessions_ended, "l3": self.l3}
+                 "l0_sessions_ended": self.l0_sessions_ended, "l3": self.l3, "tiers": self.tiers}
         return {key: value for key, value in parts.items() if value is not None}
 
 

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 # How often each periodic job looks for work (seconds). A window is summarised at most this long
 # after it closes; the jobs are cheap when nothing is due.
 PERIODIC_SECONDS = {"maintenance": 600.0, "l3:hour": 300.0, "l3:day": 900.0, "l3:week": 3600.0,
-                    "l3:month": 3600.0, "l3:insights": 900.0,
+                    "l3:month": 3600.0, "l3:insights": 900.0, "tiers": 3600.0,
                     "backup": 3600.0}     # looks every hour; backs up when the newest backup is a day old
 
 

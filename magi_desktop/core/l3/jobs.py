@@ -4,7 +4,8 @@ summary, written once per window and again only if the window's events changed.
 ``periodic_jobs`` keeps how far each granularity has run, so a restart resumes there;
 ``window_key`` is unique, so no window is ever summarised twice. The last ``LOOKBACK``
 windows are checked again on each run: events that arrive late (a collector's back-fill)
-regenerate their window's summary.
+regenerate their window's summary; days, weeks and months of events stored since the last run but
+older than that get theirs (LATE_GRANULARITIES).
 
 When the summarizer model fails (its endpoint down, its breaker open, a malformed answer) the
 window keeps the extractive summary, marked ``LLM_PENDING`` in its fingerprint: every later run
@@ -18,7 +19,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from typing import Any, TypeVar
 
@@ -29,7 +30,7 @@ from ..store.generations import events_deleted
 from . import insights as rule_insights
 from .compress import compress
 from .summarize import Draft, extractive, fingerprint, from_children, window_events, with_llm
-from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows, day_of
+from .windows import GRANULARITIES, SPAN_SECONDS, closed_windows, day_of, window_at
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,13 @@ THEME_MIN_EVENTS = 5          # an entity mentioned this often in a week gets a 
 THEMES_PER_WEEK = 5
 THEME_LINKS = 60
 LLM_PENDING = "+llm-pending"  # fingerprint suffix: the extractive draft stands in until the model answers
+# Events stored since the last run that happened before its look-back (a collector's back-fill of a year of
+# history, an import) get their days, weeks and months summarised too — extractively when older than the
+# first run's reach (a year of days is not a year of model calls) — so long-range review has summaries to
+# rest on and the events can go cold (store/tiers.py). Hours are not back-filled. SEEN_KEY (memory_meta)
+# is the newest event rowid whose windows a complete run covered.
+LATE_GRANULARITIES = ("day", "week", "month")
+SEEN_KEY = "l3_seen_rowid"
 
 
 def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | None = None,
@@ -49,13 +57,26 @@ def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | N
     """Summarise the closed windows of ``granularities`` (in order: a week needs its days) and,
     with ``insights``, write the rule-made insights. Returns how many were written."""
     now = time.time() if now is None else now
-    report: dict[str, Any] = {g: _granularity(db, llm, g, now, tz) for g in GRANULARITIES if g in granularities}
+    seen, newest = _seen_rowid(db.reader()), l1.newest_rowid(db.reader())
+    late = l1.times_after_rowid(db.reader(), seen) if newest is not None and newest > seen else []
+    complete: list[bool] = []
+    report: dict[str, Any] = {g: _granularity(db, llm, g, now, tz, late, complete)
+                              for g in GRANULARITIES if g in granularities}
+    if newest is not None and all(complete) and set(LATE_GRANULARITIES) <= set(granularities):
+        with db.transaction() as wconn:       # the late events' windows are summarised: look after them next time
+            wconn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?, ?)", (SEEN_KEY, str(newest)))
     if insights:
         report["insights"] = rule_insights.run(db, now)
     return report
 
 
-def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, tz: tzinfo | None) -> int:
+def _seen_rowid(conn: Connection) -> int:
+    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (SEEN_KEY,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, tz: tzinfo | None,
+                 late: Sequence[float] = (), complete: list[bool] | None = None) -> int:
     conn = db.reader()
     first = l1.first_event_time(conn)
     if first is None:
@@ -70,13 +91,19 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
         if waiting is not None:
             since = min(since, waiting)
     since = max(since, first)
+    windows = list(closed_windows(granularity, since, now, tz))
+    if granularity in LATE_GRANULARITIES:     # events stored since the last run that happened before it
+        known = {key for _, _, key, _ in windows}
+        windows = sorted({w for ts in late if ts < since and (w := window_at(granularity, ts, tz))[1] <= now
+                          and w[2] not in known}) + windows
+    oldest_asked = now - BACKFILL_SECONDS[granularity]
     written, done_until = 0, read_until if read_until is not None else 0.0
     # A summary is drawn on this read connection and written after: one drawn while a forget deleted events
     # may hold their words, so it is not written, and the job does not move past its window.
     deletions = events_deleted(conn)
     still = lambda c: events_deleted(c) == deletions  # noqa: E731
     skipped_from = None
-    for start, end, key, label in closed_windows(granularity, since, now, tz):
+    for start, end, key, label in windows:
         done_until = max(done_until, end)
         if granularity in ("hour", "day"):
             events = window_events(conn, start, end)
@@ -84,8 +111,9 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
                 continue
             previous = _previous(conn, granularity, start)
             draft = extractive(conn, label[0].upper() + label[1:], events, previous[0] if previous else None)
-            draft = with_llm(llm, draft, label, events, previous[1] if previous else None)
-            if wants_llm and draft.model == "extractive":
+            if start >= oldest_asked:     # an older window (a late back-fill) keeps its extractive draft
+                draft = with_llm(llm, draft, label, events, previous[1] if previous else None)
+            if wants_llm and draft.model == "extractive" and start >= oldest_asked:
                 mark += LLM_PENDING
                 if _unchanged(conn, key, mark):
                     continue          # still waiting for the model: the stored draft stands
@@ -103,6 +131,8 @@ def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, t
             _themes(db, start, end, key, label, now, still)
     if skipped_from is not None:
         done_until = min(done_until, skipped_from)
+    if complete is not None:
+        complete.append(skipped_from is None)
     with db.transaction() as wconn:
         # A forget during the run moved done_until back (to summarise its windows again): that stays.
         periodic_jobs.record_run_unless_moved_back(wconn, job, done_until, now, read_until)

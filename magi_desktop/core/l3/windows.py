@@ -64,6 +64,12 @@ def window_of(granularity: str, ts: float, tz: tzinfo | None = None) -> tuple[fl
     return _ts(start, tz), _ts(_next(start, granularity), tz), key_of(granularity, start)
 
 
+def window_at(granularity: str, ts: float, tz: tzinfo | None = None) -> tuple[float, float, str, str]:
+    """(start, end, key, label) of the window holding ``ts``."""
+    start = _start(_local(ts, tz), granularity)
+    return _ts(start, tz), _ts(_next(start, granularity), tz), key_of(granularity, start), label_of(granularity, start)
+
+
 def closed_windows(granularity: str, since: float, now: float,
                    tz: tzinfo | None = None) -> Iterator[tuple[float, float, str, str]]:
     """(start, end, key, label) of every window that starts at or after ``since``'s window and has

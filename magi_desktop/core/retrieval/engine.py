@@ -14,7 +14,7 @@ from ..contracts import parse_timestamp
 from ..embed import Embedder
 from ..errors import InvalidInput
 from ..speakers import speaking_names
-from ..store import Database, entities, l1, vectors
+from ..store import Database, entities, l1, tiers, vectors
 from ..store.entities import EntityLinker
 from ..store.mentions import about_window
 from . import aggregate, current_facts, paths, requests, schedule
@@ -102,7 +102,22 @@ class Retriever:
 
     def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
               session_id: str | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET,
-              tz: tzinfo | None = None, summary_type: str | None = None) -> EvidencePack:
+              tz: tzinfo | None = None, summary_type: str | None = None, search_all: bool = False) -> EvidencePack:
+        """The evidence pack for ``text``. The cold tier (store/tiers.py) is searched when the question's window
+        is older than the age events go cold at, when ``search_all``, and when nothing hot answers."""
+        pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, search_all, False)
+        # A window's listing reads its events whatever their tier: asking again would list the same.
+        if (pack.insufficient_evidence and not pack.trace.get("cold") and "listing" not in pack.trace
+                and tiers.has_cold(self.db.reader())):
+            # By its words only: the cold chunks have no approximate index, and an exact scan of years of them
+            # would cost every unanswerable question a second or more.
+            pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, True, True)
+            pack.trace["cold"] = "searched by words: nothing hot answered"
+        return pack
+
+    def _query(self, text: str, mode: str | None, now: float | None, limit: int, session_id: str | None,
+               token_budget: int, tz: tzinfo | None, summary_type: str | None, search_all: bool,
+               words_only: bool) -> EvidencePack:
         started = time.perf_counter()
         if mode is not None and mode not in MODES:
             raise InvalidInput(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
@@ -128,6 +143,11 @@ class Retriever:
                                  entity_ids=[entity_id for entity_id, _, _ in named], entity_names=names)
         trace: dict = {"mode_source": rule, "temporal": temporal.to_dict(), "terms": ctx.terms,
                        "entities": sorted(names), "paths": {}}
+        ctx.cold = search_all or (temporal.window is not None and tiers.reaches_cold(self.db.reader(),
+                                                                                      temporal.window.start, now))
+        ctx.cold_vectors = ctx.cold and not words_only
+        if ctx.cold:
+            trace["cold"] = "searched: " + ("asked to search everything" if search_all else "the window is old")
         if window_only(terms, temporal) or assistant_only(text, terms, chosen):
             return self._listed(text, chosen, ctx, temporal, window_only(terms, temporal), limit, token_budget,
                                 started, trace)

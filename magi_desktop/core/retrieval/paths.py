@@ -36,10 +36,19 @@ class QueryContext:
     quoted: list[str] = field(default_factory=list)
     entity_ids: list[int] = field(default_factory=list)
     entity_names: set[str] = field(default_factory=set)
+    cold: bool = False        # the cold tier is searched too (store/tiers.py): an old window, "everything"
+    cold_vectors: bool = False  # … and its chunk vectors (an exact scan)
 
 
 def _visible(ctx: QueryContext) -> EventFilter:
-    return l1.visible_filter(ctx.scopes, ctx.now)
+    return l1.visible_filter(ctx.scopes, ctx.now, cold=ctx.cold)
+
+
+def _with_cold(hot: list[int], cold: list[int], k: int) -> list[int]:
+    """Hot and cold hits of one path taken in turn, each list's order kept: their scores come from two indexes."""
+    merged = [rowid for pair in zip(hot, cold, strict=False) for rowid in pair]
+    shorter = min(len(hot), len(cold))
+    return list(dict.fromkeys(merged + hot[shorter:] + cold[shorter:]))[:k]
 
 
 # BM25 weight of the previous turn's words next to the turn's own (tuned on LoCoMo dev: +2 points all@10).
@@ -49,8 +58,12 @@ CONTEXT_WEIGHT = 0.5
 def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
     if not ctx.terms:
         return []
-    return search.events_matching(conn, fts_or_query(ctx.terms), _visible(ctx),
-                                  None if window is None else (window.start, window.end), CONTEXT_WEIGHT, ctx.fetch_k)
+    bounds = None if window is None else (window.start, window.end)
+    hot = search.events_matching(conn, fts_or_query(ctx.terms), _visible(ctx), bounds, CONTEXT_WEIGHT, ctx.fetch_k)
+    if not ctx.cold:
+        return hot
+    return _with_cold(hot, search.cold_events_matching(conn, fts_or_query(ctx.terms), _visible(ctx), bounds,
+                                                       CONTEXT_WEIGHT, ctx.fetch_k), ctx.fetch_k)
 
 
 def temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:
@@ -62,8 +75,11 @@ def vector(conn: Connection, ctx: QueryContext) -> list[int]:
     """Nearest chunks, folded back to events (an event ranks by its best chunk)."""
     if ctx.query_vector is None:
         return []
-    rows = search.nearest_event_chunks(conn, np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes(),
-                                       ctx.fetch_k * 2, ctx.scopes, ctx.now)
+    vector_bytes = np.ascontiguousarray(ctx.query_vector, dtype=np.float32).tobytes()
+    rows = search.nearest_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes, ctx.now)
+    if ctx.cold_vectors:    # distances of one space: one ranking
+        rows = sorted([*rows, *search.nearest_cold_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes,
+                                                                 ctx.now)], key=lambda r: r[1] or 0.0)
     ranked: list[int] = []
     seen: set[int] = set()
     for event_rowid, _distance in rows:

@@ -340,6 +340,7 @@ class L2Graph:
         others = [n for n, _ in neighbours if n not in set(entities)]
         if not others:
             return []
-        rows = store_entities.events_of_entities(conn, others, l1.visible_filter(ctx.scopes, ctx.now), ctx.fetch_k)
+        rows = store_entities.events_of_entities(conn, others, l1.visible_filter(ctx.scopes, ctx.now, cold=ctx.cold),
+                                                 ctx.fetch_k)
         seed_set = set(seeds)
         return [rowid for rowid in rows if rowid not in seed_set]

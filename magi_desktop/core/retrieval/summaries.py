@@ -43,11 +43,13 @@ def question_window(temporal: TemporalIntent, now: float) -> Window:
 
 def _mostly_elsewhere(row, window: Window) -> bool:
     """A temporal summary no longer than the question's window that lies mostly outside it: a day summary of the
-    machine's calendar day, asked "yesterday" in a zone many hours away, tells more of today than of yesterday."""
+    machine's calendar day, asked "yesterday" in a zone many hours away, tells more of today than of yesterday.
+    Half in is not enough: twelve hours away, the machine's day is half the user's today and half their
+    yesterday, and it would answer both."""
     _, stype, _, _, _, _, start, end = row
     if stype != "temporal" or end - start <= 0 or end - start > window.end - window.start:
         return False
-    return (min(end, window.end) - max(start, window.start)) / (end - start) < 0.5
+    return (min(end, window.end) - max(start, window.start)) / (end - start) <= 0.5
 
 
 class L3Recall:

@@ -14,12 +14,12 @@ from ..l0 import WorkingMemory
 from ..l2 import jobs as l2_jobs
 from ..llm import LLMProvider
 from ..reports import DueReport
-from ..store import Database
+from ..store import Database, tiers
 from ..store.entities import EntityLinker
 from .forgetting import Forgetting
 from .storage import Storage
 
-PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "backup")
+PERIODIC_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights", "tiers", "backup")
 
 
 class PeriodicJobs:
@@ -38,9 +38,10 @@ class PeriodicJobs:
         """Run every periodic job due at ``now``, synchronously and idempotently: L2 maintenance (TTL expiry,
         episodes, entity merges, orphans) and the end of idle sessions (``maintenance``), the L3 windows
         closed by ``now`` (``l3:hour``, ``l3:day``, ``l3:week``, ``l3:month``) and the rule-made insights
-        (``l3:insights``), and the daily backup (``backup``, by the real clock). ``jobs`` picks some (the app's
-        scheduler runs each on its own schedule); None runs them all, which is how a test or a benchmark
-        replays a month with successive ``now``."""
+        (``l3:insights``), old summarised events moved to the cold tier (``tiers``, after L3: an event goes
+        cold only once a summary covers it), and the daily backup (``backup``, by the real clock). ``jobs``
+        picks some (the app's scheduler runs each on its own schedule); None runs them all, which is how a test
+        or a benchmark replays a month with successive ``now``."""
         chosen = set(PERIODIC_JOBS if jobs is None else jobs)
         unknown = chosen - set(PERIODIC_JOBS)
         if unknown:
@@ -61,8 +62,9 @@ class PeriodicJobs:
                 if granularities or "l3:insights" in chosen:
                     summaries = l3.run(self.db, self.llm, now, granularities=granularities,
                                        insights="l3:insights" in chosen)
+                tiering = tiers.run(self.db, now).to_dict() if "tiers" in chosen else None
                 report = DueReport(backup=backup, forget=forget, l2_maintenance=maintenance,
-                                   l0_sessions_ended=sessions_ended, l3=summaries)
+                                   l0_sessions_ended=sessions_ended, l3=summaries, tiers=tiering)
                 if report.new_summaries:
                     self.notify()          # new summaries to embed
                 return report

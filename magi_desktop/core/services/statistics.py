@@ -16,7 +16,7 @@ from ..l2 import jobs as l2_jobs
 from ..l2.constants import LIVE
 from ..llm import LLMProvider
 from ..reports import MemoryStats
-from ..store import Database
+from ..store import Database, tiers
 from ..store import statistics as counts
 from ..store.queue import EMBEDDING_JOBS, EXTRACTION_RETRIES
 from .collector_state import CollectorState
@@ -54,6 +54,8 @@ class Statistics:
                 "by_evidence_class": counts.events_by(conn, "evidence_class"),
                 "by_scope": counts.events_by(conn, "l1_retrieval_scope"),
                 "by_source": counts.events_by(conn, "source"),
+                # hot: searched by default; cold: summarised and old, searched when a question reaches back
+                "tiers": {**tiers.sizes(conn), "cold_after_days": tiers.cold_after_days(conn)},
             },
             runtime_traces=counts.runtime_traces(conn),
             chat_sessions=counts.chat_sessions(conn),

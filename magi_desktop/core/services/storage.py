@@ -1,4 +1,5 @@
-"""The memory's storage health: automatic backups, restore, and whether it can write (architecture §14)."""
+"""The memory's storage health: automatic backups, restore, whether it can write (architecture §14), and how old
+an event must be to go to the cold tier."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemoryUnavailable
+from ..errors import InvalidInput, MemoryUnavailable
 from ..paths import database_path
-from ..store import Database, backup
+from ..store import Database, backup, tiers
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,16 @@ class Storage:
         if not isinstance(self.db.path, Path):
             return []
         return [b.to_dict() for b in backup.list_backups(self.db.path)]
+
+    def set_cold_after_days(self, days: float) -> None:
+        """Events older than ``days`` that L3 has summarised (and nothing current rests on) move to the cold
+        tier, which default recall does not search; 0 keeps everything hot (what is cold goes back)."""
+        if isinstance(days, bool) or not isinstance(days, int | float) or not 0 <= days < 100_000:
+            raise InvalidInput(f"cold_after_days must be a number of days from 0 (never) to 99999, not {days!r}")
+        with self.db.transaction() as conn:
+            tiers.set_cold_after_days(conn, days)
+        if days == 0:
+            tiers.warm_all(self.db)
 
     def backup_now(self, reason: str = "manual") -> dict[str, Any]:
         """Copy the memory into ``backups/`` now (verified, rotated); returns the new backup."""

@@ -142,7 +142,8 @@ def _visible(conn: Connection, chunk_ids: Sequence[int], scopes: Sequence[str], 
     return dict(conn.execute(
         "SELECT c.chunk_id, c.event_rowid FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid "
         f"WHERE c.chunk_id IN (SELECT value FROM json_each(?)) AND e.l1_retrieval_scope IN "
-        f"({placeholders(len(scopes))}) AND e.recorded_at <= ?", [json.dumps(list(chunk_ids)), *scopes, now]))
+        f"({placeholders(len(scopes))}) AND e.recorded_at <= ? AND e.tier <> 1",     # a cold chunk until the fold
+        [json.dumps(list(chunk_ids)), *scopes, now]))
 
 
 def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
@@ -265,7 +266,10 @@ def fold(db: Database, name: str, *, erase: bool = False) -> bool:
     reader = db.reader()
     with read_snapshot(reader):
         folded = reader.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
-        live = np.fromiter((row[0] for row in reader.execute("SELECT chunk_id FROM event_chunks")), dtype=np.uint64)
+        # Hot chunks only: a chunk gone cold (store/tiers.py) leaves the index as a deleted one does.
+        live = np.fromiter((row[0] for row in reader.execute(
+            "SELECT c.chunk_id FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid WHERE e.tier <> 1")),
+            dtype=np.uint64)
     keys = np.asarray(index.keys, dtype=np.uint64)
     dead = np.setdiff1d(keys, live, assume_unique=True)
     if folded:
@@ -309,6 +313,8 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
         return "built" if build(db, started_from=name) else ""
     pending = reader.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
     total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
-    if pending < fold_at and held + pending <= total:
+    # After a forget (erase) the file is always written again: with cold chunks (store/tiers.py) counted in
+    # event_chunks, the count alone cannot tell that an indexed chunk was deleted.
+    if pending < fold_at and held + pending <= total and not erase:
         return ""
     return "folded" if fold(db, name, erase=erase) else ""

@@ -7,9 +7,11 @@ from __future__ import annotations
 from .connection import Connection
 from .queue import EMBEDDING_JOBS
 
-_INDEX_EVENTS = ("INSERT INTO fact_events_fts (rowid, content, context) SELECT e.id, "
+# A cold event's terms are in the cold tier's index (store/tiers.py), every other event's in the hot one.
+_INDEX_EVENTS = ("INSERT INTO {table} (rowid, content, context) SELECT e.id, "
                  "magi_fts_index(e.content, json_extract(e.metadata_json, '$.timeline.speaker')), c.context "
-                 "FROM fact_events e JOIN fact_events_context c ON c.id = e.id")
+                 "FROM fact_events e JOIN fact_events_context c ON c.id = e.id WHERE e.tier {tier}")
+_TIER_INDEXES = (("fact_events_fts", "<> 1"), ("fact_events_cold_fts", "= 1"))
 
 
 def event_rowid_range(conn: Connection) -> tuple[int | None, int | None]:
@@ -19,19 +21,22 @@ def event_rowid_range(conn: Connection) -> tuple[int | None, int | None]:
 
 def drop_rows_outside(conn: Connection, low: int, high: int) -> None:
     """Delete the index rows outside the events' rowids (of no event)."""
-    conn.execute("DELETE FROM fact_events_fts WHERE rowid < ? OR rowid > ?", (low, high))
+    for table, _ in _TIER_INDEXES:
+        conn.execute(f"DELETE FROM {table} WHERE rowid < ? OR rowid > ?", (low, high))
 
 
 def reindex_range(conn: Connection, first: int, last: int) -> None:
     """Make the index rows of the events with rowids from ``first`` to ``last`` again."""
-    conn.execute("DELETE FROM fact_events_fts WHERE rowid BETWEEN ? AND ?", (first, last))
-    conn.execute(f"{_INDEX_EVENTS} WHERE e.id BETWEEN ? AND ?", (first, last))
+    for table, tier in _TIER_INDEXES:
+        conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (first, last))
+        conn.execute(_INDEX_EVENTS.format(table=table, tier=tier) + " AND e.id BETWEEN ? AND ?", (first, last))
 
 
 def reindex_all(conn: Connection) -> None:
-    """Make every index row again, in one statement over the finished table."""
-    conn.execute("DELETE FROM fact_events_fts")
-    conn.execute(_INDEX_EVENTS)
+    """Make every index row again, in one statement per index over the finished table."""
+    for table, tier in _TIER_INDEXES:
+        conn.execute(f"DELETE FROM {table}")
+        conn.execute(_INDEX_EVENTS.format(table=table, tier=tier))
 
 
 def requeue_embedding_range(conn: Connection, first: int, last: int, now: float) -> int:

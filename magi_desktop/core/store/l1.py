@@ -445,6 +445,16 @@ def meta_secret(conn: Connection, key: str) -> bytes:
 
 # --------------------------------------------------------------------- what L3 reads (core/l3)
 
+def newest_rowid(conn: Connection) -> int | None:
+    """The highest event rowid, or None when there is no event."""
+    return conn.execute("SELECT max(id) FROM fact_events").fetchone()[0]
+
+
+def times_after_rowid(conn: Connection, rowid: int) -> list[float]:
+    """When each event stored after rowid ``rowid`` happened (a rowid range: the new ones only)."""
+    return [ts for (ts,) in conn.execute("SELECT timestamp FROM fact_events WHERE id > ?", (rowid,))]
+
+
 def first_event_time(conn: Connection) -> float | None:
     """When the oldest stored event happened, or None when there is none."""
     return conn.execute("SELECT min(timestamp) FROM fact_events").fetchone()[0]
@@ -496,10 +506,12 @@ def events_of_classes_between(conn: Connection, evidence_classes: Sequence[str],
 
 # --------------------------------------------------------------------- what the recall paths read (retrieval/paths.py)
 
-def visible_filter(scopes: Sequence[str], now: float, alias: str = "e") -> EventFilter:
-    """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query)."""
+def visible_filter(scopes: Sequence[str], now: float, alias: str = "e", cold: bool = False) -> EventFilter:
+    """Events of these retrieval scopes recorded by ``now`` (``alias``: the name of ``fact_events`` in the query);
+    hot ones only unless ``cold`` (store/tiers.py: default recall does not search the cold tier)."""
     marks = placeholders(len(scopes))
-    return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?", [*scopes, now])
+    return EventFilter(f"{alias}.l1_retrieval_scope IN ({marks}) AND {alias}.recorded_at <= ?"
+                       + ("" if cold else f" AND {alias}.tier <> 1"), [*scopes, now])
 
 
 def events_recorded_by(conn: Connection, now: float) -> int:

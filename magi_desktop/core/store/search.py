@@ -20,7 +20,7 @@ from .erasure import fts_tables
 from .l1 import EventFilter
 from .mentions import mention_params, mention_sql
 from .summaries import SummaryFilter
-from .vectors import EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE, scope_codes
+from .vectors import COLD_VEC_TABLE, EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE, scope_codes
 
 # readers the tests and layers share
 
@@ -75,6 +75,34 @@ def events_matching(conn: Connection, match: str, visible: EventFilter, window: 
     sql += f" ORDER BY bm25(fact_events_fts, 1.0, {context_weight}) LIMIT ?"
     args.append(limit)
     return [row[0] for row in conn.execute(sql, args)]
+
+
+def cold_events_matching(conn: Connection, match: str, visible: EventFilter, window: tuple[float, float] | None,
+                         context_weight: float, limit: int) -> list[int]:
+    """As :func:`events_matching`, over the cold tier's index (store/tiers.py): asked only when a question
+    reaches back (an old window, "search everything", nothing hot answers)."""
+    sql = ("SELECT e.id FROM fact_events_cold_fts JOIN fact_events e ON e.id = fact_events_cold_fts.rowid "
+           f"WHERE fact_events_cold_fts MATCH ? AND {visible.clause}")
+    args: list[Any] = [match, *visible.args]
+    if window is not None:
+        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
+        args += [window[0], window[1], *mention_params(window[0], window[1])]
+    sql += f" ORDER BY bm25(fact_events_cold_fts, 1.0, {context_weight}) LIMIT ?"
+    args.append(limit)
+    return [row[0] for row in conn.execute(sql, args)]
+
+
+def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
+                              now: float) -> list[tuple[int, float | None]]:
+    """As :func:`nearest_event_chunks`, over the cold tier's chunks (an exact scan: asked only when a question
+    reaches back)."""
+    if not index_exists(conn, COLD_VEC_TABLE):
+        return []
+    codes = scope_codes(scopes)
+    return conn.execute(
+        f"SELECT event_rowid, distance FROM {COLD_VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
+        f"AND scope_code IN ({placeholders(len(codes))}) AND occurred_at <= ? ORDER BY distance",
+        [vector, k, *codes, now]).fetchall()
 
 
 def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],

@@ -23,11 +23,13 @@ import numpy as np
 
 from .connection import Connection, placeholders, write_transaction
 from .queue import EMBEDDING_JOBS
+from .tiers import COLD
 
 if TYPE_CHECKING:
     from ..embed.chunking import Chunk
 
 VEC_TABLE = "chunk_vectors"
+COLD_VEC_TABLE = "chunk_vectors_cold"     # the cold tier's chunks (store/tiers.py): not searched by default
 EDGE_VEC_TABLE = "edge_vectors"
 ENTITY_VEC_TABLE = "entity_vectors"
 SUMMARY_VEC_TABLE = "summary_vectors"
@@ -62,15 +64,21 @@ def index_table_exists(conn: Connection) -> bool:
 
 
 def _create_table(conn: Connection, dimension: int) -> None:
-    # Metadata columns let a KNN query filter by scope and time inside vec0.
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {VEC_TABLE} USING vec0("
-        f"embedding float[{int(dimension)}] distance_metric=cosine, "
-        "scope_code integer, occurred_at float, +event_rowid integer)"
-    )
+    # Metadata columns let a KNN query filter by scope and time inside vec0. The cold tier's chunks have a
+    # table of the same shape (store/tiers.py): a chunk is in one of the two.
+    for table in (VEC_TABLE, COLD_VEC_TABLE):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+            f"embedding float[{int(dimension)}] distance_metric=cosine, "
+            "scope_code integer, occurred_at float, +event_rowid integer)"
+        )
     conn.execute(
         f"CREATE TRIGGER IF NOT EXISTS event_chunks_vec_delete AFTER DELETE ON event_chunks BEGIN "
         f"DELETE FROM {VEC_TABLE} WHERE rowid = old.chunk_id; END"
+    )
+    conn.execute(
+        f"CREATE TRIGGER IF NOT EXISTS event_chunks_cold_vec_delete AFTER DELETE ON event_chunks BEGIN "
+        f"DELETE FROM {COLD_VEC_TABLE} WHERE rowid = old.chunk_id; END"
     )
     # L2 edge texts ("Caroline lives in Boston"), for the edge-semantic path; rowid = kg_edges.rowid.
     conn.execute(
@@ -106,8 +114,10 @@ def _create_table(conn: Connection, dimension: int) -> None:
     )
 
 
-_VECTOR_SCHEMA = {("table", VEC_TABLE), ("table", EDGE_VEC_TABLE), ("table", ENTITY_VEC_TABLE),
+_VECTOR_SCHEMA = {("table", VEC_TABLE), ("table", COLD_VEC_TABLE), ("table", EDGE_VEC_TABLE),
+                  ("table", ENTITY_VEC_TABLE),
                   ("table", SUMMARY_VEC_TABLE), ("trigger", "event_chunks_vec_delete"),
+                  ("trigger", "event_chunks_cold_vec_delete"),
                   ("trigger", "kg_edges_vec_delete"), ("trigger", "entity_catalog_vec_delete"),
                   ("trigger", "l3_summaries_vec_delete"), ("trigger", "l3_summaries_vec_update")}
 
@@ -143,8 +153,9 @@ def chunk_models(conn: Connection) -> set[str]:
 def chunk_vector_count(conn: Connection, event_rowid: int | None = None) -> int:
     """How many chunk vectors are stored (of one event, when ``event_rowid`` is given)."""
     if event_rowid is None:
-        return conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
-    return conn.execute(f"SELECT count(*) FROM {VEC_TABLE} WHERE event_rowid = ?", (event_rowid,)).fetchone()[0]
+        return sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in (VEC_TABLE, COLD_VEC_TABLE))
+    return sum(conn.execute(f"SELECT count(*) FROM {t} WHERE event_rowid = ?", (event_rowid,)).fetchone()[0]
+               for t in (VEC_TABLE, COLD_VEC_TABLE))
 
 
 def current_model(conn: Connection) -> tuple[str, int] | None:
@@ -206,7 +217,9 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
             )
             return IndexChange(created=True)
         conn.execute("DROP TRIGGER IF EXISTS event_chunks_vec_delete")
+        conn.execute("DROP TRIGGER IF EXISTS event_chunks_cold_vec_delete")
         conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+        conn.execute(f"DROP TABLE IF EXISTS {COLD_VEC_TABLE}")
         conn.execute("DELETE FROM event_chunks")
         conn.execute("DROP TRIGGER IF EXISTS kg_edges_vec_delete")
         conn.execute(f"DROP TABLE IF EXISTS {EDGE_VEC_TABLE}")
@@ -243,14 +256,17 @@ def replace_event_chunks(
     conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (event_rowid,))
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     code = scope_codes([scope])[0]
-    pending = ann_recorded(conn)[0] is not None
+    tier = conn.execute("SELECT tier FROM fact_events WHERE id = ?", (event_rowid,)).fetchone()
+    cold = tier is not None and tier[0] == COLD          # re-embedded while cold: the cold table, not the index
+    table = COLD_VEC_TABLE if cold else VEC_TABLE
+    pending = not cold and ann_recorded(conn)[0] is not None
     for chunk, vector in zip(chunks, vectors, strict=True):
         cursor = conn.execute(
             "INSERT INTO event_chunks (event_rowid, chunk_index, char_start, char_end, model) VALUES (?, ?, ?, ?, ?)",
             (event_rowid, chunk.index, chunk.start, chunk.end, model),
         )
         conn.execute(
-            f"INSERT INTO {VEC_TABLE} (rowid, embedding, scope_code, occurred_at, event_rowid) "
+            f"INSERT INTO {table} (rowid, embedding, scope_code, occurred_at, event_rowid) "
             "VALUES (?, ?, ?, ?, ?)", (cursor.lastrowid, vector.tobytes(), code, occurred_at, event_rowid))
         if pending:
             conn.execute(f"INSERT OR REPLACE INTO {PENDING_TABLE} (chunk_id, embedding) VALUES (?, ?)",
@@ -331,6 +347,6 @@ def put_entity_vector(conn: Connection, entity_id: int, vector: np.ndarray) -> b
 def chunk_vectors_of_events(conn: Connection, rowids: Sequence[int]) -> list[tuple[int, bytes]]:
     """(event rowid, float32 embedding bytes) of every chunk of these events."""
     marks = placeholders(len(rowids))
-    return conn.execute(
-        f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {VEC_TABLE} v ON v.rowid = c.chunk_id "
-        f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall()
+    return [row for table in (VEC_TABLE, COLD_VEC_TABLE) for row in conn.execute(
+        f"SELECT c.event_rowid, v.embedding FROM event_chunks c JOIN {table} v ON v.rowid = c.chunk_id "
+        f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall()]

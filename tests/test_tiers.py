@@ -1,0 +1,237 @@
+"""Hot and cold tiers (issue 20): what goes cold, what stays hot, and that cold rows stay whole and forgettable."""
+# Raw SQL reads which full-text and vector index holds a row: no API says where a row's index terms live.
+
+from datetime import datetime
+
+import pytest
+from payloads import chat, sensor
+
+from magi_desktop.core.errors import InvalidInput
+from magi_desktop.core.store import tiers
+from magi_desktop.core.store.search import match_count
+
+HOUR, DAY = 3600.0, 86400.0
+OLD = datetime(2025, 3, 4, 9).timestamp()         # a Tuesday morning, local time
+NOW = OLD + 400 * DAY
+
+
+def visit(i, at, title="Sourdough starter guide"):
+    return sensor("visit_page", {"url": f"https://bread.example/p{i}", "title": f"{title} {i}",
+                                 "domain": "bread.example"}, source="chrome", at=at, item=f"v{i}")
+
+
+def tier_of(memory, text):
+    return memory.db.reader().execute("SELECT tier FROM fact_events WHERE content LIKE ?", (f"%{text}%",)).fetchone()[0]
+
+
+def index_holding(memory, rowid):
+    conn = memory.db.reader()
+    fts = [t for t in ("fact_events_fts", "fact_events_cold_fts")
+           if conn.execute(f"SELECT count(*) FROM {t} WHERE rowid = ?", (rowid,)).fetchone()[0]]
+    chunks = [c for (c,) in conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (rowid,))]
+    vec = [t for t in ("chunk_vectors", "chunk_vectors_cold") for c in chunks
+           if conn.execute(f"SELECT count(*) FROM {t} WHERE rowid = ?", (c,)).fetchone()[0]]
+    return fts, vec
+
+
+def rowid_of(memory, text):
+    return memory.db.reader().execute("SELECT id FROM fact_events WHERE content LIKE ?", (f"%{text}%",)).fetchone()[0]
+
+
+@pytest.fixture
+def aged(memory):
+    """A day of visits and a chat 400 days before NOW, and a visit of yesterday; summarised. The visits are not
+    folded into an activity block, so each counts here (a block goes cold as any event: the last test)."""
+    memory.set_aggregation("browser", False)
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(20)]
+                       + [chat("I bake bread every Sunday.", at=OLD + HOUR, session="old", item="c1"),
+                          chat("A rye starter needs a week.", role="assistant", at=OLD + HOUR + 5, session="old",
+                               item="c2"),
+                          visit(99, NOW - DAY, title="Croissant lamination")])
+    memory.process_pending()
+    memory.run_due(now=OLD + 2 * DAY, jobs=["maintenance", "l3:hour", "l3:day"])     # lived through: summarised
+    return memory
+
+
+def test_old_summarised_sensor_events_and_assistant_turns_go_cold_and_the_users_words_stay(aged):
+    report = aged.run_due(now=NOW, jobs=["tiers"]).tiers
+    # 16 of the visits and the assistant's turn; the visits' edge ("the user VISITED bread.example") keeps its
+    # newest evidence hot: the young visit and the four latest old ones.
+    assert report["moved_cold"] == 17 and report["kept_hot"] == 1
+    assert tier_of(aged, "Sourdough starter guide 3") == tiers.COLD
+    assert tier_of(aged, "Sourdough starter guide 19") == tiers.HOT
+    assert tier_of(aged, "rye starter") == tiers.COLD
+    assert tier_of(aged, "bake bread") == tiers.KEPT_HOT
+    assert tier_of(aged, "Croissant") == tiers.HOT                  # young
+    cold_row = rowid_of(aged, "Sourdough starter guide 3")
+    assert index_holding(aged, cold_row) == (["fact_events_cold_fts"], ["chunk_vectors_cold"])
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 16
+    assert match_count(conn, "fact_events_fts", "sourdough") == 4
+    assert match_count(conn, "fact_events_fts", "bake") == 1
+    assert tiers.sizes(conn) == {"hot": 6, "cold": 17, "kept_hot": 1}
+    again = aged.run_due(now=NOW, jobs=["tiers"]).tiers                # idempotent
+    assert again["moved_cold"] == 0
+
+
+def test_nothing_goes_cold_before_a_summary_covers_it(memory):
+    memory.set_aggregation("browser", False)
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(8)])
+    memory.process_pending()
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 0
+    # L3 summarises the days of events it had not seen, however old (a back-fill of last year's history).
+    memory.run_due(now=NOW, jobs=["l3:hour", "l3:day", "l3:week", "l3:month"])
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 3     # the newest five: the edge's
+
+
+def test_the_age_is_a_setting_and_zero_turns_tiering_off(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.set_cold_after_days(0)                  # what was cold comes back
+    assert tiers.sizes(aged.db.reader())["cold"] == 0
+    assert aged.stats().events["tiers"] == {"hot": 23, "cold": 0, "kept_hot": 1, "cold_after_days": 0.0}
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers == {"examined": 0, "moved_cold": 0, "kept_hot": 0,
+                                                            "warmed": 0, "cutoff": None}
+    aged.set_cold_after_days(500)
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 0          # 400 days is not old enough
+    for bad in (-1, "90", True, None):
+        with pytest.raises(InvalidInput, match="cold_after_days"):
+            aged.set_cold_after_days(bad)
+
+
+def test_a_cold_event_is_forgotten_from_the_cold_indexes(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    conn = aged.db.reader()
+    before = conn.execute("SELECT count(*) FROM chunk_vectors_cold").fetchone()[0]
+    aged.forget(source="chrome", end=OLD + 10 * 60 + 1)         # visits 0 to 10, all cold
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 5
+    assert conn.execute("SELECT count(*) FROM chunk_vectors_cold").fetchone()[0] == before - 11
+
+
+def test_reindex_keeps_each_event_in_its_own_tiers_index(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.reindex()
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_fts", "sourdough") == 4
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 16
+    assert match_count(conn, "fact_events_fts", "croissant") == 1
+
+
+def test_a_run_looks_at_a_bounded_number_of_rows_and_goes_on_where_it_stopped(aged, monkeypatch):
+    monkeypatch.setattr(tiers, "SCAN_LIMIT", 8)
+    moved = [aged.run_due(now=NOW, jobs=["tiers"]).tiers for _ in range(4)]
+    assert [m["examined"] for m in moved] == [8, 8, 6, 4]        # from the start again: the edge's four
+    assert sum(m["moved_cold"] for m in moved) == 17
+
+
+def test_warm_all_brings_every_cold_event_back(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    assert tiers.warm_all(aged.db) == 17
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_fts", "sourdough") == 20
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
+    assert index_holding(aged, rowid_of(aged, "Sourdough starter guide 3")) == (["fact_events_fts"], ["chunk_vectors"])
+
+
+def test_a_belief_whose_newest_evidence_was_forgotten_brings_its_next_evidence_back(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.forget(source="chrome", start=OLD + 16 * 60)          # the young visit and the four old ones kept hot
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["warmed"] == 5
+    assert match_count(aged.db.reader(), "fact_events_fts", "sourdough") == 5
+    assert tier_of(aged, "Sourdough starter guide 11") == tiers.HOT
+    assert tier_of(aged, "Sourdough starter guide 10") == tiers.COLD
+
+
+def test_export_carries_cold_events_and_the_setting_and_an_import_starts_hot(aged, tmp_path):
+    from magi_desktop.core import Memory
+
+    aged.set_cold_after_days(300)
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.export_jsonl(tmp_path / "out.jsonl")
+    other = Memory.open(tmp_path / "other", embedder="hashing")
+    try:
+        other.import_jsonl(tmp_path / "out.jsonl")
+        conn = other.db.reader()
+        assert other.stats().events["tiers"]["cold_after_days"] == 300.0
+        # every event, and the visits' activity block the import folds again (the rule is on there)
+        assert conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 24
+        assert match_count(conn, "fact_events_fts", "sourdough") == 21       # all hot (and the block) until tiered
+        assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
+    finally:
+        other.close()
+
+
+def test_an_event_embedded_after_it_went_cold_has_its_vectors_in_the_cold_table(memory):
+    memory.set_aggregation("browser", False)
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(8)])
+    memory.process_pending(queues=("l2",))
+    memory.run_due(now=OLD + 2 * DAY, jobs=["l3:hour", "l3:day"])
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 3
+    memory.process_pending(queues=("embedding",))
+    cold = rowid_of(memory, "Sourdough starter guide 0")
+    assert index_holding(memory, cold) == (["fact_events_cold_fts"], ["chunk_vectors_cold"])
+    assert index_holding(memory, rowid_of(memory, "Sourdough starter guide 7")) == (["fact_events_fts"],
+                                                                                   ["chunk_vectors"])
+
+
+def test_default_recall_leaves_the_cold_tier_out_and_reaches_it_when_the_question_does(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+
+    def cold_found(pack):
+        ids = [f.event_id for f in pack.findings if f.layer == "L1"]
+        return aged.db.reader().execute(f"SELECT count(*) FROM fact_events WHERE tier = 1 AND event_id IN "
+                                        f"({', '.join('?' * len(ids))})", ids).fetchone()[0]
+
+    hot = aged.query("When do I bake bread?", now=NOW)
+    assert hot.status == "ok" and hot.trace.get("cold") is None       # a hot answer: the cold index is not read
+    assert "I bake bread every Sunday." in hot.findings[0].text
+    assert cold_found(hot) == 0
+    everything = aged.query("sourdough starter guide", now=NOW, search_all=True)
+    assert everything.trace["cold"] == "searched: asked to search everything"
+    assert cold_found(everything) >= 5
+    old = aged.query("Which sourdough pages did I read in March last year?", now=NOW)
+    assert old.trace["cold"] == "searched: the window is old"
+    assert cold_found(old) >= 5
+    aged.forget(source="chrome", start=OLD + 16 * 60)        # the hot visits: now only cold ones say "sourdough"
+    missing = aged.query("Which sourdough starter guides did I read?", now=NOW)
+    assert missing.trace["cold"] == "searched by words: nothing hot answered"
+    assert missing.status == "ok" and cold_found(missing) >= 5
+
+
+def test_a_chunk_gone_cold_leaves_the_approximate_index_and_comes_back_with_its_event(aged, monkeypatch):
+    import numpy as np
+
+    from magi_desktop.core.embed import HashingEmbedder
+    from magi_desktop.core.store import ann, search
+
+    monkeypatch.setattr(ann, "MIN_VECTORS", 5)
+    assert ann.maintain(aged.db) == "built"
+    vector = np.ascontiguousarray(HashingEmbedder().embed(["sourdough starter guide"])[0], dtype=np.float32).tobytes()
+    scopes = ("fact_authoritative", "conversation_only")
+
+    def nearest():
+        conn = aged.db.reader()
+        assert ann.nearest_chunks(conn, vector, 10, scopes, NOW) is not None        # the index answers
+        return {r for r, _ in search.nearest_event_chunks(conn, vector, 10, scopes, NOW)}
+
+    assert rowid_of(aged, "Sourdough starter guide 3") in nearest()
+    aged.run_due(now=NOW, jobs=["tiers"])          # moves, then writes the index file again without them
+    cold = tiers.is_cold(aged.db.reader(), list(range(1, 30)))
+    assert cold and not nearest() & cold
+    name, held = aged.db.reader().execute("SELECT ann_file, ann_vectors FROM vector_index").fetchone()
+    assert held == aged.db.reader().execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 6
+    aged.set_cold_after_days(0)                    # back: pending for the index until its next file
+    assert rowid_of(aged, "Sourdough starter guide 3") in nearest()
+
+
+def test_an_activity_block_goes_cold_with_its_members_and_its_forgetting_still_reaches_both(memory):
+    memory.ingest_many([visit(i, OLD + i * 60) for i in range(12)])
+    memory.process_pending()
+    memory.run_due(now=OLD + 2 * DAY, jobs=["l3:hour", "l3:day"])
+    memory.run_due(now=NOW, jobs=["tiers"])
+    block = rowid_of(memory, "Browsed bread.example")
+    assert tier_of(memory, "Browsed bread.example") == tiers.COLD          # not a belief's evidence: l1_only
+    assert index_holding(memory, block)[0] == ["fact_events_cold_fts"]
+    memory.forget(source="chrome")
+    conn = memory.db.reader()
+    assert conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 0
+    assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
