@@ -9,7 +9,7 @@ gives the few rules worth running.
 The scan is a lookahead, so it reports a trigger at every position where one starts (the longest there);
 each trigger found stands for every trigger it contains (``password`` holds ``pass``), which is exact: a
 trigger that starts where a longer one does is a prefix of it. Where hyperscan is installed, its literal
-matcher finds the same set of triggers faster (:mod:`.redact_literals`); the trie is the fallback.
+matcher finds the same set of triggers faster (:mod:`.hyperscan_match`); the trie is the fallback.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .redact_literals import LiteralScan
+from .hyperscan_match import LiteralScan
 
 
 def trie_pattern(words: Iterable[str]) -> str:
