@@ -5,6 +5,12 @@
 (b) in the same run, the raw cost of the SQLite work it is built from: the
     same stored rows inserted into a plain table + an FTS5 table in
     transactions of the same size (with the same, pre-segmented FTS text);
+(b') the floor of our own schema: every statement ``ingest_many`` issued for
+    the same payloads (captured in a second, untimed pass, with its
+    parameters) replayed alone into a fresh memory — the same triggers,
+    indexes, dedupe reads and transactions, none of the Python around them.
+    ``ratio_to_own_sql`` is our rate over that floor's; the replayed memory
+    must end with the same rows in every table (``floor_replay_matches``);
 (c) single-event ``Memory.ingest`` latency p50/p95;
 (d) embedding throughput of the numpy MiniLM, and — where sentence-transformers
     with torch is importable here or through --st-python — its throughput on
@@ -14,9 +20,10 @@
     .venv/bin/python benchmarks/ingest.py --n 10000 --st-python /path/to/venv-with-torch/bin/python
     .venv/bin/python benchmarks/ingest.py --n 20000 --secure-delete fast --no-embedding --with-pending
 
-``--secure-delete`` runs the memory's connections with that ``PRAGMA secure_delete`` (the product runs
-ON: issue 16) to measure what it costs; ``--with-pending`` also times ``process_pending`` (embedding
-and the L2 projection, which rewrite rows) over everything ingested.
+``--no-floor`` skips (b'). ``--secure-delete`` runs the memory's connections with that
+``PRAGMA secure_delete`` (the product runs ON: issue 16) to measure what it costs; ``--with-pending``
+also times ``process_pending`` (embedding and the L2 projection, which rewrite rows) over everything
+ingested.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from workload import payloads
 
 from magi_desktop.core import Memory
 from magi_desktop.core.store import connection as connection_settings
-from magi_desktop.core.store.connection import connect
+from magi_desktop.core.store.connection import Connection, connect
 from magi_desktop.core.text import fts_document
 
 _COLUMNS = ("event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",
@@ -46,13 +53,70 @@ _COLUMNS = ("event_id", "timestamp", "event_type", "source", "source_item_id", "
             "author_type", "content_type", "evidence_class", "l1_retrieval_scope", "metadata_json", "ingested_at")
 
 
-def bench_ingest_many(items: list[dict], batch: int, folder: Path) -> tuple[float, Memory]:
+def bench_ingest_many(items: list[dict], batch: int, folder: Path) -> tuple[float, float, Memory]:
+    """Wall and CPU seconds (this process's: on a loaded machine the CPU time is the steadier figure)."""
     memory = Memory.open(folder / "ours", embedder="hashing")
     fts_document("预热")  # load jieba's dictionary outside the timing, as a running app has
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for first in range(0, len(items), batch):
         memory.ingest_many(items[first:first + batch])
-    return time.perf_counter() - started, memory
+    return time.perf_counter() - started, time.process_time() - cpu, memory
+
+
+class _Recording(Connection):
+    """A connection that keeps every statement it runs, with its parameters, in ``_RECORDED``."""
+
+    def execute(self, sql, parameters=(), /):
+        _RECORDED.append((False, sql, parameters))
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql, seq_of_parameters, /):
+        rows = list(seq_of_parameters)
+        _RECORDED.append((True, sql, rows))
+        return super().executemany(sql, rows)
+
+
+_RECORDED: list[tuple[bool, str, object]] = []
+
+
+def capture_statements(items: list[dict], batch: int, folder: Path) -> tuple[list[tuple[bool, str, object]], dict]:
+    """The statements ``ingest_many`` issues for ``items`` (writer and this thread's reader), in order, and the
+    row count of every table they left."""
+    memory = Memory.open(folder / "captured", embedder="hashing")
+    with memory.db.writer() as writer:
+        writer.__class__ = _Recording
+    memory.db.reader().__class__ = _Recording
+    _RECORDED.clear()
+    for first in range(0, len(items), batch):
+        memory.ingest_many(items[first:first + batch])
+    statements = list(_RECORDED)
+    _RECORDED.clear()
+    counts = table_counts(memory.db.reader())
+    memory.close()
+    return statements, counts
+
+
+def table_counts(conn) -> dict[str, int]:
+    names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
+    return {name: conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in names}
+
+
+def bench_floor(statements: list[tuple[bool, str, object]], folder: Path) -> tuple[float, float, dict]:
+    """Wall and CPU seconds to replay ``statements`` alone into a fresh memory of the same schema, and its
+    table counts."""
+    memory = Memory.open(folder / "floor", embedder="hashing")
+    with memory.db.writer() as conn:
+        started, cpu = time.perf_counter(), time.process_time()
+        for many, sql, parameters in statements:
+            if many:
+                conn.executemany(sql, parameters)
+            else:
+                conn.execute(sql, parameters).fetchall()   # the code reads what it asks for
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    counts = table_counts(memory.db.reader())
+    memory.close()
+    return elapsed, cpu, counts
 
 
 def bench_raw(rows: list[tuple], batch: int, folder: Path) -> float:
@@ -149,13 +213,14 @@ def main() -> None:
                         help="PRAGMA secure_delete of the memory's connections (default on, as shipped)")
     parser.add_argument("--no-embedding", action="store_true", help="skip the MiniLM comparison")
     parser.add_argument("--with-pending", action="store_true", help="also time process_pending over all events")
+    parser.add_argument("--no-floor", action="store_true", help="skip replaying our own SQL alone")
     args = parser.parse_args()
     connection_settings.SECURE_DELETE = args.secure_delete.upper()
 
     items = list(payloads(args.n))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        ours_s, memory = bench_ingest_many(items, args.batch, folder)
+        ours_s, ours_cpu, memory = bench_ingest_many(items, args.batch, folder)
         pending = None
         if args.with_pending:
             started = time.perf_counter()
@@ -168,6 +233,17 @@ def main() -> None:
         sentences = [row[8] for row in stored[: args.sentences]]
         memory.close()
         raw_s = bench_raw(stored, args.batch, folder)
+        floor = None
+        if not args.no_floor:
+            statements, captured_counts = capture_statements(items, args.batch, folder)
+            floor_s, floor_cpu, floor_counts = bench_floor(statements, folder)
+            floor = {"own_sql_per_s": round(args.n / floor_s, 1),
+                     "ratio_to_own_sql": round(floor_s / ours_s, 3),
+                     "cpu_us_per_event": {"ours": round(ours_cpu / args.n * 1e6, 1),
+                                          "own_sql": round(floor_cpu / args.n * 1e6, 1)},
+                     "ratio_to_own_sql_cpu": round(floor_cpu / ours_cpu, 3),
+                     "statements": sum(len(p) if many else 1 for many, _, p in statements),
+                     "floor_replay_matches": floor_counts == captured_counts}
         single = bench_single(list(payloads(args.single, seed=11)), folder)
     embedding = None if args.no_embedding else bench_embedding(sentences, args.st_python, args.repeat)
     print(json.dumps({
@@ -181,6 +257,8 @@ def main() -> None:
         "ingest_many_per_s": round(args.n / ours_s, 1),
         "raw_table_fts_per_s": round(len(stored) / raw_s, 1),
         "ratio_to_raw": round((args.n / ours_s) / (len(stored) / raw_s), 3),
+        **(floor or {}),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "single_ingest": single,
         "embedding": embedding,
     }))

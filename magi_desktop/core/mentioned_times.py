@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import tzinfo
 from typing import Any
 
+from .hyperscan_match import AsciiGate
 from .retrieval.temporal import _Calendar, _window_of
 from .store.mentions import add_mentioned_times
 
@@ -42,11 +43,14 @@ _ZH_PHRASE = re.compile(
     r"大前天|前天|昨天|昨晚|上上?(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?|上个?月|去年|前年|"
     r"(?:\d{1,3}|[一二两三四五六七八九十]{1,3})\s*(?:天|周|个?星期|个月|年)(?:之)?前|"
     r"(?:(?:19|20)\d{2}\s*年\s*)?(?:1[0-2]|[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?:份)?")
+# Nearly no turn names a time: an ASCII one is asked of hyperscan first (every Chinese phrase needs a CJK
+# character, so only the English one can match there), and re reads only those that hold a phrase.
+_EN_GATE = AsciiGate(_EN_PHRASE.pattern, ignore_case=True)
 
 
 def mentioned_windows(text: str, at: float, tz: tzinfo | None = None) -> list[tuple[float, float]]:
     """The [start, end) windows ``text`` mentions, resolved as of ``at`` (the turn's own time)."""
-    if not text:
+    if not text or not _EN_GATE.may_match(text):
         return []
     cal = _Calendar(at, tz)
     found: list[tuple[float, float]] = []

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from .json_text import compact_json
 from .store import entities as stored_entities
 from .store import speakers as stored_speakers
 
@@ -104,7 +105,7 @@ def _accept(timeline: dict[str, Any]) -> None:
 
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
-    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+    return compact_json(metadata)
 
 
 def settle(conn: Connection, inserted: Sequence[tuple[int, MemoryEvent]],

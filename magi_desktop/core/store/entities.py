@@ -96,11 +96,13 @@ class EntityLinker:
         now = time.time() if now is None else now
         declared = {rowid: event_hints(event) for rowid, event in events}
         ids = self._ensure_entities(conn, {(name_key(n), t, n) for hints in declared.values() for n, t in hints}, now)
+        # Read once per batch, after its own new names: nothing else writes the catalog inside this transaction.
+        pattern = self._refresh(conn)
         rows: dict[tuple[int, int], tuple[str, float]] = {}
         for rowid, event in events:
             for name, kind in declared[rowid]:
                 rows[(rowid, ids[(name_key(name), kind)])] = (kind, HINT_CONFIDENCE)
-            for entity_id, kind in self._lookup(conn, event.content):
+            for entity_id, kind, _ in self._matches(pattern, event.content):
                 rows.setdefault((rowid, entity_id), (kind, LOOKUP_CONFIDENCE))
         conn.executemany(
             "INSERT OR IGNORE INTO l1_event_entities (event_rowid, entity_id, entity_type, confidence) "
@@ -132,16 +134,15 @@ class EntityLinker:
 
     def find(self, conn: Connection, text: str) -> list[tuple[int, str, str]]:
         """(entity_id, entity_type, name key) of every catalog name that appears in ``text``."""
-        pattern = self._refresh(conn)
+        return self._matches(self._refresh(conn), text)
+
+    def _matches(self, pattern: re.Pattern | None, text: str) -> list[tuple[int, str, str]]:
         if pattern is None:
             return []
         found: list[tuple[int, str, str]] = []
         for key in {name_key(m.group(0)) for m in pattern.finditer(text)}:
             found.extend((entity_id, kind, key) for entity_id, kind in self._ids_by_key.get(key, ()))
         return found
-
-    def _lookup(self, conn: Connection, text: str) -> list[tuple[int, str]]:
-        return [(entity_id, kind) for entity_id, kind, _ in self.find(conn, text)]
 
     def _refresh(self, conn: Connection) -> re.Pattern | None:
         newest = conn.execute("SELECT coalesce(max(entity_id), 0) FROM entity_catalog").fetchone()[0]

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..contracts import MemoryEvent, tool_run_of
+from ..json_text import compact_json
 from ..text import fts_document, index_text
 from . import supersede
 from .connection import Connection, placeholders
@@ -46,7 +47,7 @@ Key = tuple[str, str, str]
 
 
 def _metadata_json(event: MemoryEvent) -> str:
-    return json.dumps(event.metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+    return compact_json(event.metadata)
 
 
 def _previous_turns(conn: Connection, events: Sequence[MemoryEvent], documents: dict[str, str]) -> dict[str, str]:
