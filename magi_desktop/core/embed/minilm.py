@@ -221,9 +221,11 @@ class _Weights:
 
 
 # Rows per forward pass, and tokens (rows × padded length): the attention scores grow with
-# rows × length², so long inputs go in smaller batches (peak RSS by batch in docs/perf-onnx.md).
+# rows × length², so long inputs go in smaller batches. Peak RSS embedding 256-token texts
+# (benchmarks/embedding.py, docs/perf-onnx.md), onnx with two batches at once: 268 MB at 1,024
+# tokens, 318 at 2,048, 484 at 8,192 (= 32 rows, the old fixed batch); short texts still fill 32 rows.
 DEFAULT_BATCH_SIZE = 32
-DEFAULT_BATCH_TOKENS = 2048
+DEFAULT_BATCH_TOKENS = 1024
 BACKENDS = ("auto", "onnx", "numpy")
 
 
