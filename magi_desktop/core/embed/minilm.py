@@ -324,7 +324,9 @@ class MiniLMEmbedder:
             else:
                 tokenizer, engine = self._tokenizer, self._engine
             self._schedule_release()
-            encodings = [e.ids for e in tokenizer.encode_batch(texts)]
+            # One text is tokenised on this thread: encode_batch hands work to the tokenizer's thread pool.
+            encoded = [tokenizer.encode(texts[0])] if len(texts) == 1 else tokenizer.encode_batch(texts)
+            encodings = [e.ids for e in encoded]
             batches = self._batches(encodings)
             if engine.name == "numpy":
                 # numpy shares the process's BLAS setting: the lock keeps one call at a time.
