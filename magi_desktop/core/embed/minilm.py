@@ -323,7 +323,6 @@ class MiniLMEmbedder:
                 tokenizer, engine = self._load()
             else:
                 tokenizer, engine = self._tokenizer, self._engine
-            self._schedule_release()
             # One text is tokenised on this thread: encode_batch hands work to the tokenizer's thread pool.
             encoded = [tokenizer.encode(texts[0])] if len(texts) == 1 else tokenizer.encode_batch(texts)
             encodings = [e.ids for e in encoded]
@@ -331,9 +330,13 @@ class MiniLMEmbedder:
             if engine.name == "numpy":
                 # numpy shares the process's BLAS setting: the lock keeps one call at a time.
                 engine.encode_into(out, batches, threads=self.threads if len(batches) > 1 else 1)
+                self._schedule_release()
                 return l2_normalise(out)
         # onnxruntime sessions are thread-safe: a question does not wait for a background batch.
         engine.encode_into(out, batches, threads=self.threads)
+        with self._lock:
+            if self._engine is engine:           # the idle clock starts when the work ends, as on numpy
+                self._schedule_release()
         return l2_normalise(out)
 
     def _batches(self, encodings: list[list[int]]) -> list[_Batch]:
