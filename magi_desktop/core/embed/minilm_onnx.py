@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Bumped whenever the graph changes, so an old cached graph is not reused.
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2
 OPSET = 17  # LayerNormalization is an ONNX op from 17 on
 # Sentences whose vectors a freshly built graph must reproduce before it is kept (long and short,
 # Chinese, padding inside a batch): the numpy pass is the reference it is checked against.
@@ -67,7 +67,7 @@ def graph_path(directory: Path | None = None, cache: Path | None = None) -> Path
     return (cache or cache_dir()) / "models" / f"all-MiniLM-L6-v2-{digest}.onnx"
 
 
-def build_model(directory: Path, fused: bool = True) -> Any:
+def build_model(directory: Path) -> Any:
     """The ONNX ModelProto of the model in ``directory`` (inputs input_ids, attention_mask: int64
     (batch, length); output: the mean-pooled, not yet normalised, sentence vectors (batch, 384))."""
     import onnx
@@ -75,7 +75,6 @@ def build_model(directory: Path, fused: bool = True) -> Any:
 
     config = json.loads((directory / "config.json").read_text("utf-8"))
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
-    head_dim = hidden // heads
     eps = float(config["layer_norm_eps"])
     tensors = read_safetensors(directory / "model.safetensors")
     nodes: list[Any] = []
@@ -97,21 +96,9 @@ def build_model(directory: Path, fused: bool = True) -> Any:
         return node("LayerNormalization", [x, weight(prefix + ".weight"), weight(prefix + ".bias")], out,
                     axis=-1, epsilon=eps)
 
-    def dense(x: str, prefix: str, out: str) -> str:
-        product = node("MatMul", [x, weight(prefix + ".weight", transpose=True)], out + "/matmul")
-        return node("Add", [product, weight(prefix + ".bias")], out)
-
     const("zero_1d", np.array([0], dtype=np.int64))
     const("axes_0", np.array([0], dtype=np.int64))
-    const("one_f", np.array(1.0, dtype=np.float32))
-    const("half_f", np.array(0.5, dtype=np.float32))
-    const("inv_sqrt2", np.array(1.0 / np.sqrt(2.0), dtype=np.float32))
-    const("min_f", np.array(np.finfo(np.float32).min, dtype=np.float32))   # padding, as transformers masks it
-    const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
     const("eps_pool", np.array(1e-9, dtype=np.float32))
-    const("heads_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
-    const("hidden_shape", np.array([0, 0, hidden], dtype=np.int64))
-    const("axes_1_2", np.array([1, 2], dtype=np.int64))
     const("axes_1", np.array([1], dtype=np.int64))
     const("axes_2", np.array([2], dtype=np.int64))
     const("index_1", np.array([1], dtype=np.int64))
@@ -126,40 +113,12 @@ def build_model(directory: Path, fused: bool = True) -> Any:
     node("Add", ["words_places", "token_type_0"], "embedded")
     x = layer_norm("embedded", "embeddings.LayerNorm", "embeddings/out")
 
-    # Attention bias (batch, 1, 1, length): 0 on tokens, the most negative float on padding.
     node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
-    node("Sub", ["one_f", "mask_f"], "mask_inverted")
-    node("Mul", ["mask_inverted", "min_f"], "mask_bias_2d")
-    node("Unsqueeze", ["mask_bias_2d", "axes_1_2"], "mask_bias")
-    node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)
+    node("Cast", ["attention_mask"], "mask_i32", to=TensorProto.INT32)     # Attention's mask_index
 
     for i in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{i}."
-        if fused:
-            x = _fused_layer(node, const, weight, tensors, x, p, i, heads, eps)
-            continue
-        q = node("Transpose", [node("Reshape", [dense(x, p + "attention.self.query", f"l{i}/q"), "heads_shape"],
-                                    f"l{i}/q_heads")], f"l{i}/q_t", perm=[0, 2, 1, 3])
-        k = node("Transpose", [node("Reshape", [dense(x, p + "attention.self.key", f"l{i}/k"), "heads_shape"],
-                                    f"l{i}/k_heads")], f"l{i}/k_t", perm=[0, 2, 3, 1])
-        v = node("Transpose", [node("Reshape", [dense(x, p + "attention.self.value", f"l{i}/v"), "heads_shape"],
-                                    f"l{i}/v_heads")], f"l{i}/v_t", perm=[0, 2, 1, 3])
-        scores = node("Mul", [node("MatMul", [q, k], f"l{i}/qk"), "scale"], f"l{i}/scores_scaled")
-        scores = node("Add", [scores, "mask_bias"], f"l{i}/scores")
-        probabilities = node("Softmax", [scores], f"l{i}/probabilities", axis=-1)
-        context = node("MatMul", [probabilities, v], f"l{i}/context_heads")
-        context = node("Reshape", [node("Transpose", [context], f"l{i}/context_t", perm=[0, 2, 1, 3]),
-                                   "hidden_shape"], f"l{i}/context")
-        attended = node("Add", [dense(context, p + "attention.output.dense", f"l{i}/attended"), x],
-                        f"l{i}/attended_residual")
-        x = layer_norm(attended, p + "attention.output.LayerNorm", f"l{i}/attention_out")
-        inner = dense(x, p + "intermediate.dense", f"l{i}/inner")
-        # Exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)): the pattern onnxruntime fuses into one Gelu kernel.
-        erf = node("Erf", [node("Mul", [inner, "inv_sqrt2"], f"l{i}/gelu_scaled")], f"l{i}/gelu_erf")
-        gate = node("Mul", [node("Add", [erf, "one_f"], f"l{i}/gelu_plus"), "half_f"], f"l{i}/gelu_gate")
-        activated = node("Mul", [inner, gate], f"l{i}/gelu")
-        out = node("Add", [dense(activated, p + "output.dense", f"l{i}/out"), x], f"l{i}/out_residual")
-        x = layer_norm(out, p + "output.LayerNorm", f"l{i}/layer_out")
+        x = _fused_layer(node, const, weight, tensors, x, p, i, heads, eps)
 
     # Mean pooling over the tokens the mask keeps.
     node("Unsqueeze", ["mask_f", "axes_2"], "mask_3d")
@@ -173,7 +132,7 @@ def build_model(directory: Path, fused: bool = True) -> Any:
          helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "length"])],
         [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
         initializers)
-    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid("com.microsoft", 1)] if fused else [])
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
     model = helper.make_model(graph, opset_imports=opsets,
                               producer_name="magi-desktop", producer_version=str(GRAPH_VERSION))
     onnx.checker.check_model(model, full_check=True)
@@ -182,8 +141,9 @@ def build_model(directory: Path, fused: bool = True) -> Any:
 
 def _fused_layer(node: Any, const: Any, weight: Any, tensors: dict[str, np.ndarray], x: str, p: str, i: int,
                  heads: int, eps: float) -> str:
-    """One encoder layer in onnxruntime's fused kernels (com.microsoft Attention, SkipLayerNormalization,
-    BiasGelu): the same arithmetic as the plain ops, without the reshapes and temporaries between them."""
+    """One BERT encoder layer (post-norm) in onnxruntime's fused CPU kernels: com.microsoft Attention (Q, K and V
+    in one GEMM), SkipLayerNormalization (residual + bias + LayerNorm), BiasGelu (exact, erf): the arithmetic of
+    ``_Weights.encode`` without the reshapes and temporaries between the steps."""
     qkv_w = np.concatenate([tensors[p + f"attention.self.{n}.weight"].T for n in ("query", "key", "value")], axis=1)
     qkv_b = np.concatenate([tensors[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")])
     context = node("Attention", [x, const(p + "qkv.weight", qkv_w.astype(np.float32)),
