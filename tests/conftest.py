@@ -15,11 +15,18 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(scope="session")
+def _model_cache(tmp_path_factory):
+    """One cache folder for the session: the onnxruntime MiniLM graph is built into it once."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_data_dir(tmp_path_factory, monkeypatch):
-    """No test may touch the user's real data folder, config folder or login items."""
+def _isolated_data_dir(tmp_path_factory, monkeypatch, _model_cache):
+    """No test may touch the user's real data folder, config folder, cache or login items."""
     monkeypatch.setenv("MAGI_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    monkeypatch.setenv("MAGI_CACHE_DIR", str(_model_cache))
 
 
 @cache

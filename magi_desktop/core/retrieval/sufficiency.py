@@ -36,7 +36,7 @@ from ..store.entities import name_key
 from .pack import Finding
 from .schedule import TIME_WORD_STEMS
 from .temporal import TemporalIntent
-from .terms import content_terms, stem, stems
+from .terms import content_terms, shared_stems, stem, stems
 
 # Calibrated on LoCoMo dev (benchmarks/answerability.py --dump): the share of the asked words a finding must
 # say, or the cosine similarity (MiniLM) to the question that stands in for saying them.
@@ -244,7 +244,7 @@ def whose_ok(finding: Finding, asked: Asked) -> bool:
 def of_addressee(said: str, asked: Asked) -> bool:
     """Does the speaker tell the asked words only in sentences about "you" ("Glad your son is okay, Mel. Life's
     unpredictable, but moments like these remind us …" says nothing of the speaker's son)?"""
-    telling = [s for s in _SENTENCE.findall(told(said)) if asked.attribute & stems(s)]
+    telling = [s for s in _SENTENCE.findall(told(said)) if shared_stems(asked.attribute, s)]
     return bool(telling) and all(_SECOND_PERSON.search(_PHATIC.sub(" ", s)) and not _FIRST_PERSON.search(s)
                                  for s in telling)
 
@@ -290,8 +290,7 @@ def coverage(finding: Finding, asked: Asked, text: str | None = None) -> float:
         kinds = [_KINDS[word] for word in asked.attribute if word in _KINDS]
         if all(any(re.search(rf"(?<!\w){re.escape(k)}s?(?!\w)", text) for k in kind) for kind in kinds):
             return 1.0  # a derived fact of the asked relation: "the user has pet Miso" for "my pet"
-    said = stems(text + " " + (finding.speaker or ""))
-    return len(asked.attribute & said) / len(asked.attribute)
+    return len(shared_stems(asked.attribute, text + " " + (finding.speaker or ""))) / len(asked.attribute)
 
 
 def source_plausible(finding: Finding, asked: Asked) -> bool:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Set
 
 import Stemmer  # PyStemmer: the Snowball stemmers in C
 
-from ..text import query_terms
+from ..text import cjk_runs, has_cjk, query_terms, without_cjk
 
 _TIME_WORDS = """
 yesterday today tonight tomorrow week weeks month months year years day days ago last past recently lately
@@ -67,6 +68,30 @@ def content_terms(text: str) -> list[str]:
 def stems(text: str) -> frozenset[str]:
     """The stems of a text's content words. Cached: the same stored events are read by query after query."""
     return frozenset(stem(t) for t in content_terms(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def stems_outside_cjk(text: str) -> frozenset[str]:
+    """:func:`stems` of the text's non-CJK words only: no Chinese segmentation, so jieba's dictionary (81 MB)
+    is not loaded for it."""
+    return stems(without_cjk(text)) if has_cjk(text) else stems(text)
+
+
+def shared_stems(asked: Set[str], text: str) -> frozenset[str]:
+    """``asked & stems(text)``, segmenting the text's Chinese only when something asked is Chinese: a CJK stem
+    can only equal a CJK stem, so an English question over Chinese candidates never loads jieba."""
+    if any(has_cjk(word) for word in asked):
+        return frozenset(asked) & stems(text)
+    return frozenset(asked) & stems_outside_cjk(text)
+
+
+def content_word_count(text: str, asked: Set[str]) -> int:
+    """How many content words the text has, as ``len(stems(text))`` — except that for a question with no CJK
+    word a CJK run counts one word per two characters instead of being segmented (jieba's precise cut of
+    short Chinese averages about two characters a word): only a count is wanted there, not the words."""
+    if not has_cjk(text) or any(has_cjk(word) for word in asked):
+        return len(stems(text))
+    return len(stems_outside_cjk(text)) + sum((len(run) + 1) // 2 for run in cjk_runs(text))
 
 
 _QUOTED = re.compile(r"[\"“”「『]([^\"“”」』]{2,80})[\"“”」』]")
