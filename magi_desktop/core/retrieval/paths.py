@@ -20,7 +20,7 @@ import numpy as np
 from ..store import entities, l1, search
 from ..store.connection import Connection
 from ..store.l1 import EventFilter
-from ..text import fts_or_query, has_cjk
+from ..text import has_cjk
 from .temporal import Window
 
 
@@ -49,7 +49,7 @@ CONTEXT_WEIGHT = 0.5
 def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
     if not ctx.terms:
         return []
-    return search.events_matching(conn, fts_or_query(ctx.terms), _visible(ctx),
+    return search.events_matching(conn, ctx.terms, _visible(ctx),
                                   None if window is None else (window.start, window.end), CONTEXT_WEIGHT, ctx.fetch_k)
 
 

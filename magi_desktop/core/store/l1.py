@@ -503,8 +503,10 @@ def visible_filter(scopes: Sequence[str], now: float, alias: str = "e") -> Event
 
 
 def events_recorded_by(conn: Connection, now: float) -> int:
-    """How many events were recorded by ``now``."""
-    return conn.execute("SELECT count(*) FROM fact_events WHERE recorded_at <= ?", (now,)).fetchone()[0]
+    """How many events were recorded by ``now``: the live total (l1_event_counts) less those recorded later, so
+    the index range read is the events after ``now`` (none at live use), not every event before it."""
+    return conn.execute("SELECT (SELECT coalesce(sum(events), 0) FROM l1_event_counts) - "
+                        "(SELECT count(*) FROM fact_events WHERE recorded_at > ?)", (now,)).fetchone()[0]
 
 
 def session_and_time(conn: Connection, rowid: int) -> tuple[str | None, float] | None:
