@@ -1,8 +1,10 @@
 """Real MiniLM vectors for a benchmark memory of a million events, in a reasonable time.
 
-The workload's texts repeat a lot (a few thousand distinct texts make up a million events), so each distinct
-text is embedded once with the real model and its vector kept in a cache file outside git
-(``~/.cache/magi-bench/minilm-vectors.sqlite``, keyed by the model name and the text's SHA-256). The memory sees
+The workload's texts repeat a lot, so each distinct text is embedded once with the real model and its vector
+kept in a cache file outside git (``~/.cache/magi-bench/minilm-vectors.sqlite``, keyed by the model name and the
+text's SHA-256). ``workload.py`` makes every chat turn unique with a counter (``… (#123)``); that counter is
+left out of the text embedded (the vector of "I moved to Jiaxing last month" stands for each numbered copy),
+else 60% of the texts would be distinct and a million events would take a day of numpy MiniLM. The memory sees
 an ordinary embedder of the same name, dimension and floor as MiniLM: its index, vector paths and similarity
 floors are MiniLM's. A text the cache does not hold yet is embedded on the spot (and then kept).
 """
@@ -10,6 +12,7 @@ floors are MiniLM's. A text the cache does not hold yet is embedded on the spot 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -18,6 +21,12 @@ from pathlib import Path
 import numpy as np
 
 CACHE = Path.home() / ".cache" / "magi-bench" / "minilm-vectors.sqlite"
+_WORKLOAD_COUNTER = re.compile(r" \(#\d+\)")      # workload.py: f"{text} (#{i})"
+
+
+def embedded_text(text: str) -> str:
+    """The text whose vector stands for ``text``: without the workload's uniqueness counter."""
+    return _WORKLOAD_COUNTER.sub("", text)
 
 
 class CachedMiniLM:
@@ -47,6 +56,7 @@ class CachedMiniLM:
         return hashlib.sha256(f"{self.name}\0{text}".encode()).digest()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [embedded_text(t) for t in texts]
         keys = [self._key(t) for t in texts]
         with self._lock:
             found: dict[bytes, bytes] = {}
