@@ -17,14 +17,18 @@ the questions are asked again at rest (no ingest, no query thread); RSS and the 
 are read. Then ingest goes on.
 
 Reported per checkpoint: ingest rate over the last segment (with embedding, and ``ingest_many``
-alone), query p50/p95 during ingest and at rest, bytes per event (database + WAL after the
-checkpoint), RSS, the collectors' stored/errors counts, the L2 queue waiting. After the run: the L2
+alone), query p50/p95 during ingest and at rest, overall and per mode, the same at rest without the vector
+paths (the exact vec0 KNN grows with the chunks; this is the rest of the query path), the raw FTS5 + vec0
+calls for scale, bytes per event (database + WAL after the checkpoint), hot and cold store bytes (cold: 0
+while no cold store is built), RSS, the collectors' stored/errors counts, the L2 queue waiting, and the L2
+(rules) rate on ``--l2-per-checkpoint`` pending events, projected after the questions. After the run: the L2
 projection (rules) of a sample of the big database's pending events, and of a fresh ``--l2-sample``
 memory; the MiniLM embedding throughput on ``--minilm-sample`` stored texts and what embedding all
 the stored chunks would take with it. L2 is NOT projected for the million events.
 
     .venv/bin/python benchmarks/load.py --quick          # 20k events, a minute or two
     .venv/bin/python benchmarks/load.py                  # 1M events; prints the DB path and size as it goes
+    .venv/bin/python benchmarks/load.py --embedder minilm    # real MiniLM vectors (cached per distinct text)
 
 The database goes to a temporary folder removed at the end unless ``--keep`` or ``--data-dir``. The run
 stops at a checkpoint (and says so) if the next segment would not fit in ``--time-budget`` seconds at
@@ -225,11 +229,8 @@ class QueryLoad(threading.Thread):
         return [seconds for ended, seconds in list(self.samples) if start <= ended <= end]
 
 
-def at_rest(memory: Memory, now: float, repeats: int) -> dict:
-    """Every question ``repeats`` times, nothing else running in this process but the collectors; and the
-    raw FTS5 MATCH + vec0 KNN (k=100) each question is built on (``query_latency.raw_calls``), for scale."""
-    vectors = {q: memory.embedder.embed([q])[0] for q, _ in QUERIES}
-    raw = [raw_calls(memory, q, vectors[q], now) for _ in range(repeats) for q, _ in QUERIES]
+def asked(memory: Memory, now: float, repeats: int) -> dict:
+    """Every question ``repeats`` times: p50/p95 over all, and per mode (the rule-chosen ones together)."""
     overall, by_mode = [], {}
     for _ in range(repeats):
         for question, mode in QUERIES:
@@ -238,9 +239,39 @@ def at_rest(memory: Memory, now: float, repeats: int) -> dict:
             seconds = time.perf_counter() - started
             overall.append(seconds)
             by_mode.setdefault(mode or "rule_chosen", []).append(seconds)
-    return percentiles(overall) | {"p50_ms_by_mode": {m: round(statistics.median(s) * 1000, 1)
-                                                      for m, s in by_mode.items()},
-                                   "raw_fts_knn": percentiles(raw)}
+    return percentiles(overall) | {"by_mode": {m: {k: v for k, v in percentiles(s).items() if k != "max_ms"}
+                                               for m, s in by_mode.items()}}
+
+
+def at_rest(memory: Memory, now: float, repeats: int) -> dict:
+    """Every question ``repeats`` times, nothing else running in this process but the collectors; the same
+    without the vector paths (the vec0 KNN is exact and linear in the chunks: what the rest of the query path
+    costs); and the raw FTS5 MATCH + vec0 KNN (k=100) each question is built on (``query_latency.raw_calls``)."""
+    vectors = {q: memory.embedder.embed([q])[0] for q, _ in QUERIES}
+    raw = [raw_calls(memory, q, vectors[q], now) for _ in range(repeats) for q, _ in QUERIES]
+    result = asked(memory, now, repeats)
+    ready = memory.vectors_ready
+    memory.vectors_ready = False
+    try:
+        result["without_vector_paths"] = asked(memory, now, repeats)
+    finally:
+        memory.vectors_ready = ready
+    return result | {"raw_fts_knn": percentiles(raw)}
+
+
+def storage_bytes(data: Path, hot: int) -> dict:
+    """The hot database and a cold store beside it (a ``*cold*`` SQLite file), 0 while none is built."""
+    cold = sum(p.stat().st_size for p in data.glob("*cold*") if p.is_file())
+    return {"hot_bytes": hot, "cold_bytes": cold, "cold_store": "present" if cold else "not built"}
+
+
+def open_embedder(name: str):
+    """``hashing`` as named, or MiniLM through the text -> vector cache (``cached_embedder.py``)."""
+    if name == "hashing":
+        return "hashing"
+    from cached_embedder import CachedMiniLM
+
+    return CachedMiniLM()
 
 
 def files_bytes(db_path: Path) -> dict[str, int]:
@@ -286,9 +317,9 @@ def l2_on(memory: Memory, limit: int | None) -> dict:
             "batches": report["batches"], "fast_tracked": report["fast_tracked"], "llm_calls": report["llm_calls"]}
 
 
-def l2_fresh(n: int, folder: Path) -> dict:
+def l2_fresh(n: int, folder: Path, embedder) -> dict:
     """The L2 (rules) projection of ``n`` workload events in a memory of their own."""
-    with Memory.open(folder, embedder="hashing") as memory:
+    with Memory.open(folder, embedder=embedder) as memory:
         generated = payloads(n, seed=23)
         while batch := list(itertools.islice(generated, 2000)):
             memory.ingest_many(batch)
@@ -323,15 +354,21 @@ def main() -> int:
     parser.add_argument("--l2-sample", type=int, default=20_000, help="events of a fresh memory projected by L2")
     parser.add_argument("--l2-at-scale", type=int, default=5_000,
                         help="pending events of the big database projected by L2 at the end (0: skip)")
+    parser.add_argument("--l2-per-checkpoint", type=int, default=1_000,
+                        help="pending events projected by L2 at each checkpoint, after the questions (0: skip)")
     parser.add_argument("--minilm-sample", type=int, default=512, help="stored texts embedded with MiniLM")
     parser.add_argument("--time-budget", type=float, default=2700.0,
                         help="stop at a checkpoint if the next segment would end past this many seconds")
+    parser.add_argument("--embedder", choices=("hashing", "minilm"), default="hashing",
+                        help="minilm: real vectors, each distinct text embedded once and cached in "
+                             "~/.cache/magi-bench/ (outside git); questions are embedded through the same cache")
     parser.add_argument("--data-dir", help="keep everything here (must not hold a memory yet)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     if args.quick:
         args.max_events, args.checkpoints = 20_000, "2000,10000,20000"
         args.l2_sample, args.l2_at_scale, args.minilm_sample = 2000, 1000, 128
+        args.l2_per_checkpoint = 200
     checkpoints = sorted({c for c in map(int, args.checkpoints.split(",")) if 0 < c < args.max_events}
                          | {args.max_events})
 
@@ -348,7 +385,8 @@ def main() -> int:
     data.mkdir(parents=True, exist_ok=True)
     (data / "collectors.json").write_text(json.dumps({"collectors": sources.settings()}))
 
-    memory = Memory.open(data, embedder="hashing")
+    embedder = open_embedder(args.embedder)
+    memory = Memory.open(data, embedder=embedder)
     print(f"load: database {memory.path} ({'kept' if keep else 'removed at the end'})", file=sys.stderr)
     fts_document("预热")   # jieba's dictionary, loaded as a running app has it
     supervisor, plugin_errors = build_supervisor(memory, data, env={}, watch=True)
@@ -397,6 +435,7 @@ def main() -> int:
             chunks = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
             pending = memory.pending_by_queue()
             rest = at_rest(memory, now, args.rest_repeats)
+            l2_here = l2_on(memory, args.l2_per_checkpoint) if args.l2_per_checkpoint else None
             rss, peak = rss_mb()
             load = round(os.getloadavg()[0], 2)
             total = sizes["db_bytes"] + sizes["wal_bytes"] + sizes["shm_bytes"]
@@ -407,8 +446,9 @@ def main() -> int:
                 "ingest_per_s": round(events / segment_s, 1),
                 "ingest_many_per_s": round(events / ingest_s, 1), "embedding_seconds": round(embed_s, 1),
                 "query_during_ingest": percentiles(during), "query_at_rest": rest,
-                "bytes_per_event": round(total / checkpoint), **sizes, "rss_mb": rss, "peak_rss_mb": peak,
-                "load_average_1m": load, "pending": pending, "collectors": {
+                "bytes_per_event": round(total / checkpoint), **sizes, **storage_bytes(data, total),
+                "rss_mb": rss, "peak_rss_mb": peak,
+                "load_average_1m": load, "pending": pending, "l2_at_checkpoint": l2_here, "collectors": {
                     name: {"runs": c["runs"], "stored": c["stored"],
                            "errors": c["rejected"] + c["write_failed"] + c["failures"] + c["quarantined"]}
                     for name, c in collector_counts(supervisor).items()},
@@ -454,10 +494,12 @@ def main() -> int:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix="magi-load-l2-") as tmp:
-        fresh = l2_fresh(args.l2_sample, Path(tmp)) if args.l2_sample else None
+        fresh = l2_fresh(args.l2_sample, Path(tmp), embedder) if args.l2_sample else None
     minilm = minilm_rate(texts)
     print(json.dumps({
-        "benchmark": "load", "embedder": "hashing-ngram-v1", "l2_projected_during_load": False,
+        "benchmark": "load", "embedder": "hashing-ngram-v1" if embedder == "hashing" else embedder.name,
+        **({} if embedder == "hashing" else {"vector_cache": {"hits": embedder.hits, "misses": embedder.misses}}),
+        "l2_projected_during_load": False,
         "batch": args.batch, "query_pause_s": args.query_pause, "questions": len(QUERIES),
         "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "events": results[-1]["events"], "stopped_early": stopped_early, "run_seconds": round(run_seconds, 1),
@@ -466,6 +508,8 @@ def main() -> int:
         "checkpoints": results, "collectors_final": collectors, "source_appends": sources.appended,
         "plugin_errors": plugin_errors, "query_errors": queries.errors[:5], "query_error_count": len(queries.errors),
         "l2": {"at_scale": at_scale, "fresh": fresh,
+               "at_scale_to_fresh": round(at_scale["events_per_s"] / fresh["events_per_s"], 2)
+               if at_scale and fresh and fresh["events_per_s"] else None,
                "hours_for_all_events_at_fresh_rate": round(results[-1]["l1_rows"] / fresh["events_per_s"] / 3600, 2)
                if fresh and fresh["events_per_s"] else None},
         "minilm": minilm | {"chunks_stored": chunks,

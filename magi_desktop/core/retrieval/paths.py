@@ -20,7 +20,7 @@ import numpy as np
 from ..store import entities, l1, search
 from ..store.connection import Connection
 from ..store.l1 import EventFilter
-from ..text import fts_or_query, has_cjk
+from ..text import has_cjk
 from .temporal import Window
 
 
@@ -59,11 +59,11 @@ def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> l
     if not ctx.terms:
         return []
     bounds = None if window is None else (window.start, window.end)
-    hot = search.events_matching(conn, fts_or_query(ctx.terms), _visible(ctx), bounds, CONTEXT_WEIGHT, ctx.fetch_k)
+    hot = search.events_matching(conn, ctx.terms, _visible(ctx), bounds, CONTEXT_WEIGHT, ctx.fetch_k)
     if not ctx.cold:
         return hot
-    return _with_cold(hot, search.cold_events_matching(conn, fts_or_query(ctx.terms), _visible(ctx), bounds,
-                                                       CONTEXT_WEIGHT, ctx.fetch_k), ctx.fetch_k)
+    return _with_cold(hot, search.cold_events_matching(conn, ctx.terms, _visible(ctx), bounds, CONTEXT_WEIGHT,
+                                                       ctx.fetch_k), ctx.fetch_k)
 
 
 def temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:

@@ -402,18 +402,24 @@ def window_filter(scopes: Sequence[str], start: float, end: float, now: float, a
 
 def events_per_source(conn: Connection, where: EventFilter) -> dict[str, int]:
     """How many events passing ``where`` each source holds."""
-    return dict(conn.execute(
-        f"SELECT source, count(*) FROM fact_events WHERE {where.clause} GROUP BY source", where.args).fetchall())
+    # One range of fact_events_source_time (migration 0029) per source the memory holds (l1_event_counts):
+    # the window's index entries alone, never the whole index.
+    return {source: n for source, n in conn.execute(
+        f"SELECT s.source, (SELECT count(*) FROM fact_events INDEXED BY fact_events_source_time "
+        f"WHERE source = s.source AND {where.clause}) FROM (SELECT DISTINCT source FROM l1_event_counts "
+        "WHERE events > 0) s", where.args).fetchall() if n}
 
 
 def listed_events_of_source(conn: Connection, where: EventFilter, source: str, ahead: bool,
                             limit: int) -> list[tuple[Any, ...]]:
     """A source's events passing ``where`` (listing columns): the user's first, then soonest if ``ahead``
     else newest."""
+    # The choice reads fact_events_source_time alone (migration 0029); only the chosen rows are fetched.
+    order = f"(author_type = 'user') DESC, timestamp {'ASC' if ahead else 'DESC'}"
     return conn.execute(
-        f"SELECT {_LISTING_COLUMNS} FROM fact_events WHERE {where.clause} AND source = ? "
-        f"ORDER BY (author_type = 'user') DESC, timestamp {'ASC' if ahead else 'DESC'} LIMIT ?",
-        [*where.args, source, limit]).fetchall()
+        f"SELECT {_LISTING_COLUMNS} FROM fact_events WHERE id IN (SELECT id FROM fact_events "
+        f"INDEXED BY fact_events_source_time WHERE {where.clause} AND source = ? ORDER BY {order} LIMIT ?) "
+        f"ORDER BY {order}", [*where.args, source, limit]).fetchall()
 
 
 def assistant_turns(conn: Connection, now: float, window: tuple[float, float] | None,
@@ -516,8 +522,10 @@ def visible_filter(scopes: Sequence[str], now: float, alias: str = "e", cold: bo
 
 
 def events_recorded_by(conn: Connection, now: float) -> int:
-    """How many events were recorded by ``now``."""
-    return conn.execute("SELECT count(*) FROM fact_events WHERE recorded_at <= ?", (now,)).fetchone()[0]
+    """How many events were recorded by ``now``: the live total (l1_event_counts) less those recorded later, so
+    the index range read is the events after ``now`` (none at live use), not every event before it."""
+    return conn.execute("SELECT (SELECT coalesce(sum(events), 0) FROM l1_event_counts) - "
+                        "(SELECT count(*) FROM fact_events WHERE recorded_at > ?)", (now,)).fetchone()[0]
 
 
 def session_and_time(conn: Connection, rowid: int) -> tuple[str | None, float] | None:

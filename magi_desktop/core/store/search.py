@@ -8,17 +8,18 @@ bytes; the indexes live in :mod:`.vectors`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..text import fts_or_query, query_terms
-from . import ann
+from . import ann, statistics
 from .connection import Connection, placeholders
 from .erasure import fts_tables
 from .l1 import EventFilter
-from .mentions import mention_params, mention_sql
+from .mentions import mention_params, mention_sql, mentioning_rowid_range
 from .summaries import SummaryFilter
 from .vectors import COLD_VEC_TABLE, EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE, scope_codes
 
@@ -62,34 +63,99 @@ def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: fl
     return nearest_event_chunks(conn, vector, k, ("conversation_only", "fact_authoritative"), now)
 
 
-def events_matching(conn: Connection, match: str, visible: EventFilter, window: tuple[float, float] | None,
-                    context_weight: float, limit: int) -> list[int]:
-    """Rowids of the visible events that match, by BM25 (the previous turn's words weighted ``context_weight``
-    against the event's own); with a window, only those in it or mentioning a time in it."""
-    sql = ("SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
-           f"WHERE fact_events_fts MATCH ? AND {visible.clause}")
-    args: list[Any] = [match, *visible.args]
-    if window is not None:   # recorded in the window, or saying a time in it ("last month I …")
-        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
-        args += [window[0], window[1], *mention_params(window[0], window[1])]
-    sql += f" ORDER BY bm25(fact_events_fts, 1.0, {context_weight}) LIMIT ?"
-    args.append(limit)
-    return [row[0] for row in conn.execute(sql, args)]
+# A term matching more events than this is searched in its newest COMMON_SCAN matches only, scored by its IDF
+# alone: FTS5's bm25() counts every match of each phrase for the IDF and scores every match, so a common word
+# cost grows with all history (a million events: ~1 s a question). Below the cap nothing changes: the exact
+# bm25 ranking, the same rows (a 10k memory, LoCoMo, the tests). A rarer term keeps all its matches, however
+# old: it is what BM25 ranks by.
+MATCH_CAP = 2000
+COMMON_SCAN = MATCH_CAP
 
 
-def cold_events_matching(conn: Connection, match: str, visible: EventFilter, window: tuple[float, float] | None,
-                         context_weight: float, limit: int) -> list[int]:
-    """As :func:`events_matching`, over the cold tier's index (store/tiers.py): asked only when a question
-    reaches back (an old window, "search everything", nothing hot answers)."""
-    sql = ("SELECT e.id FROM fact_events_cold_fts JOIN fact_events e ON e.id = fact_events_cold_fts.rowid "
-           f"WHERE fact_events_cold_fts MATCH ? AND {visible.clause}")
-    args: list[Any] = [match, *visible.args]
+def _window_sql(window: tuple[float, float] | None) -> tuple[str, list[Any]]:
+    if window is None:
+        return "", []
+    # recorded in the window, or saying a time in it ("last month I …")
+    return (f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})",
+            [window[0], window[1], *mention_params(window[0], window[1])])
+
+
+def _window_rowids(conn: Connection, window: tuple[float, float]) -> tuple[int, int]:
+    """The rowid range holding every event recorded in the window or mentioning a time in it, so a capped scan
+    of a common term starts at the window, not at the newest event ((1, 0), empty, when there is none)."""
+    low, high = conn.execute("SELECT min(id), max(id) FROM fact_events WHERE timestamp >= ? AND timestamp < ?",
+                             window).fetchone()
+    said_low, said_high = mentioning_rowid_range(conn, *window)
+    lows = [r for r in (low, said_low) if r is not None]
+    highs = [r for r in (high, said_high) if r is not None]
+    return (min(lows), max(highs)) if lows else (1, 0)
+
+
+def _newest_matches(conn: Connection, term: str, cap: int, index: str = "fact_events_fts") -> tuple[int, int | None]:
+    """(how many of the newest ``cap`` rows of ``index`` match ``term``, the oldest rowid among them)."""
+    return conn.execute(
+        f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM {index} WHERE {index} MATCH ? "
+        "ORDER BY rowid DESC LIMIT ?)", (term, cap)).fetchone()
+
+
+def _estimated_idf(conn: Connection, cap: int, oldest_of_newest: int | None) -> float:
+    """FTS5's bm25 IDF of a term with more than ``cap`` matches, its match count estimated from how far back its
+    newest ``cap`` reach (uniform density)."""
+    newest = conn.execute("SELECT max(id) FROM fact_events").fetchone()[0]
+    events = statistics.events_total(conn)
+    span = max(1, (newest or 0) - (oldest_of_newest or 0) + 1)
+    hits = min(events, max(cap, cap * events / span))
+    idf = math.log((events - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0 else 1e-6         # FTS5 clamps a non-positive IDF the same way
+
+
+def events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter, window: tuple[float, float] | None,
+                    context_weight: float, limit: int, index: str = "fact_events_fts") -> list[int]:
+    """Rowids of the visible events that match any of ``terms``, by BM25 (the previous turn's words weighted
+    ``context_weight`` against the event's own); with a window, only those in it or mentioning a time in it.
+
+    A term with more than :data:`MATCH_CAP` matches counts in its newest :data:`COMMON_SCAN` matches only, with its IDF
+    (and no term frequency): the cost of a question is bounded by its number of words, not by the history.
+    ``index``: the hot tier's (default) or the cold tier's, ``fact_events_cold_fts`` (store/tiers.py)."""
+    if not terms:
+        return []
+    phrases = [fts_or_query([t]) for t in terms]
+    probes = {p: _newest_matches(conn, p, MATCH_CAP + 1, index) for p in phrases}
+    common = [p for p in phrases if probes[p][0] > MATCH_CAP]
+    rare = [p for p in phrases if 0 < probes[p][0] <= MATCH_CAP]
+    where, where_args = _window_sql(window)
+    rank = f"bm25({index}, 1.0, {context_weight})"
+    if not common:
+        if not rare:
+            return []
+        sql = (f"SELECT e.id FROM {index} JOIN fact_events e ON e.id = {index}.rowid "
+               f"WHERE {index} MATCH ? AND {visible.clause}{where} ORDER BY {rank} LIMIT ?")
+        return [row[0] for row in conn.execute(sql, [" OR ".join(rare), *visible.args, *where_args, limit])]
+    branches, args = [], []
+    if rare:
+        branches.append(f"SELECT e.id AS id, {rank} AS score FROM {index} JOIN fact_events e "
+                        f"ON e.id = {index}.rowid WHERE {index} MATCH ? AND {visible.clause}{where}")
+        args += [" OR ".join(rare), *visible.args, *where_args]
+    bounds, bound_args = "", []
     if window is not None:
-        sql += f" AND (e.timestamp >= ? AND e.timestamp < ? OR {mention_sql('e')})"
-        args += [window[0], window[1], *mention_params(window[0], window[1])]
-    sql += f" ORDER BY bm25(fact_events_cold_fts, 1.0, {context_weight}) LIMIT ?"
-    args.append(limit)
-    return [row[0] for row in conn.execute(sql, args)]
+        bounds, bound_args = f" AND {index}.rowid BETWEEN ? AND ?", list(_window_rowids(conn, window))
+    for phrase in common:
+        idf = _estimated_idf(conn, MATCH_CAP, probes[phrase][1])
+        # The newest COMMON_SCAN matches, then those visible: a bound on the rows read, not on the rows kept (a
+        # word all in page visits would otherwise be read to its oldest match for a conversation question).
+        branches.append(f"SELECT e.id AS id, {-idf!r} AS score FROM (SELECT rowid AS id FROM {index} "
+                        f"WHERE {index} MATCH ?{bounds} ORDER BY rowid DESC LIMIT {COMMON_SCAN}) f "
+                        f"JOIN fact_events e ON e.id = f.id WHERE {visible.clause}{where}")
+        args += [phrase, *bound_args, *visible.args, *where_args]
+    sql = (f"SELECT id FROM ({' UNION ALL '.join(branches)}) GROUP BY id ORDER BY sum(score), id DESC LIMIT ?")
+    return [row[0] for row in conn.execute(sql, [*args, limit])]
+
+
+def cold_events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter,
+                         window: tuple[float, float] | None, context_weight: float, limit: int) -> list[int]:
+    """As :func:`events_matching`, over the cold tier's index (store/tiers.py): asked only when a question
+    reaches back (an old window, "search everything", nothing hot answers); bounded the same way."""
+    return events_matching(conn, terms, visible, window, context_weight, limit, index="fact_events_cold_fts")
 
 
 def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
@@ -123,13 +189,19 @@ def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequen
         [vector, k, *codes, now]).fetchall()
 
 
+# The keyword fallback reads the text of this many of the newest visible events at most: instr() has no index,
+# and over all history it cost ~0.1 s per 100k events. A memory this small is read whole, as before.
+CONTAINING_SCAN = 20_000
+
+
 def events_containing(conn: Connection, tokens: Sequence[str], visible: EventFilter, limit: int) -> list[int]:
     """Rowids of the visible events whose text contains any of these (lower-case) tokens, the most tokens first,
-    then newest: the fallback for what FTS tokenisation splits or misses."""
+    then newest, among the newest :data:`CONTAINING_SCAN` visible events: the fallback for what FTS
+    tokenisation splits or misses."""
     hits = " + ".join("(instr(lower(e.content), ?) > 0)" for _ in tokens)
     return [row[0] for row in conn.execute(
-        f"SELECT e.id, {hits} AS n FROM fact_events e WHERE {visible.clause} AND n > 0 "
-        "ORDER BY n DESC, e.timestamp DESC LIMIT ?",
+        f"SELECT id FROM (SELECT e.id, e.timestamp, {hits} AS n FROM fact_events e WHERE {visible.clause} "
+        f"ORDER BY e.timestamp DESC LIMIT {CONTAINING_SCAN}) WHERE n > 0 ORDER BY n DESC, timestamp DESC LIMIT ?",
         [*tokens, *visible.args, limit])]
 
 

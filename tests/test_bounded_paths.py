@@ -1,0 +1,101 @@
+"""The query paths' bounds (issue 20, item 2): a common word is read in its newest matches only, a rare one in
+all of them; the keyword fallback reads the newest events; counts and mentions read what they need. The caps are
+lowered here so a few dozen real events cross them; below a cap the exact ranking is kept."""
+
+import pytest
+from payloads import chat
+
+from magi_desktop.core.store import l1, mentions, search
+
+AT = 1_700_000_000.0
+SCOPES = ("conversation_only", "fact_authoritative")
+
+
+def _visible(now):
+    return l1.visible_filter(SCOPES, now)
+
+
+def _ids_by_text(memory):
+    return dict(memory.db.reader().execute("SELECT content, id FROM fact_events").fetchall())
+
+
+@pytest.fixture
+def history(memory):
+    """An old turn with a rare word, then 30 turns that all say 'coffee', oldest first."""
+    turns = [chat("the old zeppelin ticket and coffee", session="a", at=AT)]
+    turns += [chat(f"coffee again number {i}", session="b", at=AT + 100 + i) for i in range(30)]
+    memory.ingest_many(turns)
+    return memory
+
+
+def test_exact_bm25_below_the_cap(history):
+    conn = history.db.reader()
+    exact = [r[0] for r in conn.execute(
+        "SELECT e.id FROM fact_events_fts JOIN fact_events e ON e.id = fact_events_fts.rowid "
+        "WHERE fact_events_fts MATCH '\"zeppelin\" OR \"coffee\"' ORDER BY bm25(fact_events_fts, 1.0, 0.5) LIMIT 50")]
+    assert search.events_matching(conn, ["zeppelin", "coffee"], _visible(AT + 1000), None, 0.5, 50) == exact
+
+
+def test_a_common_word_is_read_in_its_newest_matches_a_rare_one_in_all(history, monkeypatch):
+    monkeypatch.setattr(search, "MATCH_CAP", 10)
+    monkeypatch.setattr(search, "COMMON_SCAN", 10)
+    conn = history.db.reader()
+    ids = _ids_by_text(history)
+    found = search.events_matching(conn, ["zeppelin", "coffee"], _visible(AT + 1000), None, 0.5, 50)
+    # the rare word's only match leads, however old; the common word brings its 10 newest matches only
+    assert found[0] == ids["the old zeppelin ticket and coffee"]
+    assert set(found[1:]) == {ids[f"coffee again number {i}"] for i in range(20, 30)}
+    # newest first among the common word's matches, all scored alike
+    assert found[1:] == sorted(found[1:], reverse=True)
+    # alone, the common word finds its newest matches only
+    assert len(search.events_matching(conn, ["coffee"], _visible(AT + 1000), None, 0.5, 50)) == 10
+
+
+def test_a_common_word_in_a_window_is_read_from_the_window(history, monkeypatch):
+    monkeypatch.setattr(search, "MATCH_CAP", 5)
+    monkeypatch.setattr(search, "COMMON_SCAN", 5)
+    conn = history.db.reader()
+    ids = _ids_by_text(history)
+    window = (AT + 100, AT + 110)       # the turns numbered 0..9, the oldest of the common word's matches
+    found = search.events_matching(conn, ["coffee"], _visible(AT + 1000), window, 0.5, 50)
+    assert set(found) == {ids[f"coffee again number {i}"] for i in range(5, 10)}
+
+
+def test_invisible_events_are_never_found(history, monkeypatch):
+    monkeypatch.setattr(search, "MATCH_CAP", 5)
+    monkeypatch.setattr(search, "COMMON_SCAN", 5)
+    conn = history.db.reader()
+    assert search.events_matching(conn, ["coffee", "zeppelin"], l1.visible_filter(SCOPES, AT - 1), None, 0.5, 50) == []
+
+
+def test_the_keyword_fallback_reads_the_newest_events(history, monkeypatch):
+    conn = history.db.reader()
+    ids = _ids_by_text(history)
+    everything = search.events_containing(conn, ["zeppelin"], _visible(AT + 1000), 10)
+    assert everything == [ids["the old zeppelin ticket and coffee"]]
+    monkeypatch.setattr(search, "CONTAINING_SCAN", 30)          # the old turn is the 31st newest
+    assert search.events_containing(conn, ["zeppelin"], _visible(AT + 1000), 10) == []
+    assert search.events_containing(conn, ["number 2"], _visible(AT + 1000), 3) == \
+        [ids[f"coffee again number {i}"] for i in (29, 28, 27)]
+
+
+def test_events_recorded_by_counts_what_was_recorded_then(history):
+    conn = history.db.reader()
+    recorded = [r[0] for r in conn.execute("SELECT recorded_at FROM fact_events ORDER BY recorded_at")]
+    assert l1.events_recorded_by(conn, recorded[-1]) == 31
+    assert l1.events_recorded_by(conn, recorded[0] - 1) == 0
+    assert l1.events_recorded_by(conn, recorded[10]) == sum(1 for r in recorded if r <= recorded[10])
+
+
+def test_mentions_in_a_window_only(memory):
+    memory.ingest_many([chat("first", at=AT), chat("second", at=AT + 1), chat("third", at=AT + 2)])
+    conn = memory.db.reader()
+    first, second, third = (r[0] for r in conn.execute("SELECT id FROM fact_events ORDER BY timestamp"))
+    day = 86400.0
+    with memory.db.writer() as w:
+        mentions.add_mentioned_times(w, [(first, AT - 400 * day, AT - 399 * day),      # long before the window
+                                         (second, AT - 10 * day, AT - 9 * day),         # in it
+                                         (third, AT - 60 * day, AT - 1 * day)])         # longer than the slack
+    assert mentions.about_window(conn, [first, second, third], AT - 30 * day, AT) == {second}
+    assert mentions.mentioning_rowid_range(conn, AT - 30 * day, AT) == (second, second)
+    assert mentions.mentioning_rowid_range(conn, AT + day, AT + 2 * day) == (None, None)
