@@ -56,6 +56,8 @@ def backed_up(tmp_path):
     """A memory of 1,200 events with one automatic backup, closed (checkpointed into the main file)."""
     data = tmp_path / "data"
     memory = Memory.open(data, embedder="hashing")
+    for rule in memory.aggregation_settings():      # 1,200 events, no activity block beside them
+        memory.set_aggregation(rule, False)
     memory.ingest_many(list(mixed_stream(1200)))
     memory.process_pending()
     made = memory.run_due(jobs=("backup",))["backup"]["made"]
@@ -125,7 +127,7 @@ def test_backups_are_daily_verified_rotated_and_private(memory):
     for made in kept:
         assert backups.verify(made["path"]) is None
         copy = connect(made["path"], readonly=True)
-        assert copy.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 200
+        assert copy.execute("SELECT count(*) FROM fact_events").fetchone()[0] == events(memory)
         assert copy.execute("PRAGMA journal_mode").fetchone()[0] == "delete"     # one file, no -wal
         assert copy.execute("PRAGMA freelist_count").fetchone()[0] == 0          # vacuumed
         copy.close()
