@@ -234,3 +234,26 @@ def test_no_index_below_the_threshold(tmp_path):
     assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 0   # nothing doubled
     assert ann.nearest_chunks(conn, query("jazz"), 10, SCOPES, T0 + 10_000) is None
     memory.close()
+
+
+def test_while_vectors_keep_coming_the_file_waits_for_a_share_of_it_or_a_pause(small_index, monkeypatch, tmp_path):
+    monkeypatch.setattr(ann, "FOLD_AT", 10)
+    monkeypatch.setattr(ann, "BURST_SHARE", 2)              # up to half the file may wait while more come
+    memory = Memory.open(tmp_path / "m", embedder="hashing")
+    held = lambda: memory.db.reader().execute("SELECT ann_vectors FROM vector_index").fetchone()[0]  # noqa: E731
+    try:
+        fill(memory, 0, 60)                       # built past 50
+        assert held() == 60
+        fill(memory, 60, 12)                      # 12 pending: over FOLD_AT, under 60 / 2, still coming
+        assert held() == 60
+        assert ann.maintain(memory.db) == ""      # the same count, but not quiet for long yet
+        monkeypatch.setattr(ann, "IDLE_FOLD_SECONDS", 0.0)
+        assert ann.maintain(memory.db) == "folded"          # a pause: the file takes them
+        assert held() == 72
+        fill(memory, 72, 40)                      # 40 pending: past half of 72 at once
+        assert held() == 112
+        vector = query("jazz records")
+        got = search.nearest_event_chunks(memory.db.reader(), vector, 10, SCOPES, T0 + 10_000)
+        assert_same(got, exact(memory.db.reader(), vector, 10))
+    finally:
+        memory.close()

@@ -157,8 +157,8 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int | None = None,
             break
         report.add(_embed_batch(db, embedder, jobs, _event_batch(db, embedder, clock)))
         handled += len(jobs)
-    if report.embedded:
-        ann.maintain(db)    # the approximate index takes the new vectors in (or is built, past its threshold)
+    # Also when nothing was embedded: after a pause the approximate index takes the pending vectors in.
+    ann.maintain(db)        # (or is built, past its threshold)
     return report
 
 

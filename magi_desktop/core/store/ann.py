@@ -25,6 +25,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,11 @@ log = logging.getLogger(__name__)
 
 MIN_VECTORS = 30_000     # below this many chunks the exact scan costs a few ms: no index is built
 FOLD_AT = 2_000          # pending vectors that make the worker write a new file (readers scan them exactly)
+# Writing a file costs the whole index (a million vectors: seconds), so while vectors keep coming (a back-fill,
+# a million-event import) the file is written again only once the pending ones are a share of it — a geometric
+# schedule, a few dozen files for a million — or once no vector was added for IDLE_FOLD_SECONDS.
+BURST_SHARE = 16         # pending vectors up to 1/16 of the file wait while more keep coming
+IDLE_FOLD_SECONDS = 30.0
 OVERFETCH = 4            # hits asked of the index per result wanted, for the filters to remove some
 MIN_FETCH = 64
 MAX_FETCH = 4_096        # past this the filter is too selective for the index: the exact scan answers
@@ -62,6 +68,7 @@ class _View:
 
 _views: dict[str, _View] = {}
 _views_lock = threading.Lock()
+_pending_seen: dict[str, tuple[int, float]] = {}     # database path -> (pending vectors, when that count was new)
 
 
 def index_path(db_path: Path, name: str) -> Path:
@@ -289,14 +296,27 @@ def fold(db: Database, name: str, *, erase: bool = False) -> bool:
     return _record(db, db.path, name, index, folded)
 
 
+def _quiet(db_path: Path, pending: int) -> bool:
+    """Whether the pending count has not changed for IDLE_FOLD_SECONDS (it is noted on each call)."""
+    key, now = str(db_path), time.monotonic()
+    seen = _pending_seen.get(key)
+    if seen is None or seen[0] != pending:
+        _pending_seen[key] = (pending, now)
+        return False
+    return now - seen[1] >= IDLE_FOLD_SECONDS
+
+
 def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | None = None, erase: bool = False) -> str:
     """Keep the index in step with vec0, cheaply when there is nothing to do: build it when the memory reaches
     ``min_vectors`` chunks or its file is missing or damaged; fold when ``fold_at`` vectors are pending or
-    chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT`) — with ``erase`` (the scrub after
-    a forget), leaving no deleted chunk's vector in the new file. Returns what it did: 'built', 'folded' or ''."""
+    chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT` — and then, while vectors keep
+    coming, only past 1/:data:`BURST_SHARE` of the file or after :data:`IDLE_FOLD_SECONDS` without one) — with
+    ``erase`` (the scrub after a forget), leaving no deleted chunk's vector in the new file. Returns what it did:
+    'built', 'folded' or ''."""
     if not isinstance(db.path, Path):
         return ""
     min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
+    scheduled = fold_at is None and not erase      # a caller naming fold_at (or erasing) wants the file now
     fold_at = FOLD_AT if fold_at is None else fold_at
     reader = db.reader()
     name, held = ann_recorded(reader)
@@ -312,6 +332,8 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
         release(db.path)
         return "built" if build(db, started_from=name) else ""
     pending = reader.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
+    if scheduled and pending >= fold_at and pending < held // BURST_SHARE and not _quiet(db.path, pending):
+        return ""          # vectors are still coming: the next file waits for more of them, or for a pause
     total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
     # After a forget (erase) the file is always written again: with cold chunks (store/tiers.py) counted in
     # event_chunks, the count alone cannot tell that an indexed chunk was deleted.
