@@ -162,7 +162,8 @@ def backfill(name: str, size: int, folder: Path, max_runs: int) -> dict[str, Any
     return {
         "generated": generated, "expected_stored": made.expected, "runs": len(runs), "outcome": outcome,
         "complete": complete,
-        "stored": stored, "events_in_memory": events["total"], "events_by_source": events["by_source"],
+        "stored": stored, "events_in_memory": events["total"] - events["activity_blocks"],
+        "activity_blocks": events["activity_blocks"], "events_by_source": events["by_source"],
         "duplicates": sum(r["duplicates"] for r in runs), "retired": sum(r["retired"] for r in runs),
         "rejected": sum(r["rejected"] for r in runs), "last_rejection": status.get("last_rejection"),
         "skipped": status.get("skipped") or {},

@@ -12,6 +12,8 @@ from magi_desktop.core import Memory
 
 def main(path: str, total: int, batch: int) -> None:
     memory = Memory.open(path, embedder="hashing")
+    for rule in memory.aggregation_settings():     # counted below: no activity block beside the events
+        memory.set_aggregation(rule, False)
     payloads = list(mixed_stream(total))
     for first in range(0, total, batch):
         chunk = payloads[first:first + batch]

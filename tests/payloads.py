@@ -39,3 +39,10 @@ def mixed_stream(n, *, start=1_700_000_000.0):
             yield chat(f"第{i}条：我今天去了西湖", session=f"s{i // 40}", at=at)
         else:
             yield chat(f"Noted entry {i}.", role="assistant", session=f"s{i // 40}", at=at)
+
+
+def without_blocks(memory):
+    """Turn off every activity-block rule, for tests that count the events they stored (a block is a row too)."""
+    for rule in memory.aggregation_settings():
+        memory.set_aggregation(rule, False)
+    return memory

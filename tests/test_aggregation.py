@@ -1,6 +1,7 @@
 """Activity blocks (issue 20, item 3): what the browser, terminal and music collectors emit is folded per source,
 clock hour and topic into an L1 event of its own that cites its members; the hour's block grows by supersede;
 window lists and summaries count the block, not its members; forget reaches both; a rule can be turned off."""
+# Raw SQL counts the activity_blocks rows left after a forget: no reader exposes the table.
 
 import gzip
 import json

@@ -1,5 +1,7 @@
 """The chunk vectors' layout and their approximate index (store/ann.py): integer scope codes, an old table upgraded
 in place, and an index that answers like the exact scan, kept in step through embedding and forget."""
+# Raw SQL reads the vec0 tables as they are on disk (an old layout built by hand, the exact scan the index is
+# compared with, the pending rows a reader sees): these are the bytes under test.
 
 import multiprocessing
 

@@ -1,6 +1,8 @@
 """The query paths' bounds (issue 20, item 2): a common word is read in its newest matches only, a rare one in
 all of them; the keyword fallback reads the newest events; counts and mentions read what they need. The caps are
 lowered here so a few dozen real events cross them; below a cap the exact ranking is kept."""
+# Raw SQL computes the exact, unbounded BM25 ranking the bounded one is compared with, and reads rowids and record
+# times no reader exposes.
 
 import pytest
 from payloads import chat

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import pytest
 
-from magi_desktop.core.json_text import compact_json
+from magi_desktop.core.store.json_text import compact_json
 
 
 def standard(value):

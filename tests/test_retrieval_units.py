@@ -351,7 +351,8 @@ def test_a_day_summary_mostly_outside_the_questions_day_is_left_out():
     yesterday = Window(30 * day - 14 * 3600, 31 * day - 14 * 3600, "yesterday")       # local midnight to midnight
     row = lambda start, end, stype="temporal": (1, stype, None, "day", "t", "c", start, end)  # noqa: E731
     assert _mostly_elsewhere(row(30 * day, 31 * day), yesterday)              # 10 of its 24 hours inside
-    assert not _mostly_elsewhere(row(29 * day, 30 * day), yesterday)          # 14 of 24: mostly yesterday
+    assert _mostly_elsewhere(row(29 * day, 30 * day), yesterday)              # 14 of 24: 10 hours of the day before
+    assert not _mostly_elsewhere(row(29 * day + 6 * 3600, 30 * day + 6 * 3600), yesterday)   # 20 of 24
     assert not _mostly_elsewhere(row(0, 60 * day), yesterday)                 # longer than the window: ranked
     assert not _mostly_elsewhere(row(30 * day, 31 * day, "thematic"), yesterday)
     # Twelve hours ahead (tests/test_real_life.py at 02:00-03:00 UTC): the machine's day is half of each.

@@ -25,7 +25,8 @@ def print_status(stats: MemoryStats, enabled: set[str] | None = None) -> None:
         print(f"redaction     stored data predates the current rules ({redaction['stored_version']} -> "
               f"{redaction['rules_version']}): {redaction['hint']}")
     tiered = events["tiers"]
-    print(f"L1 events     {events['total']}"
+    blocks = f", {events['activity_blocks']} of them activity blocks" if events["activity_blocks"] else ""
+    print(f"L1 events     {events['total']}{blocks}"
           + (f" ({tiered['hot']} hot, {tiered['cold']} cold: older than {tiered['cold_after_days']:g} days, "
              "summarised, searched when a question reaches back)" if tiered["cold"] else ""))
     for name, count in events["by_evidence_class"].items():

@@ -17,7 +17,7 @@ from typing import Any
 from .extraction.task import EPISODE_MAX_CHARS
 from .import_checks import integer, json_of, number, text
 from .import_report import ImportReport
-from .store import imports, tiers
+from .store import imports, periodic_jobs, tiers
 from .store.connection import Connection
 
 _SECRET = re.compile(r"^[0-9a-f]{64}$")
@@ -26,7 +26,7 @@ MAX_GENERATION = 10**9
 # redacted again by the write path as it is re-derived); the scrub's bookkeeping is about this file; every
 # imported event starts hot and the tiering runs again from the start.
 REBUILT_META = frozenset({"redaction_rules", "fts_merged_at", "free_space_unscrubbed", "events_deleted",
-                          tiers.SCANNED_TO_KEY, tiers.LAST_RUN_KEY, "l3_seen_rowid"})
+                          tiers.SCANNED_TO_KEY, tiers.LAST_RUN_KEY, periodic_jobs.L3_SEEN_KEY})
 
 
 def _days(value: Any) -> float | None:

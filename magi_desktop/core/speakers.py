@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from .json_text import compact_json
 from .store import entities as stored_entities
 from .store import speakers as stored_speakers
+from .store.json_text import compact_json
 
 if TYPE_CHECKING:   # the store imports ingest, which imports this module
     from .contracts import MemoryEvent

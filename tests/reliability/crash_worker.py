@@ -20,6 +20,8 @@ def say(line: str) -> None:
 def main(path: str, total: int, seed: int) -> None:
     rng = random.Random(seed)
     memory = Memory.open(path, embedder="hashing")
+    for rule in memory.aggregation_settings():     # counted below: no activity block beside the events
+        memory.set_aggregation(rule, False)
     payloads = source(total)
     i = 0
     while i < total:

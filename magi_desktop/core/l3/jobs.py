@@ -46,10 +46,9 @@ LLM_PENDING = "+llm-pending"  # fingerprint suffix: the extractive draft stands 
 # Events stored since the last run that happened before its look-back (a collector's back-fill of a year of
 # history, an import) get their days, weeks and months summarised too — extractively when older than the
 # first run's reach (a year of days is not a year of model calls) — so long-range review has summaries to
-# rest on and the events can go cold (store/tiers.py). Hours are not back-filled. SEEN_KEY (memory_meta)
-# is the newest event rowid whose windows a complete run covered.
+# rest on and the events can go cold (store/tiers.py). Hours are not back-filled. The newest event rowid whose
+# windows a complete run covered is kept (store/periodic_jobs.py).
 LATE_GRANULARITIES = ("day", "week", "month")
-SEEN_KEY = "l3_seen_rowid"
 
 
 def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | None = None,
@@ -57,22 +56,17 @@ def run(db: Database, llm: LLMProvider, now: float | None = None, tz: tzinfo | N
     """Summarise the closed windows of ``granularities`` (in order: a week needs its days) and,
     with ``insights``, write the rule-made insights. Returns how many were written."""
     now = time.time() if now is None else now
-    seen, newest = _seen_rowid(db.reader()), l1.newest_rowid(db.reader())
+    seen, newest = periodic_jobs.l3_seen_rowid(db.reader()), l1.newest_rowid(db.reader())
     late = l1.times_after_rowid(db.reader(), seen) if newest is not None and newest > seen else []
     complete: list[bool] = []
     report: dict[str, Any] = {g: _granularity(db, llm, g, now, tz, late, complete)
                               for g in GRANULARITIES if g in granularities}
     if newest is not None and all(complete) and set(LATE_GRANULARITIES) <= set(granularities):
         with db.transaction() as wconn:       # the late events' windows are summarised: look after them next time
-            wconn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?, ?)", (SEEN_KEY, str(newest)))
+            periodic_jobs.set_l3_seen_rowid(wconn, newest)
     if insights:
         report["insights"] = rule_insights.run(db, now)
     return report
-
-
-def _seen_rowid(conn: Connection) -> int:
-    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (SEEN_KEY,)).fetchone()
-    return int(row[0]) if row else 0
 
 
 def _granularity(db: Database, llm: LLMProvider, granularity: str, now: float, tz: tzinfo | None,

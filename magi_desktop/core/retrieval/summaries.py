@@ -42,14 +42,15 @@ def question_window(temporal: TemporalIntent, now: float) -> Window:
 
 
 def _mostly_elsewhere(row, window: Window) -> bool:
-    """A temporal summary no longer than the question's window that lies mostly outside it: a day summary of the
-    machine's calendar day, asked "yesterday" in a zone many hours away, tells more of today than of yesterday.
-    Half in is not enough: twelve hours away, the machine's day is half the user's today and half their
-    yesterday, and it would answer both."""
+    """A temporal summary no longer than the question's window that lies partly outside it: a day summary of the
+    machine's calendar day, asked "yesterday" in a zone many hours away, tells of the user's today as well. Less
+    than three quarters in is left out: eleven hours away, the machine's day is 13 hours of the user's yesterday
+    and 11 of their today, and what it says of the morning is not yesterday's (the window's events are listed
+    anyway)."""
     _, stype, _, _, _, _, start, end = row
     if stype != "temporal" or end - start <= 0 or end - start > window.end - window.start:
         return False
-    return (min(end, window.end) - max(start, window.start)) / (end - start) <= 0.5
+    return (min(end, window.end) - max(start, window.start)) / (end - start) < 0.75
 
 
 class L3Recall:

@@ -16,7 +16,7 @@ from ..l2 import jobs as l2_jobs
 from ..l2.constants import LIVE
 from ..llm import LLMProvider
 from ..reports import MemoryStats
-from ..store import Database, tiers
+from ..store import Database, activity_blocks, tiers
 from ..store import statistics as counts
 from ..store.queue import EMBEDDING_JOBS, EXTRACTION_RETRIES
 from .collector_state import CollectorState
@@ -56,6 +56,8 @@ class Statistics:
                 "by_source": counts.events_by(conn, "source"),
                 # hot: searched by default; cold: summarised and old, searched when a question reaches back
                 "tiers": {**tiers.sizes(conn), "cold_after_days": tiers.cold_after_days(conn)},
+                # of the total: hourly blocks of page visits, commands and plays, stored beside their members
+                "activity_blocks": activity_blocks.live_block_count(conn),
             },
             runtime_traces=counts.runtime_traces(conn),
             chat_sessions=counts.chat_sessions(conn),

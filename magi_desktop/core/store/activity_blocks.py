@@ -119,6 +119,12 @@ def live_rowids_of_blocks(conn: Connection, block_ids: Sequence[int]) -> list[in
     return found
 
 
+def live_block_count(conn: Connection) -> int:
+    """How many activity blocks have a live version in fact_events."""
+    return conn.execute("SELECT count(*) FROM activity_blocks k JOIN fact_events e ON e.source = k.source AND "
+                        "e.natural_key = k.natural_key").fetchone()[0]
+
+
 def member_rowids_of_blocks(conn: Connection, block_ids: Sequence[int]) -> list[int]:
     found: list[int] = []
     for first in range(0, len(block_ids), _CHUNK):

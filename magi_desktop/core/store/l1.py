@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from ..contracts import MemoryEvent, tool_run_of
-from ..json_text import compact_json
 from ..text import fts_document, index_text
 from . import supersede
 from .connection import Connection, placeholders
+from .json_text import compact_json
 
 _EVENT_COLUMNS = (
     "event_id", "timestamp", "event_type", "source", "source_item_id", "idempotency_key", "session_id",

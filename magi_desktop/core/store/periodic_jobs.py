@@ -27,3 +27,16 @@ def record_run_unless_moved_back(conn: Connection, job: str, until: float, now: 
                  "ON CONFLICT (job) DO UPDATE SET done_until = CASE WHEN ? IS NOT NULL AND done_until < ? "
                  "THEN done_until ELSE max(done_until, excluded.done_until) END, "
                  "last_run_at = excluded.last_run_at", (job, until, now, read_until, read_until))
+
+
+L3_SEEN_KEY = "l3_seen_rowid"      # memory_meta: the newest event rowid whose windows a complete L3 run covered
+
+
+def l3_seen_rowid(conn: Connection) -> int:
+    """The newest event rowid whose windows L3 has looked at (0 before its first complete run)."""
+    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (L3_SEEN_KEY,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def set_l3_seen_rowid(conn: Connection, rowid: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO memory_meta (key, value) VALUES (?, ?)", (L3_SEEN_KEY, str(rowid)))

@@ -174,9 +174,11 @@ def add_insight(conn: Connection, category: str, window_key: str, start: float, 
 
 
 def link_events(conn: Connection, summary_id: int, event_rowids: Iterable[int]) -> None:
-    """Link a summary to the events it cites (a link already there stays)."""
-    conn.executemany("INSERT OR IGNORE INTO summary_event_links (summary_id, event_rowid) VALUES (?, ?)",
-                     [(summary_id, r) for r in event_rowids])
+    """Link a summary to the events it cites (a link already there stays). An event gone since the summary was
+    drawn on its snapshot is not linked: an activity block superseded by its next version while another
+    process ingests (a forget meanwhile is caught before: the summary is not written at all)."""
+    conn.executemany("INSERT OR IGNORE INTO summary_event_links (summary_id, event_rowid) "
+                     "SELECT ?, id FROM fact_events WHERE id = ?", [(summary_id, r) for r in event_rowids])
 
 
 # ------------------------------------------------------------------ what the rule insights read (core/l3/insights.py)
