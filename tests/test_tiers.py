@@ -235,3 +235,48 @@ def test_an_activity_block_goes_cold_with_its_members_and_its_forgetting_still_r
     conn = memory.db.reader()
     assert conn.execute("SELECT count(*) FROM fact_events").fetchone()[0] == 0
     assert match_count(conn, "fact_events_cold_fts", "sourdough") == 0
+
+
+def test_forgetting_a_turn_reindexes_the_next_one_in_its_own_tier_when_tiers_alternate(aged):
+    """User turn, cold assistant turn, user turn: forgetting the first must not lose the third's terms."""
+    aged.ingest_many([chat("Walrus facts please.", at=OLD + 3 * HOUR, session="z", item="z1"),
+                      chat("Walruses weigh a ton.", role="assistant", at=OLD + 3 * HOUR + 5, session="z", item="z2"),
+                      chat("I want to see walruses in Svalbard.", at=OLD + 3 * HOUR + 10, session="z", item="z3")])
+    aged.process_pending()
+    aged.run_due(now=OLD + 3 * DAY, jobs=["l3:hour", "l3:day"])
+    aged.run_due(now=NOW, jobs=["tiers"])
+    assert tier_of(aged, "Walruses weigh") == tiers.COLD and tier_of(aged, "Svalbard") == tiers.KEPT_HOT
+    aged.forget(source_item_ids=["z1"])
+    conn = aged.db.reader()
+    assert match_count(conn, "fact_events_fts", "svalbard") == 1
+    assert match_count(conn, "fact_events_cold_fts", "ton") == 1
+    assert match_count(conn, "fact_events_fts", "ton") == 0
+
+
+def test_a_forgotten_cold_event_leaves_no_vector_bytes_in_the_approximate_index_file(aged, monkeypatch):
+    import numpy as np
+
+    from magi_desktop.core.store import ann
+
+    monkeypatch.setattr(ann, "MIN_VECTORS", 5)
+    assert ann.maintain(aged.db) == "built"
+    target = rowid_of(aged, "Sourdough starter guide 3")
+    conn = aged.db.reader()
+    chunk = conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (target,)).fetchone()[0]
+    vector = np.frombuffer(conn.execute("SELECT embedding FROM chunk_vectors WHERE rowid = ?", (chunk,)).fetchone()[0],
+                           dtype=np.float32)
+    aged.run_due(now=NOW, jobs=["tiers"])          # gone cold: removed from the file by a fold, bytes maybe kept
+    aged.forget(event_ids=[conn.execute("SELECT event_id FROM fact_events WHERE id = ?", (target,)).fetchone()[0]])
+    name = aged.db.reader().execute("SELECT ann_file FROM vector_index").fetchone()[0]
+    data = (aged.path.parent / name).read_bytes()
+    assert vector.astype(np.float16).tobytes() not in data and vector.tobytes() not in data
+
+
+def test_raising_the_age_brings_the_cold_back_and_the_next_run_sends_back_what_is_still_old_enough(aged):
+    aged.run_due(now=NOW, jobs=["tiers"])
+    assert tiers.sizes(aged.db.reader())["cold"] == 17
+    aged.set_cold_after_days(365)
+    assert tiers.sizes(aged.db.reader())["cold"] == 0
+    assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 17        # 400 days: old enough still
+    aged.set_cold_after_days(100)                # lowered: nothing to bring back
+    assert tiers.sizes(aged.db.reader())["cold"] == 17

@@ -51,7 +51,10 @@ def scrub(db: Database, deleted_at: float) -> ScrubReport:
         if stuck:
             report.done, report.waiting_for = False, f"could not delete {stuck[0]}"
     try:
-        ann.maintain(db, erase=True)
+        if ann.maintain(db, erase=True) == "" and ann.has_index(db):
+            # another process recorded a file meanwhile (it may descend from one holding the forgotten vectors)
+            report.done = False
+            report.waiting_for = report.waiting_for or "the approximate vector index is being written elsewhere"
         with db.writer() as conn:
             if not erasure.vacuum_legacy_free_space(conn):     # (which merges the indexes too)
                 erasure.merge_fts(conn, deleted_at)

@@ -29,12 +29,16 @@ class Storage:
 
     def set_cold_after_days(self, days: float) -> None:
         """Events older than ``days`` that L3 has summarised (and nothing current rests on) move to the cold
-        tier, which default recall does not search; 0 keeps everything hot (what is cold goes back)."""
+        tier, which default recall does not search; 0 keeps everything hot. Turning it off or raising it brings what
+        is cold back (the tiering runs then move what is old enough again)."""
         if isinstance(days, bool) or not isinstance(days, int | float) or not 0 <= days < 100_000:
             raise InvalidInput(f"cold_after_days must be a number of days from 0 (never) to 99999, not {days!r}")
         with self.db.transaction() as conn:
+            before = tiers.cold_after_days(conn)
             tiers.set_cold_after_days(conn, days)
-        if days == 0:
+        # Off, or later than before: what is cold now may be younger than the new age, and a question about its
+        # window would not look in the cold tier. Everything comes back; the next tiering runs send the old back.
+        if days == 0 or days > before:
             tiers.warm_all(self.db)
 
     def backup_now(self, reason: str = "manual") -> dict[str, Any]:

@@ -306,6 +306,11 @@ def _quiet(db_path: Path, pending: int) -> bool:
     return now - seen[1] >= IDLE_FOLD_SECONDS
 
 
+def has_index(db: Database) -> bool:
+    """Whether the memory has (or is building) an approximate index file."""
+    return ann_recorded(db.reader())[0] is not None
+
+
 def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | None = None, erase: bool = False) -> str:
     """Keep the index in step with vec0, cheaply when there is nothing to do: build it when the memory reaches
     ``min_vectors`` chunks or its file is missing or damaged; fold when ``fold_at`` vectors are pending or
@@ -327,6 +332,12 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
         return "built" if build(db) else ""
     if name == "":          # a build that did not finish (the process ended) or is running elsewhere
         return "built" if build(db, started_from="") else ""
+    if erase:
+        # A new file built from vec0 itself: usearch keeps a removed vector's bytes in the file, and a key removed
+        # by an earlier fold (a chunk gone cold, deleted while a worker folded) is no longer in the index's keys
+        # for this erase to find, so no file descended from the old one is safe.
+        release(db.path)
+        return "built" if build(db, started_from=name) else ""
     index = _open(index_path(db.path, name), view=True)
     if index is None or len(index) != held:
         release(db.path)

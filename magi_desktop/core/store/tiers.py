@@ -256,4 +256,8 @@ def warm_all(db: Database) -> int:
     for start in range(0, len(cold), MOVE_BATCH):
         with db.transaction() as conn:
             _move(conn, is_cold(conn, cold[start:start + MOVE_BATCH]), HOT)
+    if cold:
+        from . import ann  # here: ann imports vectors, which imports this module
+
+        ann.maintain(db, fold_at=0)        # the index file takes them all back: none left pending
     return len(cold)
