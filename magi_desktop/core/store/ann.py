@@ -82,9 +82,22 @@ def _database_path(conn: Connection) -> Path | None:
     return None
 
 
+def _index_class() -> type[Index]:
+    """usearch's Index, with onnxruntime (if installed) loaded first: importing onnxruntime after usearch
+    crashes the process (a segmentation fault in onnxruntime's module init with usearch's numkong loaded;
+    usearch 2.x, onnxruntime 1.32 on Linux), and the embedder may import it at any later moment."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
 def _open(path: Path, *, view: bool) -> Index | None:
     """The index in ``path``, or None when it is missing or damaged (it is rebuilt from vec0)."""
-    from usearch.index import Index
+    Index = _index_class()
 
     try:
         # A file shorter than its header says would fault when its mapped pages are read.
@@ -189,9 +202,7 @@ def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str
 # ------------------------------------------------------------------------------------ the worker's side
 
 def _new_index(dimension: int) -> Index:
-    from usearch.index import Index
-
-    return Index(ndim=dimension, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
+    return _index_class()(ndim=dimension, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
                  expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
 
 
