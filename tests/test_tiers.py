@@ -1,5 +1,6 @@
 """Hot and cold tiers (issue 20): what goes cold, what stays hot, and that cold rows stay whole and forgettable."""
-# Raw SQL reads which full-text and vector index holds a row: no API says where a row's index terms live.
+# Raw SQL reads which full-text and vector index holds a row, and a vector's bytes to look for them in the index
+# file: no API says where a row's index terms or vector bytes live.
 
 from datetime import datetime
 
