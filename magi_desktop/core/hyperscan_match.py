@@ -33,23 +33,55 @@ def _collect(word_id: int, start: int, end: int, flags: int, found: list[int]) -
     found.append(word_id)
 
 
-class LiteralScan:
-    """A hyperscan database of ``words``, compiled on first use (importing the rules stays cheap), with a
-    scratch space per thread (hyperscan's scratch serves one scan at a time)."""
+class _Compiled:
+    """A hyperscan database compiled on first use (importing the rules stays cheap) by :meth:`_compile`, with a
+    scratch space per thread (hyperscan's scratch serves one scan at a time). ``_failed``: hyperscan cannot
+    answer (not installed, nothing to compile, or it refused the expressions)."""
 
-    def __init__(self, words: Sequence[str]):
-        self.words = tuple(words)
+    def __init__(self, failed: bool):
         self._database: Any = None
-        self._failed = hyperscan is None or not self.words
+        self._failed = failed
         self._lock = threading.Lock()
         self._local = threading.local()
 
+    def _compile(self, database: Any) -> None:
+        raise NotImplementedError
+
+    def _scratch(self) -> Any:
+        """This thread's scratch space, or None when hyperscan cannot answer."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is not None or self._failed:
+            return scratch
+        with self._lock:
+            if self._database is None and not self._failed:
+                try:
+                    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                    self._compile(database)
+                    self._database = database
+                except hyperscan.error:
+                    self._failed = True
+            if self._failed:
+                return None
+        scratch = hyperscan.Scratch(self._database)
+        self._local.scratch = scratch
+        return scratch
+
+
+class LiteralScan(_Compiled):
+    """A hyperscan database of ``words`` (see :class:`_Compiled`)."""
+
+    def __init__(self, words: Sequence[str]):
+        self.words = tuple(words)
+        super().__init__(hyperscan is None or not self.words)
+
+    def _compile(self, database: Any) -> None:
+        database.compile(expressions=[w.encode("utf-8") for w in self.words], ids=list(range(len(self.words))),
+                         elements=len(self.words), flags=hyperscan.HS_FLAG_SINGLEMATCH, literal=True)
+
     def occurring(self, text: str) -> set[str] | None:
         """The words that occur in ``text`` (anywhere, overlapping ones too); None when hyperscan cannot say."""
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            if self._failed or (scratch := self._new_scratch()) is None:
-                return None
+        if (scratch := self._scratch()) is None:
+            return None
         found: list[int] = []
         # UTF-8 is self-synchronising: a word's bytes occur in the text's bytes exactly where the word occurs.
         self._database.scan(text.encode("utf-8", "surrogatepass"),
@@ -57,63 +89,26 @@ class LiteralScan:
         words = self.words
         return {words[i] for i in found}
 
-    def _new_scratch(self) -> Any:
-        with self._lock:
-            if self._database is None and not self._failed:
-                try:
-                    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                    database.compile(expressions=[w.encode("utf-8") for w in self.words],
-                                     ids=list(range(len(self.words))), elements=len(self.words),
-                                     flags=hyperscan.HS_FLAG_SINGLEMATCH, literal=True)
-                    self._database = database
-                except hyperscan.error:
-                    self._failed = True
-            if self._failed:
-                return None
-        scratch = hyperscan.Scratch(self._database)
-        self._local.scratch = scratch
-        return scratch
 
-
-class AsciiGate:
+class AsciiGate(_Compiled):
     """Whether ``pattern`` (a Python regex that hyperscan can compile: no lookaround, no back-reference, no
-    ``\\s`` inside a character class) can match an ASCII text; compiled on first use, a scratch space per
-    thread."""
+    ``\\s`` inside a character class) can match an ASCII text (see :class:`_Compiled`)."""
 
     def __init__(self, pattern: str, *, ignore_case: bool = False):
         self._expression = pattern.replace(r"\s", r"[\s\x1c-\x1f]")   # Python's \s holds these ASCII ones too
         self._flags = (hyperscan.HS_FLAG_CASELESS if ignore_case else 0) if hyperscan is not None else 0
-        self._database: Any = None
         # Widened inside a character class it would no longer be one: such a pattern is left to re.
-        self._failed = hyperscan is None or re.search(r"\[[^\]]*\\s", pattern) is not None
-        self._lock = threading.Lock()
-        self._local = threading.local()
+        super().__init__(hyperscan is None or re.search(r"\[[^\]]*\\s", pattern) is not None)
+
+    def _compile(self, database: Any) -> None:
+        database.compile(expressions=[self._expression.encode("ascii")], ids=[0], elements=1,
+                         flags=self._flags | hyperscan.HS_FLAG_SINGLEMATCH)
 
     def may_match(self, text: str) -> bool:
         """False only when ``text`` is ASCII and the pattern matches nowhere in it."""
-        if not text.isascii():
+        if not text.isascii() or (scratch := self._scratch()) is None:
             return True
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            if self._failed or (scratch := self._new_scratch()) is None:
-                return True
         found: list[int] = []
         # One expression, reported once (HS_FLAG_SINGLEMATCH): the first match ends the work.
         self._database.scan(text.encode("ascii"), match_event_handler=_collect, context=found, scratch=scratch)
         return bool(found)
-
-    def _new_scratch(self) -> Any:
-        with self._lock:
-            if self._database is None and not self._failed:
-                try:
-                    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                    database.compile(expressions=[self._expression.encode("ascii")], ids=[0], elements=1,
-                                     flags=self._flags | hyperscan.HS_FLAG_SINGLEMATCH)
-                    self._database = database
-                except hyperscan.error:
-                    self._failed = True
-            if self._failed:
-                return None
-        scratch = hyperscan.Scratch(self._database)
-        self._local.scratch = scratch
-        return scratch
