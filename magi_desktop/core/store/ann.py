@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import secrets
 import threading
@@ -219,10 +220,11 @@ def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str
 
 def _search(conn: Connection, indexes: Sequence[Index], query: np.ndarray, k: int, scopes: Sequence[str], now: float,
             pending: Mapping[int, float]) -> tuple[dict[int, float], dict[int, int]] | None:
-    """The partitions' hits merged (chunk id -> distance) and those that pass the filter (chunk id -> event rowid):
-    each partition is asked for more until ``k`` of its hits pass or it has no more, so the ``k`` nearest of all
-    are among them. None when one would be asked for more than :data:`MAX_FETCH`."""
-    fetch = [min(max(k * OVERFETCH, MIN_FETCH), len(index)) for index in indexes]
+    """The partitions' hits merged (chunk id -> distance) and those that pass the filter (chunk id -> event rowid).
+    The partitions share the first round's hits; one is asked for more while its farthest hit is nearer than the
+    ``k``-th nearest that passes (it may hold nearer ones) and it has more, so the ``k`` nearest of all are among
+    them. None when one would be asked for more than :data:`MAX_FETCH`."""
+    fetch = [min(max(k * OVERFETCH // len(indexes), MIN_FETCH), len(index)) for index in indexes]
     hits: list[dict[int, float]] = [{} for _ in indexes]
     asking = list(range(len(indexes)))
     while True:
@@ -231,8 +233,10 @@ def _search(conn: Connection, indexes: Sequence[Index], query: np.ndarray, k: in
             hits[i] = dict(zip(matches.keys.tolist(), matches.distances.tolist(), strict=True))
         found = {key: distance for part in hits for key, distance in part.items()}
         visible = _visible(conn, [*found, *pending], scopes, now)
-        asking = [i for i, part in enumerate(hits) if fetch[i] < len(indexes[i])
-                  and sum(1 for key in part if key in visible and key not in pending) < k]
+        passing = sorted(distance for key, distance in found.items() if key in visible and key not in pending)
+        kth = passing[k - 1] if len(passing) >= k else math.inf
+        asking = [i for i, part in enumerate(hits)
+                  if fetch[i] < len(indexes[i]) and max(part.values(), default=math.inf) < kth]
         if not asking:
             return found, visible
         if any(fetch[i] >= MAX_FETCH for i in asking):
