@@ -73,6 +73,15 @@ def ann_files(memory):
     return sorted(p.name for p in memory.db.path.parent.glob(f"{memory.db.path.name}.chunks-*"))
 
 
+def recorded_files(memory):
+    """The recorded generation's files (one per scope: these notes are all fact_authoritative)."""
+    return sorted(file for file, _ in ann.partitions(memory.db.reader()).values())
+
+
+def file_bytes(memory):
+    return b"".join(ann.index_path(memory.db.path, file).read_bytes() for file in recorded_files(memory))
+
+
 def test_scopes_are_stored_as_codes_that_fit_inline(tmp_path):
     memory = Memory.open(tmp_path / "m", embedder="hashing")
     memory.ingest(chat("I moved to Jiaxing", at=T0))
@@ -120,7 +129,7 @@ def test_an_old_layout_is_rebuilt_from_itself_with_the_same_answers(tmp_path):
 def test_the_index_answers_like_the_exact_scan_on_a_small_memory(indexed):
     conn = indexed.db.reader()
     name, held = vectors.ann_recorded(conn)
-    assert name and held == 120 and ann_files(indexed) == [name]
+    assert name and held == 120 and ann_files(indexed) == recorded_files(indexed) and len(recorded_files(indexed)) == 1
     for q in QUESTIONS:
         got = ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000)
         assert got is not None
@@ -135,13 +144,13 @@ def test_the_time_filter_holds_and_a_selective_one_falls_back_to_the_exact_scan(
         got = search.nearest_event_chunks(conn, query(q), 10, SCOPES, early)
         assert_same(got, exact(conn, query(q), 10, now=early))
     vector = query("jazz records")
-    # conversation_only: none of these user statements. Searched whole, the index's answer is complete …
+    # conversation_only: none of these user statements, so it has no partition and the index's answer is complete …
     assert ann.nearest_chunks(conn, vector, 10, ["conversation_only"], T0 + 10_000) == []
-    # … but when it may not ask for more hits, it leaves the answer to vec0
+    # … and when it may not ask for more hits than 64 of 120, three visible events leave the answer to vec0
     monkeypatch.setattr(ann, "MAX_FETCH", 64)
-    assert ann.nearest_chunks(conn, vector, 10, ["conversation_only"], T0 + 10_000) is None
+    assert ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 2) is None
     assert ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000) is not None
-    assert search.nearest_event_chunks(conn, vector, 10, ["conversation_only"], T0 + 10_000) == []
+    assert_same(search.nearest_event_chunks(conn, vector, 10, SCOPES, T0 + 2), exact(conn, vector, 10, now=T0 + 2))
 
 
 def test_new_vectors_are_seen_before_the_index_is_written_again_and_after(indexed):
@@ -154,7 +163,7 @@ def test_new_vectors_are_seen_before_the_index_is_written_again_and_after(indexe
         assert_same(ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), exact(conn, query(q), 10))
     assert ann.maintain(indexed.db, fold_at=1) == "folded"
     new_name, held = vectors.ann_recorded(conn)
-    assert new_name != name and held == 150 and ann_files(indexed) == [new_name]   # the old file is gone
+    assert new_name != name and held == 150 and ann_files(indexed) == recorded_files(indexed)   # the old file is gone
     assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 0
     for q in QUESTIONS:
         assert_same(ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), exact(conn, query(q), 10))
@@ -189,7 +198,7 @@ def test_a_forgotten_event_never_comes_back_and_leaves_the_index_file(indexed):
     chunk_ids = [c for (c,) in conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (target,))]
     forgotten = [np.frombuffer(e, dtype=np.float32).astype(np.float16).tobytes() for (e,) in conn.execute(
         f"SELECT embedding FROM {vectors.VEC_TABLE} WHERE rowid IN ({', '.join('?' * len(chunk_ids))})", chunk_ids)]
-    assert all(v in ann.index_path(indexed.db.path, vectors.ann_recorded(conn)[0]).read_bytes() for v in forgotten)
+    assert all(v in file_bytes(indexed) for v in forgotten)
     ann.release(indexed.db.path)
     old = vectors.ann_recorded(conn)[0]
     with indexed.db.transaction() as w:     # the rows go, as forget's first step does, before any scrub
@@ -199,11 +208,12 @@ def test_a_forgotten_event_never_comes_back_and_leaves_the_index_file(indexed):
     assert_same(got, exact(conn, vector, 10))
     indexed.forget(source_item_ids=["n8"])          # the whole forget: its scrub writes the index again
     name = vectors.ann_recorded(conn)[0]
-    assert name != old and ann_files(indexed) == [name]
+    assert name != old and ann_files(indexed) == recorded_files(indexed)
     from usearch.index import Index
-    keys = set(np.asarray(Index.restore(str(ann.index_path(indexed.db.path, name)), view=True).keys).tolist())
+    keys = {key for file in recorded_files(indexed) for key in np.asarray(
+        Index.restore(str(ann.index_path(indexed.db.path, file)), view=True).keys).tolist()}
     assert not keys & set(chunk_ids)
-    assert not any(v in ann.index_path(indexed.db.path, name).read_bytes() for v in forgotten)   # not in the file
+    assert not any(v in file_bytes(indexed) for v in forgotten)   # not in the file
     assert len(keys) == conn.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
 
 
@@ -211,7 +221,7 @@ def test_a_forgotten_event_never_comes_back_and_leaves_the_index_file(indexed):
 def test_a_missing_or_damaged_file_is_rebuilt_from_vec0(indexed, damage):
     conn = indexed.db.reader()
     name = vectors.ann_recorded(conn)[0]
-    path = ann.index_path(indexed.db.path, name)
+    path = ann.index_path(indexed.db.path, recorded_files(indexed)[0])
     ann.release(indexed.db.path)
     if damage == "delete":
         path.unlink()
@@ -224,7 +234,7 @@ def test_a_missing_or_damaged_file_is_rebuilt_from_vec0(indexed, damage):
     assert_same(search.nearest_event_chunks(conn, vector, 10, SCOPES, T0 + 10_000), exact(conn, vector, 10))
     assert ann.maintain(indexed.db) == "built"
     rebuilt, held = vectors.ann_recorded(conn)
-    assert rebuilt != name and held == 120 and ann_files(indexed) == [rebuilt]
+    assert rebuilt != name and held == 120 and ann_files(indexed) == recorded_files(indexed)
     assert_same(ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000), exact(conn, vector, 10))
 
 

@@ -174,6 +174,7 @@ SQL_IN_TESTS = {
     "test_collector_browser_hostile.py": 8,
     "test_aggregation.py": 1,
     "test_ann.py": 18,
+    "test_ann_scopes.py": 4,
     "test_bounded_paths.py": 4,
     "test_crash.py": 2,
     "test_embeddings.py": 2,
@@ -198,7 +199,7 @@ SQL_IN_TESTS = {
     "test_store_helpers.py": 6,
     "test_store_l2.py": 4,
     "test_supersede.py": 6,
-    "test_tiers.py": 16,
+    "test_tiers.py": 15,
     "test_viewer.py": 3,
     "test_workers.py": 1,
 }

@@ -21,6 +21,7 @@ from .store.exports import TableSpec, foreign_key_parents, insert_trigger_writes
 NOT_EXPORTED = {
     "schema_migrations": "the header carries the schema version; the importing memory has its own",
     "vector_index": "names the importing memory's embedding model",
+    "ann_partitions": "the files of the exporting memory's approximate index (the importing memory builds its own)",
     "event_chunks": "made again when the imported events are embedded (the model is deterministic)",
     "embedding_jobs": "every imported event is queued for embedding by the fact_events insert trigger",
     "forget_secret": "the key of the receipts' hashes stays with the memory that made them",

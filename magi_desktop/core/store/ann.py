@@ -1,15 +1,18 @@
 """An approximate nearest-neighbour index (usearch's HNSW) over the chunk vectors, for memories whose exact
 vec0 scan stops being cheap (it is linear in the chunks: about 50 ms at 100k, half a second at 1M).
 
-vec0 stays the source of truth; the index is a file beside the database (``memory.db.chunks-<token>.usearch``)
-that any process can rebuild from it. ``vector_index`` records the file's name and how many vectors it holds.
-Readers open it as a memory-mapped view (its pages belong to the page cache, not to the process). Vectors
-written after the file was saved are also kept in ``chunk_vectors_pending`` (store/vectors.py): readers search
-those exactly, so a reader in another process sees every vector at once without reloading anything. The
-embedding worker (:func:`maintain`) folds the pending vectors into a new file — and drops the keys of chunks
-deleted meanwhile (forget, re-embedding) — writing it under a new name and recording it in one transaction,
-then removes the old file; a reader still holding the old one keeps a consistent pair (old file, the pending
-rows of its snapshot) until its next query.
+vec0 stays the source of truth; the index is one file per retrieval scope beside the database
+(``memory.db.chunks-<token>.usearch``) that any process can rebuild from it, so a question about some scopes
+searches only theirs (a fact-only question does not dig its hits out from under the conversation's).
+``vector_index`` records a generation's name and how many vectors it holds, ``ann_partitions`` its files (per
+scope code, the file's name and count), in one transaction. Readers open each file as a memory-mapped view (its
+pages belong to the page cache, not to the process). Vectors written after the files were saved are also kept in
+``chunk_vectors_pending`` (store/vectors.py): readers search those exactly, so a reader in another process sees
+every vector at once without reloading anything. The embedding worker (:func:`maintain`) folds the pending
+vectors into new files — each into its chunk's scope's — and drops the keys of chunks deleted meanwhile (forget,
+re-embedding), writing each partition that changed under a new name (the others keep their files) and recording
+the generation in one transaction, then removes the old files; a reader still holding the old ones keeps a
+consistent pair (old files, the pending rows of its snapshot) until its next query.
 
 Every hit is checked again against ``event_chunks`` and ``fact_events`` (the chunk still exists, its event's
 scope and recorded time pass the filter), so a forgotten event never comes back from a file not yet folded.
@@ -22,11 +25,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .connection import Connection, placeholders, read_snapshot
-from .vectors import INDEX_NAME, PENDING_TABLE, VEC_TABLE, ann_recorded, current_model
+from .vectors import INDEX_NAME, PENDING_TABLE, VEC_TABLE, ann_recorded, current_model, scope_codes
 
 if TYPE_CHECKING:
     from usearch.index import Index
@@ -66,7 +70,7 @@ class _View:
     index: Index
 
 
-_views: dict[str, _View] = {}
+_views: dict[tuple[str, int], _View] = {}       # (database path, scope code) -> the view of its partition
 _views_lock = threading.Lock()
 _pending_seen: dict[str, tuple[int, float]] = {}     # database path -> (pending vectors, when that count was new)
 
@@ -114,9 +118,9 @@ def _open(path: Path, *, view: bool) -> Index | None:
     return index
 
 
-def _view(db_path: Path, name: str) -> Index | None:
-    """This process's memory-mapped view of the recorded file, opened again when another one is recorded."""
-    key = str(db_path.resolve())
+def _view(db_path: Path, code: int, name: str) -> Index | None:
+    """This process's memory-mapped view of a scope's recorded file, opened again when another one is recorded."""
+    key = (str(db_path.resolve()), code)
     with _views_lock:
         held = _views.get(key)
         if held is not None and held.name == name:
@@ -130,9 +134,30 @@ def _view(db_path: Path, name: str) -> Index | None:
 
 
 def release(db_path: Path | str) -> None:
-    """Drop this process's view of a memory's index (the memory is closing)."""
+    """Drop this process's views of a memory's index files (the memory is closing)."""
+    path = str(Path(db_path).resolve())
     with _views_lock:
-        _views.pop(str(Path(db_path).resolve()), None)
+        for key in [key for key in _views if key[0] == path]:
+            del _views[key]
+
+
+def partitions(conn: Connection) -> dict[int, tuple[str, int]]:
+    """The recorded generation's files: scope code -> (file name, vectors it holds)."""
+    return {code: (file, held) for code, file, held in
+            conn.execute("SELECT scope_code, file, vectors FROM ann_partitions")}
+
+
+def _scope_views(db_path: Path, recorded: Mapping[int, tuple[str, int]], codes: Sequence[int]) -> list[Index] | None:
+    """The views of these scopes' partitions (a scope that had no vectors has none), or None when one cannot be
+    read."""
+    views = []
+    for code in dict.fromkeys(codes):
+        if code in recorded:
+            index = _view(db_path, code, recorded[code][0])
+            if index is None:
+                return None
+            views.append(index)
+    return views
 
 
 @contextlib.contextmanager
@@ -170,33 +195,54 @@ def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str
                    now: float) -> list[tuple[int, float | None]] | None:
     """(event rowid, cosine distance) of the ``k`` chunks nearest ``vector`` among the events of these scopes
     recorded by ``now``, nearest first — or None when this memory has no usable index or the filter is too
-    selective for it (the caller scans vec0 exactly)."""
+    selective for it (the caller scans vec0 exactly). Only these scopes' partitions are searched."""
     db_path = _database_path(conn)
     if db_path is None or k <= 0:
         return None
     query = np.frombuffer(vector, dtype=np.float32)
+    codes = scope_codes(scopes)
     with _snapshot(conn):
         name, _held = ann_recorded(conn)
         if not name:
             return None
-        index = _view(db_path, name)
-        if index is None or index.ndim != query.shape[0] or len(index) == 0:
+        indexes = _scope_views(db_path, partitions(conn), codes)
+        if indexes is None or any(index.ndim != query.shape[0] for index in indexes):
             return None
         pending = _pending(conn, query)
-        fetch = min(max(k * OVERFETCH, MIN_FETCH), len(index))
-        while True:
-            matches = index.search(query, fetch, threads=1)
-            found = dict(zip(matches.keys.tolist(), matches.distances.tolist(), strict=True))
-            visible = _visible(conn, [*found, *pending], scopes, now)
-            indexed_hits = sum(1 for key in found if key in visible and key not in pending)
-            if indexed_hits >= k or fetch >= len(index):
-                break
-            if fetch >= MAX_FETCH:
-                return None
-            fetch = min(fetch * OVERFETCH, MAX_FETCH, len(index))
+        searched = _search(conn, indexes, query, k, scopes, now, pending)
+        if searched is None:
+            return None
+        found, visible = searched
     found.update(pending)   # a pending vector is the chunk's current one (its id may be an old key reused)
     ranked = sorted((found[chunk], event) for chunk, event in visible.items())
     return [(event, distance) for distance, event in ranked[:k]]
+
+
+def _search(conn: Connection, indexes: Sequence[Index], query: np.ndarray, k: int, scopes: Sequence[str], now: float,
+            pending: Mapping[int, float]) -> tuple[dict[int, float], dict[int, int]] | None:
+    """The partitions' hits merged (chunk id -> distance) and those that pass the filter (chunk id -> event rowid).
+    The partitions share the first round's hits; one is asked for more while its farthest hit is nearer than the
+    ``k``-th nearest that passes (it may hold nearer ones) and it has more, so the ``k`` nearest of all are among
+    them. None when one would be asked for more than :data:`MAX_FETCH`."""
+    fetch = [min(max(k * OVERFETCH // len(indexes), MIN_FETCH), len(index)) for index in indexes]
+    hits: list[dict[int, float]] = [{} for _ in indexes]
+    asking = list(range(len(indexes)))
+    while True:
+        for i in asking:
+            matches = indexes[i].search(query, fetch[i], threads=1)
+            hits[i] = dict(zip(matches.keys.tolist(), matches.distances.tolist(), strict=True))
+        found = {key: distance for part in hits for key, distance in part.items()}
+        visible = _visible(conn, [*found, *pending], scopes, now)
+        passing = sorted(distance for key, distance in found.items() if key in visible and key not in pending)
+        kth = passing[k - 1] if len(passing) >= k else math.inf
+        asking = [i for i, part in enumerate(hits)
+                  if fetch[i] < len(indexes[i]) and max(part.values(), default=math.inf) < kth]
+        if not asking:
+            return found, visible
+        if any(fetch[i] >= MAX_FETCH for i in asking):
+            return None
+        for i in asking:
+            fetch[i] = min(fetch[i] * OVERFETCH, MAX_FETCH, len(indexes[i]))
 
 
 # ------------------------------------------------------------------------------------ the worker's side
@@ -221,38 +267,51 @@ def _save(index: Index, db_path: Path) -> str:
     return name
 
 
-def _remove_files(db_path: Path, keep: str | None) -> None:
-    """Delete the index files of this memory other than ``keep`` (older generations, abandoned builds)."""
+def _remove_files(db_path: Path, keep: Collection[str]) -> None:
+    """Delete the index files of this memory other than those in ``keep`` (older generations, abandoned builds)."""
     for path in db_path.parent.glob(f"{db_path.name}.chunks-*.usearch*"):
-        if path.name != keep:
+        if path.name not in keep:
             with contextlib.suppress(OSError):
                 path.unlink()
 
 
-def _record(db: Database, db_path: Path, started_from: str | None, index: Index,
-            folded: list[tuple[int, bytes]]) -> bool:
-    """Record the saved ``index`` (unless another process recorded one since ``started_from``) and drop the
-    pending vectors it now holds; the older files go."""
-    name = _save(index, db_path)
+def _record(db: Database, db_path: Path, started_from: str | None, generation: Mapping[int, Index | tuple[str, int]],
+            folded: Sequence[tuple[int, bytes]]) -> bool:
+    """Record a generation — per scope code a new index (saved here) or the (file, count) of a partition that did
+    not change — unless another process recorded one since ``started_from``, and drop the pending vectors it now
+    holds; the older files go."""
+    files = {code: part if isinstance(part, tuple) else (_save(part, db_path), len(part))
+             for code, part in generation.items()}
+    written = [files[code][0] for code, part in generation.items() if not isinstance(part, tuple)]
     with db.transaction() as conn:
-        if ann_recorded(conn)[0] != started_from:
-            recorded = None
-        else:
+        recorded = ann_recorded(conn)[0] == started_from
+        if recorded:
             conn.execute("UPDATE vector_index SET ann_file = ?, ann_vectors = ? WHERE name = ?",
-                         (name, len(index), INDEX_NAME))
-            # Only the vectors this file holds: a chunk written again since (its id reused) stays pending.
+                         (secrets.token_hex(6), sum(n for _, n in files.values()), INDEX_NAME))
+            conn.execute("DELETE FROM ann_partitions")
+            conn.executemany("INSERT INTO ann_partitions (scope_code, file, vectors) VALUES (?, ?, ?)",
+                             [(code, file, held) for code, (file, held) in files.items()])
+            # Only the vectors these files hold: a chunk written again since (its id reused) stays pending.
             conn.executemany(f"DELETE FROM {PENDING_TABLE} WHERE chunk_id = ? AND embedding = ?", folded)
-            recorded = name
-    if recorded is None:
-        index_path(db_path, name).unlink(missing_ok=True)
+    if not recorded:
+        for name in written:
+            index_path(db_path, name).unlink(missing_ok=True)
         return False
-    _remove_files(db_path, keep=name)
+    _remove_files(db_path, keep={file for file, _ in files.values()})
     return True
 
 
-def _vectors(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+def _vectors(rows: Sequence[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
     keys = np.fromiter((row[0] for row in rows), dtype=np.uint64, count=len(rows))
     return keys, np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
+def _by_scope(rows: Sequence[tuple[int, bytes, int]]) -> dict[int, list[tuple[int, bytes]]]:
+    """(chunk id, embedding) of these rows by their scope code."""
+    parts: dict[int, list[tuple[int, bytes]]] = {}
+    for chunk, embedding, code in rows:
+        parts.setdefault(code, []).append((chunk, embedding))
+    return parts
 
 
 def build(db: Database, started_from: str | None = None) -> bool:
@@ -263,48 +322,81 @@ def build(db: Database, started_from: str | None = None) -> bool:
         if ann_recorded(conn)[0] != started_from or (model := current_model(conn)) is None:
             return False
         conn.execute("UPDATE vector_index SET ann_file = '', ann_vectors = 0 WHERE name = ?", (INDEX_NAME,))
-    index = _new_index(model[1])
+        conn.execute("DELETE FROM ann_partitions")
+    indexes: dict[int, Index] = {}
     reader = db.reader()
     with read_snapshot(reader):
         folded = reader.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
-        cursor = reader.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
+        cursor = reader.execute(f"SELECT rowid, embedding, scope_code FROM {VEC_TABLE}")
         while rows := cursor.fetchmany(READ_BATCH):
-            index.add(*_vectors(rows), threads=0)
-    return _record(db, db.path, "", index, folded)
+            for code, part in _by_scope(rows).items():
+                indexes.setdefault(code, _new_index(model[1])).add(*_vectors(part), threads=0)
+    return _record(db, db.path, "", indexes, folded)
 
 
 def fold(db: Database, name: str, *, erase: bool = False) -> bool:
-    """Write a new file: the recorded one with the pending vectors added and deleted chunks' keys removed. usearch
-    leaves a removed vector's bytes in the file, so with ``erase`` (after a forget) an index with deleted keys is
-    built again from the vectors still live, and the forgotten ones are in no file."""
+    """Write a new generation: each pending vector added to its chunk's scope's partition and deleted chunks' keys
+    removed, a partition in which nothing changed keeping its file. usearch leaves a removed vector's bytes in the
+    file, so with ``erase`` (after a forget) a partition with deleted keys is built again from the vectors still
+    live, and the forgotten ones are in no file."""
     assert isinstance(db.path, Path)
-    index = _open(index_path(db.path, name), view=False)
-    if index is None:
-        return build(db, started_from=name)
     reader = db.reader()
     with read_snapshot(reader):
-        folded = reader.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
+        if ann_recorded(reader)[0] != name or (model := current_model(reader)) is None:
+            return False
+        recorded = partitions(reader)
+        # The scope the chunk's event has now: a chunk id reused by another scope's event moves partition.
+        pending = reader.execute(
+            f"SELECT p.chunk_id, p.embedding, e.l1_retrieval_scope FROM {PENDING_TABLE} p "
+            "JOIN event_chunks c ON c.chunk_id = p.chunk_id JOIN fact_events e ON e.id = c.event_rowid").fetchall()
         # Hot chunks only: a chunk gone cold (store/tiers.py) leaves the index as a deleted one does.
         live = np.fromiter((row[0] for row in reader.execute(
             "SELECT c.chunk_id FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid WHERE e.tier <> 1")),
             dtype=np.uint64)
-    keys = np.asarray(index.keys, dtype=np.uint64)
-    dead = np.setdiff1d(keys, live, assume_unique=True)
-    if folded:
-        new_keys, new_vectors = _vectors(folded)
-        dead = np.union1d(dead, np.intersect1d(keys, new_keys))      # ids reused: their vectors change
-    if dead.size and erase:
-        kept = np.setdiff1d(keys, dead, assume_unique=True)
-        fresh = _new_index(index.ndim)
-        for start in range(0, kept.size, READ_BATCH):
-            part = kept[start:start + READ_BATCH]
-            fresh.add(part, np.asarray(index.get(part), dtype=np.float32), threads=0)
-        index = fresh
-    elif dead.size:
-        index.remove(dead, compact=True)
-    if folded:
-        index.add(new_keys, new_vectors, threads=0)
-    return _record(db, db.path, name, index, folded)
+    added = _by_scope([(chunk, embedding, scope_codes([scope])[0]) for chunk, embedding, scope in pending])
+    rewritten = np.fromiter((row[0] for row in pending), dtype=np.uint64, count=len(pending))
+    generation: dict[int, Index | tuple[str, int]] = {}
+    for code in sorted(recorded.keys() | added.keys()):
+        part = _fold_partition(db.path, recorded.get(code), model[1], added.get(code, []), live, rewritten, erase)
+        if part is None:
+            return build(db, started_from=name)
+        if isinstance(part, tuple) or len(part):
+            generation[code] = part
+    return _record(db, db.path, name, generation, [(chunk, embedding) for chunk, embedding, _ in pending])
+
+
+def _fold_partition(db_path: Path, recorded: tuple[str, int] | None, dimension: int, added: list[tuple[int, bytes]],
+                    live: np.ndarray, rewritten: np.ndarray, erase: bool) -> Index | tuple[str, int] | None:
+    """One scope's partition after a fold: its recorded (file, count) when none of its keys died and nothing was
+    added, else an index without the keys of deleted chunks and of those written again (``rewritten``: the pending
+    chunk ids of every scope), with ``added``; None when its file cannot be read."""
+    if recorded is None:
+        index = _new_index(dimension)
+    else:
+        path = index_path(db_path, recorded[0])
+        view = _open(path, view=True)
+        if view is None:
+            return None
+        keys = np.asarray(view.keys, dtype=np.uint64)
+        dead = np.union1d(np.setdiff1d(keys, live, assume_unique=True),
+                          np.intersect1d(keys, rewritten))      # ids reused: their vectors change
+        if not dead.size and not added:
+            return recorded
+        loaded = _open(path, view=False)
+        if loaded is None:
+            return None
+        index = loaded
+        if dead.size and erase:
+            kept = np.setdiff1d(keys, dead, assume_unique=True)
+            index = _new_index(dimension)
+            for start in range(0, kept.size, READ_BATCH):
+                part = kept[start:start + READ_BATCH]
+                index.add(part, np.asarray(loaded.get(part), dtype=np.float32), threads=0)
+        elif dead.size:
+            index.remove(dead, compact=True)
+    if added:
+        index.add(*_vectors(added), threads=0)
+    return index
 
 
 def _quiet(db_path: Path, pending: int) -> bool:
@@ -315,6 +407,20 @@ def _quiet(db_path: Path, pending: int) -> bool:
         _pending_seen[key] = (pending, now)
         return False
     return now - seen[1] >= IDLE_FOLD_SECONDS
+
+
+def _intact(db_path: Path, conn: Connection, held: int) -> bool:
+    """Whether every file of the recorded generation can be read and holds the vectors recorded for it, ``held``
+    in all."""
+    with _snapshot(conn):
+        recorded = partitions(conn)
+    if sum(count for _, count in recorded.values()) != held:
+        return False
+    for file, count in recorded.values():
+        index = _open(index_path(db_path, file), view=True)
+        if index is None or len(index) != count:
+            return False
+    return True
 
 
 def has_index(db: Database) -> bool:
@@ -337,7 +443,7 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
     reader = db.reader()
     name, held = ann_recorded(reader)
     if name is None:
-        _remove_files(db.path, keep=None)       # the files of vectors dropped with their model
+        _remove_files(db.path, keep=())       # the files of vectors dropped with their model
         if reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0] < min_vectors:
             return ""
         return "built" if build(db) else ""
@@ -349,8 +455,7 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
         # for this erase to find, so no file descended from the old one is safe.
         release(db.path)
         return "built" if build(db, started_from=name) else ""
-    index = _open(index_path(db.path, name), view=True)
-    if index is None or len(index) != held:
+    if not _intact(db.path, reader, held):
         release(db.path)
         return "built" if build(db, started_from=name) else ""
     pending = reader.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
