@@ -13,14 +13,15 @@ next, so every event is in FTS5 and in the vector index when the next batch star
 
 At each checkpoint (10k, 100k, 1M by default, in one run, so the curve is comparable) ingest stops:
 the embedding queue is already empty; the WAL is checkpointed (TRUNCATE) and the files measured;
-the questions are asked again at rest (no ingest, no query thread); RSS and the collectors' counts
-are read. Then ingest goes on.
+the questions are asked again at rest (no ingest, no query thread); the memory figures (``memory_mb``) and
+the collectors' counts are read. Then ingest goes on.
 
 Reported per checkpoint: ingest rate over the last segment (with embedding, and ``ingest_many``
 alone), query p50/p95 during ingest and at rest, overall and per mode, the same at rest without the vector
 paths (the exact vec0 KNN grows with the chunks; this is the rest of the query path), the raw FTS5 + vec0
 calls for scale, bytes per event (database + WAL after the checkpoint), hot and cold store bytes (cold: 0
-while no cold store is built), RSS, the collectors' stored/errors counts, the L2 queue waiting, and the L2
+while no cold store is built), the process's memory (RSS, and apart: anonymous, file-backed, PSS, USS), the
+collectors' stored/errors counts, the L2 queue waiting, and the L2
 (rules) rate on ``--l2-per-checkpoint`` pending events, projected after the questions. After the run: the L2
 projection (rules) of a sample of the big database's pending events, and of a fresh ``--l2-sample``
 memory; the MiniLM embedding throughput on ``--minilm-sample`` stored texts and what embedding all
@@ -303,10 +304,53 @@ def collector_counts(supervisor) -> dict:
     return out
 
 
-def rss_mb() -> tuple[float, float]:
+def _kib_fields(path: str) -> dict[str, int]:
+    """The ``Name:   123 kB`` lines of a /proc file, in KiB."""
+    fields = {}
+    with open(path) as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            parts = value.split()
+            if len(parts) == 2 and parts[1] == "kB":
+                fields[name] = int(parts[0])
+    return fields
+
+
+def memory_mb() -> dict:
+    """This process's memory, in MiB. ``rss_mb`` (psutil) counts every resident page of every mapping, once per
+    mapping: each reader connection maps the database itself (``PRAGMA mmap_size``) and the approximate index is
+    a memory-mapped view, so the same page-cache pages are counted several times and the figure grows with the
+    database read, not with what the process holds. Beside it:
+
+    * ``anon_mb`` — resident anonymous memory (``RssAnon``): the heap (Python objects, SQLite's page caches,
+      numpy arrays, an index loaded to be folded): what the process itself takes, which the kernel cannot drop,
+      only swap.
+    * ``file_mb`` — resident file-backed pages (``RssFile`` + ``RssShmem``): the mapped database, the index
+      view, the shared libraries. They belong to the kernel's page cache, are shared with any other process
+      and dropped under pressure.
+    * ``pss_mb`` (with ``pss_anon_mb`` / ``pss_file_mb``) — proportional set size: each page divided by the
+      number of mappings of it, here and in other processes, so a page several connections map is counted once
+      in all (``smaps_rollup``).
+    * ``uss_mb`` — the pages only this process maps (private clean + dirty).
+    * ``peak_rss_mb`` — the largest ``rss_mb`` so far (``ru_maxrss``).
+
+    Linux reads ``/proc/self/status`` and ``/proc/self/smaps_rollup``; elsewhere psutil's ``memory_full_info``
+    gives what it can (USS, PSS where the platform has it) and the rest is None."""
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rss = psutil.Process().memory_info().rss / 2**20
-    return round(rss, 1), round(max(rss, peak_kib / 1024), 1)
+    peak = peak_kib / 1024 if sys.platform.startswith("linux") else peak_kib / 2**20   # macOS: bytes
+    out: dict[str, float | None] = {"rss_mb": rss, "peak_rss_mb": max(rss, peak)}
+    try:
+        status, rollup = _kib_fields("/proc/self/status"), _kib_fields("/proc/self/smaps_rollup")
+        out |= {"anon_mb": status["RssAnon"] / 1024, "file_mb": (status["RssFile"] + status["RssShmem"]) / 1024,
+                "pss_mb": rollup["Pss"] / 1024, "pss_anon_mb": rollup["Pss_Anon"] / 1024,
+                "pss_file_mb": (rollup["Pss_File"] + rollup["Pss_Shmem"]) / 1024,
+                "uss_mb": (rollup["Private_Clean"] + rollup["Private_Dirty"]) / 1024}
+    except (OSError, KeyError):
+        full = psutil.Process().memory_full_info()
+        out |= {"anon_mb": None, "file_mb": None, "pss_mb": getattr(full, "pss", 0) / 2**20 or None,
+                "pss_anon_mb": None, "pss_file_mb": None, "uss_mb": getattr(full, "uss", 0) / 2**20 or None}
+    return {k: None if v is None else round(v, 1) for k, v in out.items()}
 
 
 def l2_on(memory: Memory, limit: int | None) -> dict:
@@ -442,7 +486,7 @@ def main() -> int:
             pending = memory.pending_by_queue()
             rest = at_rest(memory, now, args.rest_repeats)
             l2_here = l2_on(memory, args.l2_per_checkpoint) if args.l2_per_checkpoint else None
-            rss, peak = rss_mb()
+            held = memory_mb()
             load = round(os.getloadavg()[0], 2)
             total = sizes["db_bytes"] + sizes["wal_bytes"] + sizes["shm_bytes"]
             events = checkpoint - (checkpoints[number - 1] if number else 0)
@@ -453,15 +497,15 @@ def main() -> int:
                 "ingest_per_s": round(events / segment_s, 1),
                 "ingest_many_per_s": round(events / ingest_s, 1), "embedding_seconds": round(embed_s, 1),
                 "query_during_ingest": percentiles(during), "query_at_rest": rest,
-                "bytes_per_event": round(total / checkpoint), **sizes, **storage_bytes(data, total),
-                "rss_mb": rss, "peak_rss_mb": peak,
+                "bytes_per_event": round(total / checkpoint), **sizes, **storage_bytes(data, total), **held,
                 "load_average_1m": load, "pending": pending, "l2_at_checkpoint": l2_here, "collectors": {
                     name: {"runs": c["runs"], "stored": c["stored"],
                            "errors": c["rejected"] + c["write_failed"] + c["failures"] + c["quarantined"]}
                     for name, c in collector_counts(supervisor).items()},
             })
             print(f"load: checkpoint {checkpoint:,}: {events / segment_s:,.0f} events/s, at-rest p95 "
-                  f"{rest.get('p95_ms')} ms, database {total / 2**20:,.1f} MB at {memory.path}, RSS {rss} MB",
+                  f"{rest.get('p95_ms')} ms, database {total / 2**20:,.1f} MB at {memory.path}, RSS "
+                  f"{held['rss_mb']} MB (anonymous {held['anon_mb']} MB)",
                   file=sys.stderr)
             if number + 1 < len(checkpoints):
                 following = checkpoints[number + 1] - checkpoint
