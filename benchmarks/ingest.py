@@ -20,6 +20,19 @@
     .venv/bin/python benchmarks/ingest.py --n 10000 --st-python /path/to/venv-with-torch/bin/python
     .venv/bin/python benchmarks/ingest.py --n 20000 --secure-delete fast --no-embedding --with-pending
 
+(e) with ``--attribution`` instead: what activity blocks (core/aggregation) and the approximate index's upkeep
+    (store/ann.py ``maintain``, called after each round of embedding) cost per event as the memory grows.
+    The N payloads are ingested and each batch embedded before the next (``process_pending(queues=
+    ("embedding",))``, the hashing embedder: as ``load.py`` does, without its query thread and collectors)
+    into three fresh memories in turn, each in a process of its own: as shipped, with every aggregation rule
+    off (``Memory.set_aggregation``), and with ``ann.maintain`` replaced by a no-op (no index is built, so no
+    vector is kept pending for one either). In each, the blocks' fold (its call in ``services/ingestion.py``)
+    and ``ann.maintain`` are timed where they run; per ``--segments`` segment: events/s, wall and CPU µs per
+    event of ``ingest_many`` and of the embedding round, of the fold and of ``maintain`` by what it did
+    (built / folded / nothing), the L1 rows, and the process's memory at the segment's end.
+
+    .venv/bin/python benchmarks/ingest.py --attribution --n 100000 --segments 30000,100000
+
 ``--no-floor`` skips (b'). ``--secure-delete`` runs the memory's connections with that
 ``PRAGMA secure_delete`` (the product runs ON: issue 16) to measure what it costs; ``--with-pending``
 also times ``process_pending`` (embedding and the L2 projection, which rewrite rows) over everything
@@ -201,6 +214,112 @@ def bench_embedding(sentences: list[str], st_python: str | None, repeat: int) ->
     return result
 
 
+class _Timed:
+    """``module.name`` replaced, while in use, by ``replacement`` (default: the function itself) timed: calls, wall
+    and CPU seconds (this process's: usearch adds vectors on every core), apart by what the call returned."""
+
+    def __init__(self, module, name: str, replacement=None):
+        self.module, self.name = module, name
+        self.original = getattr(module, name)
+        self.replacement = replacement or self.original
+        self.by_result: dict[str, list[float]] = {}
+
+    def __call__(self, *args, **kwargs):
+        started, cpu = time.perf_counter(), time.process_time()
+        result = self.replacement(*args, **kwargs)
+        kind = (result or "nothing") if isinstance(result, str) else "called"
+        calls, seconds, cpu_seconds = self.by_result.get(kind, (0, 0.0, 0.0))
+        self.by_result[kind] = [calls + 1, seconds + time.perf_counter() - started,
+                                cpu_seconds + time.process_time() - cpu]
+        return result
+
+    def __enter__(self) -> _Timed:
+        setattr(self.module, self.name, self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        setattr(self.module, self.name, self.original)
+
+    def taken(self, events: int) -> dict:
+        """Since the last call, per result: calls, and wall / CPU µs per event over ``events`` events."""
+        taken = {kind: {"calls": int(calls), "ms_per_call": round(seconds / calls * 1e3, 1),
+                        "wall_us_per_event": round(seconds / events * 1e6, 1),
+                        "cpu_us_per_event": round(cpu / events * 1e6, 1)}
+                 for kind, (calls, seconds, cpu) in sorted(self.by_result.items())}
+        self.by_result = {}
+        return taken
+
+
+ATTRIBUTION_RUNS = {"shipped": (True, True), "blocks_off": (False, True), "ann_upkeep_off": (True, False)}
+
+
+def attribution_run(name: str, n: int, batch: int, segments: list[int], folder: Path) -> list[dict]:
+    """One memory, ingested and embedded batch by batch, with activity blocks and the index's upkeep on or off
+    (``ATTRIBUTION_RUNS``): a report per segment (see (e) above)."""
+    from load import memory_mb
+
+    from magi_desktop.core.services import ingestion
+    from magi_desktop.core.store import ann
+
+    blocks, index = ATTRIBUTION_RUNS[name]
+    items = list(payloads(n))
+    memory = Memory.open(folder, embedder="hashing")
+    if not blocks:
+        for rule in memory.aggregation_settings():
+            memory.set_aggregation(rule, False)
+    fts_document("预热")   # jieba's dictionary, loaded as a running app has it
+    reports, done = [], 0
+    with _Timed(ingestion, "fold_into_blocks") as fold, \
+            _Timed(ann, "maintain", None if index else (lambda db, **_: "")) as maintain:
+        for end in segments:
+            ingest, embed = [0.0, 0.0], [0.0, 0.0]
+            started, cpu = time.perf_counter(), time.process_time()
+            for first in range(done, end, batch):
+                t, c = time.perf_counter(), time.process_time()
+                memory.ingest_many(items[first:min(first + batch, end)])
+                ingest = [ingest[0] + time.perf_counter() - t, ingest[1] + time.process_time() - c]
+                t, c = time.perf_counter(), time.process_time()
+                memory.process_pending(queues=("embedding",))
+                embed = [embed[0] + time.perf_counter() - t, embed[1] + time.process_time() - c]
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+            events = end - done
+
+            def us(seconds: float, events: int = events) -> float:
+                return round(seconds / events * 1e6, 1)
+
+            reader = memory.db.reader()
+            reports.append({
+                "events": f"{done}-{end}", "per_s": round(events / wall, 1),
+                "wall_us_per_event": {"all": us(wall), "ingest_many": us(ingest[0]), "embedding_round": us(embed[0])},
+                "cpu_us_per_event": {"all": us(cpu), "ingest_many": us(ingest[1]), "embedding_round": us(embed[1])},
+                "blocks_fold": fold.taken(events), "ann_maintain": maintain.taken(events),
+                "l1_rows": reader.execute("SELECT count(*) FROM fact_events").fetchone()[0],
+                "chunks": reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0],
+                **memory_mb()})
+            done = end
+    memory.close()
+    return reports
+
+
+def attribution(n: int, batch: int, segments: list[int]) -> dict:
+    """Each of ``ATTRIBUTION_RUNS`` in a process of its own, one after the other: its memory figures are its own."""
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ATTRIBUTION_RUNS:
+            out = subprocess.run([sys.executable, __file__, "--attribution-run", name, "--n", str(n), "--batch",
+                                  str(batch), "--segments", ",".join(map(str, segments)), "--folder",
+                                  str(Path(tmp) / name)], capture_output=True, text=True, check=True)
+            runs[name] = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"ingest: attribution {name}: " + ", ".join(f"{r['events']} {r['per_s']}/s" for r in runs[name]),
+                  file=sys.stderr)
+    last = {name: reports[-1]["cpu_us_per_event"]["all"] for name, reports in runs.items()}
+    return {"benchmark": "ingest_attribution", "payloads": n, "batch": batch, "embedder": "hashing",
+            "load_average": [round(x, 2) for x in os.getloadavg()], "runs": runs,
+            "last_segment_cpu_us_per_event": last | {
+                "blocks_cost": round(last["shipped"] - last["blocks_off"], 1),
+                "ann_upkeep_cost": round(last["shipped"] - last["ann_upkeep_off"], 1)}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=100_000)
@@ -214,8 +333,20 @@ def main() -> None:
     parser.add_argument("--no-embedding", action="store_true", help="skip the MiniLM comparison")
     parser.add_argument("--with-pending", action="store_true", help="also time process_pending over all events")
     parser.add_argument("--no-floor", action="store_true", help="skip replaying our own SQL alone")
+    parser.add_argument("--attribution", action="store_true",
+                        help="only (e): blocks and index upkeep per event, three memories (with --n, --segments)")
+    parser.add_argument("--segments", default="30000,100000", help="(e) segment ends, up to --n")
+    parser.add_argument("--attribution-run", choices=ATTRIBUTION_RUNS, help=argparse.SUPPRESS)   # (e)'s child
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
     connection_settings.SECURE_DELETE = args.secure_delete.upper()
+    segments = sorted({s for s in map(int, args.segments.split(",")) if 0 < s < args.n} | {args.n})
+    if args.attribution_run:
+        print(json.dumps(attribution_run(args.attribution_run, args.n, args.batch, segments, Path(args.folder))))
+        return
+    if args.attribution:
+        print(json.dumps(attribution(args.n, args.batch, segments)))
+        return
 
     items = list(payloads(args.n))
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,14 +13,23 @@ next, so every event is in FTS5 and in the vector index when the next batch star
 
 At each checkpoint (10k, 100k, 1M by default, in one run, so the curve is comparable) ingest stops:
 the embedding queue is already empty; the WAL is checkpointed (TRUNCATE) and the files measured;
-the questions are asked again at rest (no ingest, no query thread); RSS and the collectors' counts
-are read. Then ingest goes on.
+the questions are asked again at rest (no ingest, no query thread); with ``--tiering`` (the default) the
+periodic jobs catch up to the newest event's time (``catch_up``: L3 summarises the closed windows, then the
+``tiers`` job moves what is older than the cold age and summarised to the cold tier, as a long-lived memory
+has it) and the questions are asked at rest once more; the memory figures (``memory_mb``) and the
+collectors' counts are read. Then ingest goes on, into a memory with a cold tier.
+
+The workload spreads its timestamps over ``--span-days`` (365) whatever ``--max-events``: in a 1M run the
+10k and 100k checkpoints cover 3.7 and 36.5 days, so nothing is old enough to go cold before the 1M one
+(180 days, ``--cold-after-days``); ``--span-days 3650`` gives a decade, cold from the 100k checkpoint on.
 
 Reported per checkpoint: ingest rate over the last segment (with embedding, and ``ingest_many``
 alone), query p50/p95 during ingest and at rest, overall and per mode, the same at rest without the vector
 paths (the exact vec0 KNN grows with the chunks; this is the rest of the query path), the raw FTS5 + vec0
-calls for scale, bytes per event (database + WAL after the checkpoint), hot and cold store bytes (cold: 0
-while no cold store is built), RSS, the collectors' stored/errors counts, the L2 queue waiting, and the L2
+calls for scale, bytes per event (database + WAL after the checkpoint), the process's memory (RSS, and
+apart: anonymous, file-backed, PSS, USS), ``tiering`` (the catch-up's seconds, hot / cold / kept-hot events,
+each tier's index rows and bytes, the questions at rest after it), the collectors' stored/errors counts, the
+L2 queue waiting, and the L2
 (rules) rate on ``--l2-per-checkpoint`` pending events, projected after the questions. After the run: the L2
 projection (rules) of a sample of the big database's pending events, and of a fresh ``--l2-sample``
 memory; the MiniLM embedding throughput on ``--minilm-sample`` stored texts and what embedding all
@@ -57,11 +66,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from query_latency import raw_calls
+from workload import START as workload_start
 from workload import payloads
 
 from magi_desktop.collectors import build_supervisor
 from magi_desktop.core import Memory
-from magi_desktop.core.store import ann
+from magi_desktop.core.store import ann, tiers
 from magi_desktop.core.text import fts_document
 
 # Every mode once, and the rule-chosen mode (None) for the rest.
@@ -260,10 +270,68 @@ def at_rest(memory: Memory, now: float, repeats: int) -> dict:
     return result | {"raw_fts_knn": percentiles(raw)}
 
 
-def storage_bytes(data: Path, hot: int) -> dict:
-    """The hot database and a cold store beside it (a ``*cold*`` SQLite file), 0 while none is built."""
-    cold = sum(p.stat().st_size for p in data.glob("*cold*") if p.is_file())
-    return {"hot_bytes": hot, "cold_bytes": cold, "cold_store": "present" if cold else "not built"}
+# The b-trees of each tier's index: a virtual table's shadow tables are named after it (longest name first).
+TIER_INDEXES = {"cold_fts": "fact_events_cold_fts", "hot_fts": "fact_events_fts",
+                "pending_vectors": "chunk_vectors_pending", "cold_vectors": "chunk_vectors_cold",
+                "hot_vectors": "chunk_vectors"}
+# Every periodic job the app's scheduler runs (ui/scheduler.py) but the daily backup, which goes by the real
+# clock and copies the whole database; ``tiers`` after them, as run_due orders it.
+CATCH_UP_JOBS = ("maintenance", "l3:hour", "l3:day", "l3:week", "l3:month", "l3:insights")
+MAX_TIER_RUNS = 500       # a tiering run looks at tiers.SCAN_LIMIT rows: 10M of them
+
+
+def tier_figures(memory: Memory) -> dict:
+    """Hot and cold events (``tiers.sizes``), the rows of each tier's vector table, and the bytes of the database
+    file each tier's index holds (SQLite's ``dbstat``: the pages of every b-tree of the index's shadow tables and
+    their indexes; ``other`` is the rest of the schema, ``free`` the free pages moved rows left: the file does
+    not shrink), and the approximate index file beside it."""
+    started = time.perf_counter()
+    conn = memory.db.reader()
+    owner = dict(conn.execute("SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index')"))
+
+    def index_of(table: str) -> str:
+        return next((key for key, base in TIER_INDEXES.items() if table == base or table.startswith(base + "_")),
+                    "other")
+
+    sizes = dict.fromkeys([*TIER_INDEXES, "other"], 0)
+    for name, size in conn.execute("SELECT name, pgsize FROM dbstat('main', 1)"):     # 1: a row per b-tree
+        sizes[index_of(owner.get(name, name))] += size
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    sizes["free"] = conn.execute("PRAGMA freelist_count").fetchone()[0] * page_size
+    sizes["ann_file"] = sum(p.stat().st_size for p in memory.path.parent.glob(f"{memory.path.name}.chunks-*.usearch"))
+    count = lambda table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: E731
+    return {"events": tiers.sizes(conn), "hot_vectors": count("chunk_vectors"),
+            "cold_vectors": count("chunk_vectors_cold"), "bytes": sizes,
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+def catch_up(memory: Memory, now: float, repeats: int) -> dict:
+    """What the app's periodic jobs would have done by ``now`` (the newest event's time): L2 maintenance, the L3
+    windows closed by then (the late back-fill summarises every day, week and month of the events stored since
+    the last checkpoint) and the insights, their summaries embedded, then ``tiers`` run until its scan reaches
+    the cutoff (``cold_after_days`` before ``now``), as the hourly job would have by then. Then the tiers'
+    figures and the questions at rest again: default recall, hot only."""
+    started = time.perf_counter()
+    due = memory.run_due(now=now, jobs=CATCH_UP_JOBS)
+    periodic_s = time.perf_counter() - started
+    started = time.perf_counter()
+    memory.process_pending(queues=("embedding",))
+    embed_s = time.perf_counter() - started
+    moved = {"examined": 0, "moved_cold": 0, "kept_hot": 0, "warmed": 0}
+    started = time.perf_counter()
+    runs, examined = 0, tiers.SCAN_LIMIT
+    while examined >= tiers.SCAN_LIMIT and runs < MAX_TIER_RUNS:      # fewer: the scan reached the cutoff
+        report = memory.run_due(now=now, jobs=["tiers"]).tiers or {}
+        moved = {key: value + (report.get(key) or 0) for key, value in moved.items()}
+        examined, runs = report.get("examined") or 0, runs + 1
+    tiers_s = time.perf_counter() - started
+    wal_checkpoint(memory)
+    figures = tier_figures(memory)
+    return {"now": now, "days_covered": round((now - workload_start) / 86_400, 1),
+            "cold_after_days": tiers.cold_after_days(memory.db.reader()), "l3_written": due.l3,
+            "periodic_seconds": round(periodic_s, 1), "summaries_embedding_seconds": round(embed_s, 1),
+            "tiers_seconds": round(tiers_s, 1), "tiers_runs": runs, **moved, **figures,
+            "query_at_rest": at_rest(memory, now, repeats)}
 
 
 def open_embedder(name: str):
@@ -303,10 +371,53 @@ def collector_counts(supervisor) -> dict:
     return out
 
 
-def rss_mb() -> tuple[float, float]:
+def _kib_fields(path: str) -> dict[str, int]:
+    """The ``Name:   123 kB`` lines of a /proc file, in KiB."""
+    fields = {}
+    with open(path) as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            parts = value.split()
+            if len(parts) == 2 and parts[1] == "kB":
+                fields[name] = int(parts[0])
+    return fields
+
+
+def memory_mb() -> dict:
+    """This process's memory, in MiB. ``rss_mb`` (psutil) counts every resident page of every mapping, once per
+    mapping: each reader connection maps the database itself (``PRAGMA mmap_size``) and the approximate index is
+    a memory-mapped view, so the same page-cache pages are counted several times and the figure grows with the
+    database read, not with what the process holds. Beside it:
+
+    * ``anon_mb`` — resident anonymous memory (``RssAnon``): the heap (Python objects, SQLite's page caches,
+      numpy arrays, an index loaded to be folded): what the process itself takes, which the kernel cannot drop,
+      only swap.
+    * ``file_mb`` — resident file-backed pages (``RssFile`` + ``RssShmem``): the mapped database, the index
+      view, the shared libraries. They belong to the kernel's page cache, are shared with any other process
+      and dropped under pressure.
+    * ``pss_mb`` (with ``pss_anon_mb`` / ``pss_file_mb``) — proportional set size: each page divided by the
+      number of mappings of it, here and in other processes, so a page several connections map is counted once
+      in all (``smaps_rollup``).
+    * ``uss_mb`` — the pages only this process maps (private clean + dirty).
+    * ``peak_rss_mb`` — the largest ``rss_mb`` so far (``ru_maxrss``).
+
+    Linux reads ``/proc/self/status`` and ``/proc/self/smaps_rollup``; elsewhere psutil's ``memory_full_info``
+    gives what it can (USS, PSS where the platform has it) and the rest is None."""
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rss = psutil.Process().memory_info().rss / 2**20
-    return round(rss, 1), round(max(rss, peak_kib / 1024), 1)
+    peak = peak_kib / 1024 if sys.platform.startswith("linux") else peak_kib / 2**20   # macOS: bytes
+    out: dict[str, float | None] = {"rss_mb": rss, "peak_rss_mb": max(rss, peak)}
+    try:
+        status, rollup = _kib_fields("/proc/self/status"), _kib_fields("/proc/self/smaps_rollup")
+        out |= {"anon_mb": status["RssAnon"] / 1024, "file_mb": (status["RssFile"] + status["RssShmem"]) / 1024,
+                "pss_mb": rollup["Pss"] / 1024, "pss_anon_mb": rollup["Pss_Anon"] / 1024,
+                "pss_file_mb": (rollup["Pss_File"] + rollup["Pss_Shmem"]) / 1024,
+                "uss_mb": (rollup["Private_Clean"] + rollup["Private_Dirty"]) / 1024}
+    except (OSError, KeyError):
+        full = psutil.Process().memory_full_info()
+        out |= {"anon_mb": None, "file_mb": None, "pss_mb": getattr(full, "pss", 0) / 2**20 or None,
+                "pss_anon_mb": None, "pss_file_mb": None, "uss_mb": getattr(full, "uss", 0) / 2**20 or None}
+    return {k: None if v is None else round(v, 1) for k, v in out.items()}
 
 
 def l2_on(memory: Memory, limit: int | None) -> dict:
@@ -363,6 +474,13 @@ def main() -> int:
     parser.add_argument("--embedder", choices=("hashing", "minilm"), default="hashing",
                         help="minilm: real vectors, each distinct text embedded once and cached in "
                              "~/.cache/magi-bench/ (outside git); questions are embedded through the same cache")
+    parser.add_argument("--tiering", action=argparse.BooleanOptionalAction, default=True,
+                        help="at each checkpoint, run the periodic jobs as of the newest event (L3, then tiers) "
+                             "and ask the questions again (default: on)")
+    parser.add_argument("--span-days", type=float, default=365.0,
+                        help="days the workload's timestamps spread over, for all --max-events (default 365)")
+    parser.add_argument("--cold-after-days", type=float,
+                        help="the memory's cold age (Memory.set_cold_after_days; default: the product's, 180)")
     parser.add_argument("--data-dir", help="keep everything here (must not hold a memory yet)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
@@ -388,6 +506,8 @@ def main() -> int:
 
     embedder = open_embedder(args.embedder)
     memory = Memory.open(data, embedder=embedder)
+    if args.cold_after_days is not None:
+        memory.set_cold_after_days(args.cold_after_days)
     print(f"load: database {memory.path} ({'kept' if keep else 'removed at the end'})", file=sys.stderr)
     fts_document("预热")   # jieba's dictionary, loaded as a running app has it
     supervisor, plugin_errors = build_supervisor(memory, data, env={}, watch=True)
@@ -408,7 +528,7 @@ def main() -> int:
         sources.start()
         ticker.start()
         queries.start()
-        generated = payloads(args.max_events)
+        generated = payloads(args.max_events, span_days=args.span_days)
         ingested = 0
         for number, checkpoint in enumerate(checkpoints):
             segment_started = time.perf_counter()
@@ -441,8 +561,9 @@ def main() -> int:
             chunks = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
             pending = memory.pending_by_queue()
             rest = at_rest(memory, now, args.rest_repeats)
+            tiering = catch_up(memory, now, args.rest_repeats) if args.tiering else None
             l2_here = l2_on(memory, args.l2_per_checkpoint) if args.l2_per_checkpoint else None
-            rss, peak = rss_mb()
+            held = memory_mb()
             load = round(os.getloadavg()[0], 2)
             total = sizes["db_bytes"] + sizes["wal_bytes"] + sizes["shm_bytes"]
             events = checkpoint - (checkpoints[number - 1] if number else 0)
@@ -453,15 +574,15 @@ def main() -> int:
                 "ingest_per_s": round(events / segment_s, 1),
                 "ingest_many_per_s": round(events / ingest_s, 1), "embedding_seconds": round(embed_s, 1),
                 "query_during_ingest": percentiles(during), "query_at_rest": rest,
-                "bytes_per_event": round(total / checkpoint), **sizes, **storage_bytes(data, total),
-                "rss_mb": rss, "peak_rss_mb": peak,
+                "bytes_per_event": round(total / checkpoint), **sizes, **held, "tiering": tiering,
                 "load_average_1m": load, "pending": pending, "l2_at_checkpoint": l2_here, "collectors": {
                     name: {"runs": c["runs"], "stored": c["stored"],
                            "errors": c["rejected"] + c["write_failed"] + c["failures"] + c["quarantined"]}
                     for name, c in collector_counts(supervisor).items()},
             })
             print(f"load: checkpoint {checkpoint:,}: {events / segment_s:,.0f} events/s, at-rest p95 "
-                  f"{rest.get('p95_ms')} ms, database {total / 2**20:,.1f} MB at {memory.path}, RSS {rss} MB",
+                  f"{rest.get('p95_ms')} ms, database {total / 2**20:,.1f} MB at {memory.path}, RSS "
+                  f"{held['rss_mb']} MB (anonymous {held['anon_mb']} MB)",
                   file=sys.stderr)
             if number + 1 < len(checkpoints):
                 following = checkpoints[number + 1] - checkpoint
@@ -506,7 +627,7 @@ def main() -> int:
     print(json.dumps({
         "benchmark": "load", "embedder": "hashing-ngram-v1" if embedder == "hashing" else embedder.name,
         **({} if embedder == "hashing" else {"vector_cache": {"hits": embedder.hits, "misses": embedder.misses}}),
-        "l2_projected_during_load": False,
+        "l2_projected_during_load": False, "tiering": args.tiering, "span_days": args.span_days,
         "batch": args.batch, "query_pause_s": args.query_pause, "questions": len(QUERIES),
         "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "events": results[-1]["events"], "stopped_early": stopped_early, "run_seconds": round(run_seconds, 1),

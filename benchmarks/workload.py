@@ -2,7 +2,8 @@
 
 Sensor events (browser, music, terminal, Git, app usage, calendar) and chat
 turns (user and assistant, about 12% Chinese), a few carrying secrets, with
-timestamps spread over a year.
+timestamps spread evenly over ``span_days`` from 2025-01-01 (a year unless told otherwise), however many
+payloads are asked for.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ _ASSISTANT = ["Here are three soup recipes that work well in a pressure cooker: 
               "根据天气预报，明天有小雨，记得带伞。"]
 
 
-def payloads(n: int, seed: int = 7) -> Iterator[dict]:
+def payloads(n: int, seed: int = 7, span_days: float = 365.0) -> Iterator[dict]:
     rng = random.Random(seed)
     for i in range(n):
-        at = START + i * (365 * 86400 / max(n, 1)) + rng.random()
+        at = START + i * (span_days * 86400 / max(n, 1)) + rng.random()
         roll = rng.random()
         if roll < 0.50:
             yield _chat(rng, i, at)
