@@ -281,3 +281,36 @@ def test_raising_the_age_brings_the_cold_back_and_the_next_run_sends_back_what_i
     assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 17        # 400 days: old enough still
     aged.set_cold_after_days(100)                # lowered: nothing to bring back
     assert tiers.sizes(aged.db.reader())["cold"] == 17
+
+
+def test_a_question_nothing_hot_answers_adds_the_cold_words_to_its_hot_recall(aged, monkeypatch):
+    from magi_desktop.core.store import search
+
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.forget(source="chrome", start=OLD + 16 * 60)        # the hot visits: now only cold ones say "sourdough"
+    question = "Which sourdough starter guides did I read?"
+    # What the retry found when it asked the whole question again with the cold tier searched by its words:
+    # everything searched, the cold chunk vectors left out.
+    with monkeypatch.context() as words_only:
+        words_only.setattr(search, "nearest_cold_event_chunks", lambda *args: [])
+        again = aged.query(question, now=NOW, search_all=True)
+    calls = []
+
+    def counted(name):
+        real = getattr(search, name)
+
+        def call(*args, **kwargs):
+            calls.append((name, kwargs.get("index", "fact_events_fts")))
+            return real(*args, **kwargs)
+        return call
+
+    for name in ("events_matching", "nearest_event_chunks", "nearest_cold_event_chunks", "events_containing"):
+        monkeypatch.setattr(search, name, counted(name))
+    retried = aged.query(question, now=NOW)
+    assert retried.trace["cold"] == "searched by words: nothing hot answered"
+    assert [(f.event_id, f.paths) for f in retried.findings] == [(f.event_id, f.paths) for f in again.findings]
+    assert retried.status == again.status == "ok"
+    # each hot path once; the cold tier by its words only
+    assert sorted(calls) == [("events_matching", "fact_events_cold_fts"), ("events_matching", "fact_events_fts"),
+                             ("nearest_event_chunks", "fact_events_fts")]
+    assert {"bm25", "vector", "bm25_cold"} <= retried.trace["paths"].keys()
