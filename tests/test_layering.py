@@ -198,7 +198,7 @@ SQL_IN_TESTS = {
     "test_store_helpers.py": 6,
     "test_store_l2.py": 4,
     "test_supersede.py": 6,
-    "test_tiers.py": 16,
+    "test_tiers.py": 25,
     "test_viewer.py": 3,
     "test_workers.py": 1,
 }

@@ -91,7 +91,8 @@ def vector(conn: Connection, ctx: QueryContext) -> list[int]:
     rows = search.nearest_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes, ctx.now)
     if ctx.cold_vectors:    # distances of one space: one ranking
         rows = sorted([*rows, *search.nearest_cold_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes,
-                                                                 ctx.now)], key=lambda r: r[1] or 0.0)
+                                                                 ctx.now, _bounds(ctx.window))],
+                      key=lambda r: r[1] or 0.0)
     ranked: list[int] = []
     seen: set[int] = set()
     for event_rowid, _distance in rows:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..text import fts_or_query, query_terms
-from . import ann, statistics
+from . import ann, statistics, tiers
 from .connection import Connection, placeholders
 from .erasure import fts_tables
 from .l1 import EventFilter
@@ -189,17 +189,27 @@ def cold_events_matching(conn: Connection, terms: Sequence[str], visible: EventF
     return events_matching(conn, terms, visible, window, context_weight, limit, index="fact_events_cold_fts")
 
 
-def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
-                              now: float) -> list[tuple[int, float | None]]:
+def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str], now: float,
+                              window: tuple[float, float] | None = None) -> list[tuple[int, float | None]]:
     """As :func:`nearest_event_chunks`, over the cold tier's chunks (an exact scan: asked only when a question
-    reaches back)."""
+    reaches back). With a window, only the chunks of the months it spans and of the cold events mentioning a time
+    in it are read (the table's partitions, store/vectors.py): an event outside it would be dropped anyway."""
     if not index_exists(conn, COLD_VEC_TABLE):
         return []
     codes = scope_codes(scopes)
+    months, month_args = "", []
+    if window is not None:
+        # The vec0 column occurred_at holds the recorded time, which a plan (recorded before it happens) or an
+        # event mentioning the window (recorded after it) does not bound: the month the event happened in does.
+        said = {tiers.month_of(ts) for (ts,) in conn.execute(
+            f"SELECT e.timestamp FROM fact_events e WHERE e.tier = {tiers.COLD} AND {mention_sql('e')}",
+            mention_params(*window))}
+        wanted = sorted(set(tiers.months_between(*window)) | said)
+        months, month_args = f" AND month IN ({placeholders(len(wanted))})", wanted
     return conn.execute(
-        f"SELECT event_rowid, distance FROM {COLD_VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
+        f"SELECT event_rowid, distance FROM {COLD_VEC_TABLE} WHERE embedding MATCH ? AND k = ?{months} "
         f"AND scope_code IN ({placeholders(len(codes))}) AND occurred_at <= ? ORDER BY distance",
-        [vector, k, *codes, now]).fetchall()
+        [vector, k, *month_args, *codes, now]).fetchall()
 
 
 def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
