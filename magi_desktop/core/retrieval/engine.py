@@ -119,8 +119,10 @@ class Retriever:
         # A window's listing (no recall) reads its events whatever their tier: asking again would list the same.
         if (pack.insufficient_evidence and recalled is not None and not pack.trace.get("cold")
                 and tiers.has_cold(self.db.reader())):
+            hot_ms = pack.trace["total_ms"]
             pack, _ = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, True, recalled)
             pack.trace["cold"] = "searched by words: nothing hot answered"
+            pack.trace["total_ms"] = round(hot_ms + pack.trace["total_ms"], 2)      # the hot recall's time too
         return pack
 
     def _query(self, text: str, mode: str | None, now: float | None, limit: int, session_id: str | None,
