@@ -79,7 +79,7 @@ class _Recalled:
     first_wave: dict[str, list[int]]
     anchor: _Candidate | None
     trace: dict                          # the first wave's and the anchor's trace entries
-    query_vector: np.ndarray | None = None
+    query_vector: np.ndarray | None
 
 
 @dataclass
@@ -168,7 +168,7 @@ class Retriever:
 
         first_wave = self._first_wave(ctx, chosen, trace) if recalled is None else self._with_cold_words(
             recalled, ctx, chosen, trace)
-        rankings = self._second_wave(first_wave, ctx, chosen, trace)
+        rankings = self._second_wave(first_wave, ctx, chosen, trace)     # a retry's seeds may be cold hits
         rankings[schedule.PATH] = schedule.plans(self.db.reader(), ctx)   # an ahead window's plans, soonest first
         fused = weighted_rrf(rankings, PATH_WEIGHTS[chosen] | schedule.PATH_WEIGHTS)
         candidates = self._hydrate([rowid for rowid, _ in fused[:CANDIDATES]])
@@ -222,10 +222,11 @@ class Retriever:
                                       if rowid in by_rowid}, text)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
-        hot = _Recalled(first_wave, anchor, {"paths": {name: trace["paths"][name] for name in first_wave
-                                                       if name in trace["paths"]}}
-                        | ({"anchor": trace["anchor"]} if "anchor" in trace else {}), ctx.query_vector)
-        return self._pack(text, chosen, findings, temporal, anchor, trace), hot
+        kept_trace = {"paths": {name: trace["paths"][name] for name in first_wave if name in trace["paths"]}}
+        if "anchor" in trace:
+            kept_trace["anchor"] = trace["anchor"]
+        return (self._pack(text, chosen, findings, temporal, anchor, trace),
+                _Recalled(first_wave, anchor, kept_trace, ctx.query_vector))
 
     def _listed(self, text: str, mode: str, ctx: paths.QueryContext, temporal: TemporalIntent, of_window: bool,
                 limit: int, token_budget: int, started: float, trace: dict) -> EvidencePack:
