@@ -122,6 +122,14 @@ def test_a_scopes_match_behind_more_than_the_cap_of_another_scopes_is_found(crow
     assert found == [ids["Learning python for data work takes a month"]]
 
 
+def test_a_replay_before_the_newest_matches_finds_what_was_recorded_by_then(crowded):
+    conn = crowded.db.reader()
+    ids = _ids_by_text(crowded)
+    # every scope; only the turn was recorded by then, the visits after it are the term's newest matches
+    assert search.events_matching(conn, ["python"], l1.visible_filter(SCOPES, AT + 50), None, 0.5, 10) == [
+        ids["Learning python for data work takes a month"]]
+
+
 def test_a_scopes_match_beyond_what_one_term_may_read_is_not(crowded, monkeypatch):
     monkeypatch.setattr(search, "COMMON_READ", search.MATCH_CAP)        # one block: the newest visits only
     conn = crowded.db.reader()

@@ -70,12 +70,13 @@ def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: fl
 # old: it is what BM25 ranks by.
 MATCH_CAP = 2000
 COMMON_SCAN = MATCH_CAP
-# A common term's matches are read newest first, COMMON_SCAN at a time, keeping those the question's filter passes
-# (scope, record time, tier, window), until COMMON_SCAN are kept or this many were read: a scope whose events are
-# few among a word's matches (a conversation's "python" among thousands of page visits) or a replay's "now" before
-# the newest matches is still reached, and the rows one term reads stay bounded.
+# A common term's newest COMMON_SCAN matches are read, keeping those the question's filter passes (scope, record
+# time, tier, window); when fewer than the answer needs are kept, the next older COMMON_SCAN, and so on until enough
+# are kept or this many were read: a scope whose events are few among a word's matches (a conversation's "python"
+# among thousands of page visits) or a replay's "now" before the newest matches is still reached, and the rows one
+# term reads stay bounded.
 COMMON_READ = 10 * COMMON_SCAN
-_ROWIDS = (-(2**63), 2**63 - 1)
+_EVERY_ROWID = (-(2**63), 2**63 - 1)
 
 
 def _window_sql(window: tuple[float, float] | None) -> tuple[str, list[Any]]:
@@ -95,24 +96,26 @@ def _window_rowids(conn: Connection, window: tuple[float, float]) -> tuple[int, 
     return (low, high) if low is not None else (1, 0)
 
 
-def _newest_kept(conn: Connection, index: str, phrase: str, keep: EventFilter, rowids: tuple[int, int]) -> list[int]:
+def _newest_kept(conn: Connection, index: str, phrase: str, keep: EventFilter, rowids: tuple[int, int],
+                 enough: int) -> list[int]:
     """Rowids of the newest matches of ``phrase`` in ``index`` within the rowid range ``rowids`` that pass ``keep``
-    (a clause over ``fact_events e``): up to COMMON_SCAN of them, from at most COMMON_READ matches read."""
+    (a clause over ``fact_events e``): those among its newest COMMON_SCAN matches, and while fewer than ``enough``
+    are kept, among the next older ones, from at most COMMON_READ matches read."""
     low, high = rowids
     kept: list[int] = []
     read = 0
-    while len(kept) < COMMON_SCAN and read < COMMON_READ and low <= high:
+    while read < COMMON_READ and low <= high and (read == 0 or len(kept) < enough):
         block = min(COMMON_SCAN, COMMON_READ - read)
         rows = conn.execute(
             f"SELECT f.id, EXISTS (SELECT 1 FROM fact_events e WHERE e.id = f.id AND {keep.clause}) FROM "
             f"(SELECT rowid AS id FROM {index} WHERE {index} MATCH ? AND rowid BETWEEN ? AND ? "
             "ORDER BY rowid DESC LIMIT ?) f", [*keep.args, phrase, low, high, block]).fetchall()
         read += len(rows)
-        kept += [rowid for rowid, passed in rows if passed][:COMMON_SCAN - len(kept)]
+        kept += [rowid for rowid, passed in rows if passed]
         if len(rows) < block:
             break
         high = rows[-1][0] - 1
-    return kept
+    return kept[:COMMON_SCAN]
 
 
 def _mentioning(conn: Connection, index: str, phrase: str, keep: EventFilter, window: tuple[float, float]) -> list[int]:
@@ -149,9 +152,10 @@ def events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter
     """Rowids of the visible events that match any of ``terms``, by BM25 (the previous turn's words weighted
     ``context_weight`` against the event's own); with a window, only those in it or mentioning a time in it.
 
-    A term with more than :data:`MATCH_CAP` matches counts in its newest :data:`COMMON_SCAN` visible matches (in the
-    window) only, with its IDF (and no term frequency), from at most :data:`COMMON_READ` matches read: the cost of a
-    question is bounded by its number of words, not by the history.
+    A term with more than :data:`MATCH_CAP` matches counts in the visible ones (in the window) among its newest
+    :data:`COMMON_SCAN` only — further back while fewer than ``limit`` are, up to :data:`COMMON_READ` matches read —
+    with its IDF (and no term frequency): the cost of a question is bounded by its number of words, not by the
+    history.
     ``index``: the hot tier's (default) or the cold tier's, ``fact_events_cold_fts`` (store/tiers.py)."""
     if not terms:
         return []
@@ -170,10 +174,10 @@ def events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter
         return [row[0] for row in conn.execute(f"{rare_sql} ORDER BY {rank} LIMIT ?", [*rare_args, limit])]
     scores: dict[int, float] = dict(conn.execute(rare_sql, rare_args).fetchall()) if rare else {}
     keep = EventFilter(visible.clause + where, [*visible.args, *where_args])
-    rowids = _ROWIDS if window is None else _window_rowids(conn, window)
+    rowids = _EVERY_ROWID if window is None else _window_rowids(conn, window)
     for phrase in common:
         idf = _estimated_idf(conn, MATCH_CAP, probes[phrase][1])
-        kept = _newest_kept(conn, index, phrase, keep, rowids)
+        kept = _newest_kept(conn, index, phrase, keep, rowids, limit)
         if window is not None:
             kept = sorted({*kept, *_mentioning(conn, index, phrase, keep, window)}, reverse=True)[:COMMON_SCAN]
         for rowid in kept:
