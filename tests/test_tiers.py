@@ -377,6 +377,11 @@ def test_a_cold_chunk_table_made_before_its_partitions_is_rebuilt_from_itself(mo
                   "distance_metric=cosine, scope_code integer, occurred_at float, +event_rowid integer)")
         w.executemany(f"INSERT INTO chunk_vectors_cold ({columns}) VALUES (?, ?, ?, ?, ?)", rows)
         w.execute("UPDATE vector_index SET layout = 2")
+    # Until the memory opens again (its model missing, say), events still move in and out of the old table.
+    months.set_cold_after_days(0)
+    assert tiers.sizes(conn)["cold"] == 0
+    months.set_cold_after_days(tiers.DEFAULT_COLD_AFTER_DAYS)
+    assert months.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 13
     path = months.path
     months.close()
     reopened = Memory.open(path.parent, embedder="hashing")

@@ -129,6 +129,14 @@ def _vector_tables(conn: Connection) -> bool:
     return conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN (?, ?)", (_VEC, _COLD_VEC)).fetchone()[0] == 2
 
 
+def _cold_by_month(conn: Connection) -> bool:
+    """Whether the cold chunk table has its month partitions (vector layout 3). One made before keeps its shape
+    while the memory's model is missing (vectors paused, the index not opened); store/vectors.py rebuilds it, each
+    chunk in its month, when the memory next opens with its model."""
+    declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (_COLD_VEC,)).fetchone()
+    return declared is not None and "partition key" in declared[0]
+
+
 def _move(conn: Connection, rowids: Sequence[int] | set[int], to: int) -> None:
     """Move these events' index rows to the tier ``to`` (COLD or HOT) and mark them; inside a transaction."""
     rowids = sorted(rowids)
@@ -153,7 +161,7 @@ def _move(conn: Connection, rowids: Sequence[int] | set[int], to: int) -> None:
             f"SELECT rowid, embedding, scope_code, occurred_at, event_rowid FROM {from_vec} WHERE rowid = ?",
             (chunk,))]
         conn.executemany(f"DELETE FROM {to_vec} WHERE rowid = ?", [(c,) for c in chunks])
-        if to == COLD:      # into the partition of the month the event happened in
+        if to == COLD and _cold_by_month(conn):      # into the partition of the month the event happened in
             conn.executemany(f"INSERT INTO {to_vec} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
                              "VALUES (?, ?, ?, ?, ?, ?)",
                              [(row[0], month_of(happened[row[0]]), *row[1:]) for row in rows])
