@@ -7,13 +7,15 @@ with the hashing embedder (each batch embedded before the next, as ``load.py`` d
 1. L3 summarises the year (``run_due`` of the day, week and month jobs: the late back-fill, extractive);
 2. the load benchmark's 15 questions are asked ``--repeat`` times with everything hot;
 3. the ``tiers`` job runs until it has nothing left to move (each run looks at 20,000 rows at most);
-4. the questions are asked again (default recall: hot only) and with ``search_all=True`` (hot and cold).
+4. the questions are asked again (default recall: hot only) and with ``search_all=True`` (hot and cold), and
+   four questions about a month of 2025 (an old window: default recall reads the cold tier for them).
 
 Reported: build and L3 seconds, each tiering run's seconds and rows, hot/cold/kept-hot counts, the rows of the
-hot and cold full-text and vector indexes, and query p50/p95 in each state (with the raw FTS5 + vec0 calls).
+hot and cold full-text and vector indexes, and query p50/p95 in each state, with how many questions read the
+cold tier and why (``searched_cold``: the trace's reason, counted).
 
-    .venv/bin/python benchmarks/tiers.py --events 20000      # a minute or two
-    .venv/bin/python benchmarks/tiers.py                     # 100k events
+    .venv/bin/python benchmarks/tiers.py --events 20000      # a few minutes
+    .venv/bin/python benchmarks/tiers.py --events 50000      # the figures in docs/performance.md
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -36,16 +39,28 @@ from workload import payloads
 from magi_desktop.core import Memory
 from magi_desktop.core.store import tiers
 
+# Questions whose window is a month of the workload's year: older than the cold age as of --now.
+OLD_WINDOW_QUERIES: list[tuple[str, str | None]] = [
+    ("Which pages about Python did I read in March 2025?", None),
+    ("What music did I listen to in May 2025?", "event_stream"),
+    ("What did I say about running in August 2025?", None),
+    ("What did I buy for the kitchen in October 2025?", None),
+]
 
-def ask_all(memory: Memory, now: float, repeat: int, **kwargs) -> dict:
-    seconds, reached = [], 0
+
+def ask_all(memory: Memory, now: float, repeat: int, queries=QUERIES, **kwargs) -> dict:
+    seconds, vector_ms, reached = [], [], Counter()
     for _ in range(repeat):
-        for text, mode in QUERIES:
+        for text, mode in queries:
             started = time.perf_counter()
             pack = memory.query(text, mode=mode, now=now, **kwargs)
             seconds.append(time.perf_counter() - started)
-            reached += bool(pack.trace.get("cold"))
-    return {**percentiles(seconds), "searched_cold": reached}
+            if "vector" in pack.trace.get("paths", {}):
+                vector_ms.append(pack.trace["paths"]["vector"]["ms"] / 1000)
+            if pack.trace.get("cold"):
+                reached[pack.trace["cold"]] += 1
+    # the vector path alone (hot and, when asked, cold chunks), from the trace
+    return {**percentiles(seconds), "vector_path": percentiles(vector_ms), "searched_cold": dict(reached)}
 
 
 def index_rows(memory: Memory) -> dict:
@@ -99,6 +114,7 @@ def main() -> None:
         result["indexes"] = index_rows(memory)
         result["query_hot_only"] = ask_all(memory, now, args.repeat)
         result["query_search_all"] = ask_all(memory, now, args.repeat, search_all=True)
+        result["query_old_window"] = ask_all(memory, now, args.repeat, OLD_WINDOW_QUERIES)
         result["load_average_after"] = os.getloadavg()
     finally:
         memory.close()

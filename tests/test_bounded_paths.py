@@ -5,7 +5,7 @@ lowered here so a few dozen real events cross them; below a cap the exact rankin
 # times no reader exposes.
 
 import pytest
-from payloads import chat
+from payloads import chat, sensor
 
 from magi_desktop.core.store import l1, mentions, search
 
@@ -99,5 +99,53 @@ def test_mentions_in_a_window_only(memory):
                                          (second, AT - 10 * day, AT - 9 * day),         # in it
                                          (third, AT - 60 * day, AT - 1 * day)])         # longer than the slack
     assert mentions.about_window(conn, [first, second, third], AT - 30 * day, AT) == {second}
-    assert mentions.mentioning_rowid_range(conn, AT - 30 * day, AT) == (second, second)
-    assert mentions.mentioning_rowid_range(conn, AT + day, AT + 2 * day) == (None, None)
+
+
+@pytest.fixture
+def crowded(memory):
+    """The assistant's turn about python (conversation_only), then more than MATCH_CAP newer page visits of another
+    scope that also say it."""
+    memory.set_aggregation("browser", False)
+    memory.ingest_many([chat("Learning python for data work takes a month", role="assistant", session="old", at=AT)]
+                       + [sensor("visit_page", {"url": f"https://docs.example/p{i}", "title": f"Python docs {i}"},
+                                 source="chrome", item=f"v{i}", at=AT + 100 + i)
+                          for i in range(search.MATCH_CAP + 100)])
+    return memory
+
+
+def test_a_scopes_match_behind_more_than_the_cap_of_another_scopes_is_found(crowded):
+    conn = crowded.db.reader()
+    ids = _ids_by_text(crowded)
+    assert l1.event_rows(conn, source_item_id="v0")[0]["l1_retrieval_scope"] != "conversation_only"
+    found = search.events_matching(conn, ["python"], l1.visible_filter(("conversation_only",), AT + 10_000),
+                                   None, 0.5, 10)
+    assert found == [ids["Learning python for data work takes a month"]]
+
+
+def test_a_replay_before_the_newest_matches_finds_what_was_recorded_by_then(crowded):
+    conn = crowded.db.reader()
+    ids = _ids_by_text(crowded)
+    # every scope; only the turn was recorded by then, the visits after it are the term's newest matches
+    assert search.events_matching(conn, ["python"], l1.visible_filter(SCOPES, AT + 50), None, 0.5, 10) == [
+        ids["Learning python for data work takes a month"]]
+
+
+def test_a_scopes_match_beyond_what_one_term_may_read_is_not(crowded, monkeypatch):
+    monkeypatch.setattr(search, "COMMON_READ", search.MATCH_CAP)        # one block: the newest visits only
+    conn = crowded.db.reader()
+    assert search.events_matching(conn, ["python"], l1.visible_filter(("conversation_only",), AT + 10_000),
+                                  None, 0.5, 10) == []
+
+
+def test_an_old_windows_match_is_found_when_a_later_event_mentions_the_window(crowded):
+    """A turn months later mentioning the window must not make the scan start at the newest matches."""
+    crowded.ingest_many([chat("back then python was new to you", role="assistant", session="later",
+                              at=AT + 200 * 86400)])
+    conn = crowded.db.reader()
+    ids = _ids_by_text(crowded)
+    later = ids["back then python was new to you"]
+    with crowded.db.writer() as w:
+        mentions.add_mentioned_times(w, [(later, AT - 3600, AT + 3600)])
+    scopes = l1.visible_filter(("conversation_only",), AT + 300 * 86400)
+    found = search.events_matching(conn, ["python"], scopes, (AT - 60, AT + 60), 0.5, 10)
+    assert found == [later, ids["Learning python for data work takes a month"]]      # a tie: newest first

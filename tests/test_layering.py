@@ -199,7 +199,7 @@ SQL_IN_TESTS = {
     "test_store_helpers.py": 6,
     "test_store_l2.py": 4,
     "test_supersede.py": 6,
-    "test_tiers.py": 15,
+    "test_tiers.py": 24,
     "test_viewer.py": 3,
     "test_workers.py": 1,
 }

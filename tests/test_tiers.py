@@ -1,6 +1,7 @@
 """Hot and cold tiers (issue 20): what goes cold, what stays hot, and that cold rows stay whole and forgettable."""
 # Raw SQL reads which full-text and vector index holds a row, and a vector's bytes to look for them in the index
-# file: no API says where a row's index terms or vector bytes live.
+# file: no API says where a row's index terms or vector bytes live; it reads the cold chunks' month partitions, and
+# builds the cold chunk table as a memory before its partitions (vector layout 2) holds it.
 
 from datetime import datetime
 
@@ -280,3 +281,116 @@ def test_raising_the_age_brings_the_cold_back_and_the_next_run_sends_back_what_i
     assert aged.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 17        # 400 days: old enough still
     aged.set_cold_after_days(100)                # lowered: nothing to bring back
     assert tiers.sizes(aged.db.reader())["cold"] == 17
+
+
+def test_a_question_nothing_hot_answers_adds_the_cold_words_to_its_hot_recall(aged, monkeypatch):
+    from magi_desktop.core.store import search
+
+    aged.run_due(now=NOW, jobs=["tiers"])
+    aged.forget(source="chrome", start=OLD + 16 * 60)        # the hot visits: now only cold ones say "sourdough"
+    question = "Which sourdough starter guides did I read?"
+    # What the retry found when it asked the whole question again with the cold tier searched by its words:
+    # everything searched, the cold chunk vectors left out.
+    with monkeypatch.context() as words_only:
+        words_only.setattr(search, "nearest_cold_event_chunks", lambda *args: [])
+        again = aged.query(question, now=NOW, search_all=True)
+    calls = []
+
+    def counted(name):
+        real = getattr(search, name)
+
+        def call(*args, **kwargs):
+            calls.append((name, kwargs.get("index", "fact_events_fts")))
+            return real(*args, **kwargs)
+        return call
+
+    for name in ("events_matching", "nearest_event_chunks", "nearest_cold_event_chunks", "events_containing"):
+        monkeypatch.setattr(search, name, counted(name))
+    retried = aged.query(question, now=NOW)
+    assert retried.trace["cold"] == "searched by words: nothing hot answered"
+    assert [(f.event_id, f.paths) for f in retried.findings] == [(f.event_id, f.paths) for f in again.findings]
+    assert retried.status == again.status == "ok"
+    # each hot path once; the cold tier by its words only
+    assert sorted(calls) == [("events_matching", "fact_events_cold_fts"), ("events_matching", "fact_events_fts"),
+                             ("nearest_event_chunks", "fact_events_fts")]
+    assert {"bm25", "vector", "bm25_cold"} <= retried.trace["paths"].keys()
+
+
+@pytest.fixture
+def months(memory):
+    """Six visits in each of January, March and May 2025, summarised by month and tiered: the edge keeps May's
+    newest five hot, the others go cold."""
+    memory.set_aggregation("browser", False)
+    starts = [datetime(2025, month, 10, 9).timestamp() for month in (1, 3, 5)]
+    memory.ingest_many([visit(m * 10 + i, start + i * 60) for m, start in enumerate(starts) for i in range(6)])
+    memory.process_pending()
+    memory.run_due(now=NOW, jobs=["l3:hour", "l3:day", "l3:week", "l3:month"])
+    assert memory.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 13
+    return memory
+
+
+def happened(memory, rowids):
+    from magi_desktop.core.store import l1
+
+    return {row[0]: datetime.fromtimestamp(row[2]).month for row in l1.candidate_rows(memory.db.reader(), rowids)}
+
+
+def test_an_old_windows_cold_vectors_are_read_from_its_months_and_the_events_mentioning_it(months):
+    import numpy as np
+
+    from magi_desktop.core.embed import HashingEmbedder
+    from magi_desktop.core.store import l1, mentions, search
+
+    conn = months.db.reader()
+    vector = np.ascontiguousarray(HashingEmbedder().embed(["sourdough starter guide"])[0], dtype=np.float32).tobytes()
+    scopes = ("fact_authoritative", "conversation_only")
+    everything = [r for r, _ in search.nearest_cold_event_chunks(conn, vector, 50, scopes, NOW)]
+    assert sorted(happened(months, everything).values()) == [1] * 6 + [3] * 6 + [5]
+    # each chunk is in the partition of the month its event happened in
+    stored = conn.execute("SELECT event_rowid, month FROM chunk_vectors_cold").fetchall()
+    times = {row[0]: row[2] for row in l1.candidate_rows(conn, [rowid for rowid, _ in stored])}
+    assert len(stored) == 13 and all(month == tiers.month_of(times[rowid]) for rowid, month in stored)
+    march = (datetime(2025, 3, 1).timestamp(), datetime(2025, 4, 1).timestamp())
+    found = search.nearest_cold_event_chunks(conn, vector, 50, scopes, NOW, march)
+    assert set(happened(months, [r for r, _ in found]).values()) == {3} and len(found) == 6
+    # the same distances as the whole table's scan gives them, in the same order
+    assert found == [row for row in search.nearest_cold_event_chunks(conn, vector, 50, scopes, NOW)
+                     if row[0] in {r for r, _ in found}]
+    january = min(r for r, month in happened(months, everything).items() if month == 1)
+    with months.db.writer() as w:                   # a January visit that says a time in March
+        mentions.add_mentioned_times(w, [(january, march[0] + 86400, march[0] + 2 * 86400)])
+    found = [r for r, _ in search.nearest_cold_event_chunks(conn, vector, 50, scopes, NOW, march)]
+    assert january in found and sorted(happened(months, found).values()) == [1] * 6 + [3] * 6
+
+
+def test_a_cold_chunk_table_made_before_its_partitions_is_rebuilt_from_itself(months):
+    from magi_desktop.core import Memory
+    from magi_desktop.core.store import vectors
+
+    conn = months.db.reader()
+    columns = "rowid, embedding, scope_code, occurred_at, event_rowid"
+    rows = conn.execute(f"SELECT {columns} FROM chunk_vectors_cold ORDER BY rowid").fetchall()
+    with months.db.transaction() as w:              # the table as layout 2 made it
+        w.execute("DROP TABLE chunk_vectors_cold")
+        w.execute(f"CREATE VIRTUAL TABLE chunk_vectors_cold USING vec0(embedding float[{months.embedder.dimension}] "
+                  "distance_metric=cosine, scope_code integer, occurred_at float, +event_rowid integer)")
+        w.executemany(f"INSERT INTO chunk_vectors_cold ({columns}) VALUES (?, ?, ?, ?, ?)", rows)
+        w.execute("UPDATE vector_index SET layout = 2")
+    # Until the memory opens again (its model missing, say), events still move in and out of the old table.
+    months.set_cold_after_days(0)
+    assert tiers.sizes(conn)["cold"] == 0
+    months.set_cold_after_days(tiers.DEFAULT_COLD_AFTER_DAYS)
+    assert months.run_due(now=NOW, jobs=["tiers"]).tiers["moved_cold"] == 13
+    path = months.path
+    months.close()
+    reopened = Memory.open(path.parent, embedder="hashing")
+    try:
+        conn = reopened.db.reader()
+        assert vectors.layout(conn) == vectors.LAYOUT
+        assert conn.execute(f"SELECT {columns} FROM chunk_vectors_cold ORDER BY rowid").fetchall() == rows
+        assert sorted(m for (m,) in conn.execute("SELECT DISTINCT month FROM chunk_vectors_cold")) == [
+            tiers.month_of(datetime(2025, month, 10, 9).timestamp()) for month in (1, 3, 5)]
+        reopened.forget(source="chrome", end=datetime(2025, 2, 1).timestamp())     # the trigger is back
+        assert conn.execute("SELECT count(*) FROM chunk_vectors_cold").fetchone()[0] == len(rows) - 6
+    finally:
+        reopened.close()

@@ -73,6 +73,16 @@ def _meaningful(vector: np.ndarray) -> np.ndarray | None:
 
 
 @dataclass
+class _Recalled:
+    """What a question's hot recall found, kept for its retry with the cold tier's words."""
+
+    first_wave: dict[str, list[int]]
+    anchor: _Candidate | None
+    trace: dict                          # the first wave's and the anchor's trace entries
+    query_vector: np.ndarray | None
+
+
+@dataclass
 class _Candidate:
     rowid: int
     event_id: str
@@ -105,19 +115,21 @@ class Retriever:
               tz: tzinfo | None = None, summary_type: str | None = None, search_all: bool = False) -> EvidencePack:
         """The evidence pack for ``text``. The cold tier (store/tiers.py) is searched when the question's window
         is older than the age events go cold at, when ``search_all``, and when nothing hot answers."""
-        pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, search_all, False)
-        # A window's listing reads its events whatever their tier: asking again would list the same.
-        if (pack.insufficient_evidence and not pack.trace.get("cold") and "listing" not in pack.trace
+        pack, recalled = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, search_all)
+        # A window's listing (no recall) reads its events whatever their tier: asking again would list the same.
+        if (pack.insufficient_evidence and recalled is not None and not pack.trace.get("cold")
                 and tiers.has_cold(self.db.reader())):
-            # By its words only: the cold chunks have no approximate index, and an exact scan of years of them
-            # would cost every unanswerable question a second or more.
-            pack = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, True, True)
+            hot_ms = pack.trace["total_ms"]
+            pack, _ = self._query(text, mode, now, limit, session_id, token_budget, tz, summary_type, True, recalled)
             pack.trace["cold"] = "searched by words: nothing hot answered"
+            pack.trace["total_ms"] = round(hot_ms + pack.trace["total_ms"], 2)      # the hot recall's time too
         return pack
 
     def _query(self, text: str, mode: str | None, now: float | None, limit: int, session_id: str | None,
                token_budget: int, tz: tzinfo | None, summary_type: str | None, search_all: bool,
-               words_only: bool) -> EvidencePack:
+               recalled: _Recalled | None = None) -> tuple[EvidencePack, _Recalled | None]:
+        """The pack, and what its hot recall found (None for a listing). Given ``recalled`` (the hot recall of a
+        question nothing hot answered), the cold tier is searched by its words only and added to it."""
         started = time.perf_counter()
         if mode is not None and mode not in MODES:
             raise InvalidInput(f"unknown query mode {mode!r}; one of {', '.join(MODES)}")
@@ -145,18 +157,27 @@ class Retriever:
                        "entities": sorted(names), "paths": {}}
         ctx.cold = search_all or (temporal.window is not None and tiers.reaches_cold(self.db.reader(),
                                                                                       temporal.window.start, now))
-        ctx.cold_vectors = ctx.cold and not words_only
+        # A retry reuses the hot vector ranking: the cold chunks have no approximate index, and an exact scan of
+        # years of them would cost every unanswerable question a second or more.
+        ctx.cold_vectors = ctx.cold and recalled is None
         if ctx.cold:
             trace["cold"] = "searched: " + ("asked to search everything" if search_all else "the window is old")
         if window_only(terms, temporal) or assistant_only(text, terms, chosen):
             return self._listed(text, chosen, ctx, temporal, window_only(terms, temporal), limit, token_budget,
-                                started, trace)
+                                started, trace), None
 
-        rankings = self._recall(ctx, chosen, trace)
+        first_wave = self._first_wave(ctx, chosen, trace) if recalled is None else self._with_cold_words(
+            recalled, ctx, chosen, trace)
+        rankings = self._second_wave(first_wave, ctx, chosen, trace)     # a retry's seeds may be cold hits
         rankings[schedule.PATH] = schedule.plans(self.db.reader(), ctx)   # an ahead window's plans, soonest first
         fused = weighted_rrf(rankings, PATH_WEIGHTS[chosen] | schedule.PATH_WEIGHTS)
         candidates = self._hydrate([rowid for rowid, _ in fused[:CANDIDATES]])
-        anchor = self._resolve_anchor(temporal, ctx, trace)
+        if recalled is None:
+            anchor = self._resolve_anchor(temporal, ctx, trace)
+        else:           # the anchor is looked for in the hot tier: the same event again
+            anchor = recalled.anchor
+            if "anchor" in recalled.trace:
+                trace["anchor"] = recalled.trace["anchor"]
         kept = self._filter(candidates, chosen, temporal, anchor, text, session_id, trace)
         qualifying, similarity = self._qualifying(kept, ctx, trace)
         qualifying = schedule.screen(qualifying, kept, temporal, ctx.terms, text, now, trace)
@@ -201,7 +222,11 @@ class Retriever:
                                       if rowid in by_rowid}, text)
         trace["tokens"] = used_tokens
         trace["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
-        return self._pack(text, chosen, findings, temporal, anchor, trace)
+        kept_trace = {"paths": {name: trace["paths"][name] for name in first_wave if name in trace["paths"]}}
+        if "anchor" in trace:
+            kept_trace["anchor"] = trace["anchor"]
+        return (self._pack(text, chosen, findings, temporal, anchor, trace),
+                _Recalled(first_wave, anchor, kept_trace, ctx.query_vector))
 
     def _listed(self, text: str, mode: str, ctx: paths.QueryContext, temporal: TemporalIntent, of_window: bool,
                 limit: int, token_budget: int, started: float, trace: dict) -> EvidencePack:
@@ -261,16 +286,18 @@ class Retriever:
 
     # ----------------------------------------------------------------- recall
 
-    def _recall(self, ctx: paths.QueryContext, mode: str, trace: dict) -> dict[str, list[int]]:
-        weights = PATH_WEIGHTS[mode]
+    def _timed(self, ctx: paths.QueryContext, mode: str, trace: dict, name: str, fn: Callable[..., list[int]],
+               *args) -> tuple[str, list[int]]:
+        """Run one path (``name``; "<path>_cold" for its cold half alone) if the mode weighs it, into the trace."""
+        if PATH_WEIGHTS[mode].get(name.removesuffix("_cold"), 0) <= 0:
+            return name, []
+        started = time.perf_counter()
+        result = fn(self.db.reader(), ctx, *args)
+        trace["paths"][name] = {"hits": len(result), "ms": round((time.perf_counter() - started) * 1000, 2)}
+        return name, result
 
-        def timed(name: str, fn: Callable[..., list[int]], *args) -> tuple[str, list[int]]:
-            if weights.get(name, 0) <= 0:
-                return name, []
-            started = time.perf_counter()
-            result = fn(self.db.reader(), ctx, *args)
-            trace["paths"][name] = {"hits": len(result), "ms": round((time.perf_counter() - started) * 1000, 2)}
-            return name, result
+    def _first_wave(self, ctx: paths.QueryContext, mode: str, trace: dict) -> dict[str, list[int]]:
+        """The paths independent of each other, in parallel."""
 
         def vector_path(conn, ctx_):
             if not self.vectors_ready():
@@ -278,18 +305,40 @@ class Retriever:
             ctx_.query_vector = _meaningful(self.embedder.embed([ctx_.text])[0])
             return paths.vector(conn, ctx_)
 
-        first = [_POOL.submit(timed, name, fn) for name, fn in (
+        first = [_POOL.submit(self._timed, ctx, mode, trace, name, fn) for name, fn in (
             ("bm25", paths.bm25), ("temporal_bm25", paths.temporal_bm25), ("vector", vector_path),
             ("keyword", paths.keyword))]
-        rankings = dict(future.result() for future in first)
-        seeds = [rowid for rowid, _ in weighted_rrf(rankings, weights)[:SEEDS]]
-        second = [
-            _POOL.submit(timed, "entity", paths.entity_expansion, seeds, ctx.entity_ids),
-            _POOL.submit(timed, "graph", self.graph.spread, seeds),
-            _POOL.submit(timed, "neighbors", paths.neighbours, seeds),
-        ]
-        rankings.update(future.result() for future in second)
+        return dict(future.result() for future in first)
+
+    def _with_cold_words(self, recalled: _Recalled, ctx: paths.QueryContext, mode: str,
+                         trace: dict) -> dict[str, list[int]]:
+        """The hot first wave of a question nothing hot answered, with the cold tier's words added: the cold
+        full-text index, and the keyword scan again when the question has tokens for it (the events it reads
+        now include the cold ones). The hot rankings and the question's vector are reused as they are."""
+        trace["paths"].update(recalled.trace.get("paths", {}))
+        ctx.query_vector = recalled.query_vector
+        searches = [("bm25_cold", paths.cold_bm25), ("temporal_bm25_cold", paths.cold_temporal_bm25)]
+        if paths.keyword_tokens(ctx):
+            searches.append(("keyword_cold", paths.keyword))
+        found = dict(future.result() for future in [_POOL.submit(self._timed, ctx, mode, trace, name, fn)
+                                                     for name, fn in searches])
+        rankings = dict(recalled.first_wave)
+        for name in ("bm25", "temporal_bm25"):
+            rankings[name] = paths.with_cold(rankings[name], found[name + "_cold"], ctx.fetch_k)
+        if "keyword_cold" in found:
+            rankings["keyword"] = found["keyword_cold"]
         return rankings
+
+    def _second_wave(self, rankings: dict[str, list[int]], ctx: paths.QueryContext, mode: str,
+                     trace: dict) -> dict[str, list[int]]:
+        """The paths seeded by the first wave's best hits, added to its rankings."""
+        seeds = [rowid for rowid, _ in weighted_rrf(rankings, PATH_WEIGHTS[mode])[:SEEDS]]
+        second = [
+            _POOL.submit(self._timed, ctx, mode, trace, "entity", paths.entity_expansion, seeds, ctx.entity_ids),
+            _POOL.submit(self._timed, ctx, mode, trace, "graph", self.graph.spread, seeds),
+            _POOL.submit(self._timed, ctx, mode, trace, "neighbors", paths.neighbours, seeds),
+        ]
+        return {**rankings, **dict(future.result() for future in second)}
 
     def _hydrate(self, rowids: Sequence[int]) -> list[_Candidate]:
         if not rowids:

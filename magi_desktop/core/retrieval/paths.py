@@ -44,7 +44,7 @@ def _visible(ctx: QueryContext) -> EventFilter:
     return l1.visible_filter(ctx.scopes, ctx.now, cold=ctx.cold)
 
 
-def _with_cold(hot: list[int], cold: list[int], k: int) -> list[int]:
+def with_cold(hot: list[int], cold: list[int], k: int) -> list[int]:
     """Hot and cold hits of one path taken in turn, each list's order kept: their scores come from two indexes."""
     merged = [rowid for pair in zip(hot, cold, strict=False) for rowid in pair]
     shorter = min(len(hot), len(cold))
@@ -55,20 +55,32 @@ def _with_cold(hot: list[int], cold: list[int], k: int) -> list[int]:
 CONTEXT_WEIGHT = 0.5
 
 
+def _bounds(window: Window | None) -> tuple[float, float] | None:
+    return None if window is None else (window.start, window.end)
+
+
 def bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
     if not ctx.terms:
         return []
-    bounds = None if window is None else (window.start, window.end)
-    hot = search.events_matching(conn, ctx.terms, _visible(ctx), bounds, CONTEXT_WEIGHT, ctx.fetch_k)
-    if not ctx.cold:
-        return hot
-    return _with_cold(hot, search.cold_events_matching(conn, ctx.terms, _visible(ctx), bounds, CONTEXT_WEIGHT,
-                                                       ctx.fetch_k), ctx.fetch_k)
+    hot = search.events_matching(conn, ctx.terms, _visible(ctx), _bounds(window), CONTEXT_WEIGHT, ctx.fetch_k)
+    return with_cold(hot, cold_bm25(conn, ctx, window), ctx.fetch_k) if ctx.cold else hot
+
+
+def cold_bm25(conn: Connection, ctx: QueryContext, window: Window | None = None) -> list[int]:
+    """BM25 over the cold tier's index alone (store/tiers.py)."""
+    if not ctx.terms:
+        return []
+    return search.cold_events_matching(conn, ctx.terms, _visible(ctx), _bounds(window), CONTEXT_WEIGHT, ctx.fetch_k)
 
 
 def temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:
     """BM25 inside the question's time window; only when it has one."""
     return bm25(conn, ctx, ctx.window) if ctx.window is not None else []
+
+
+def cold_temporal_bm25(conn: Connection, ctx: QueryContext) -> list[int]:
+    """:func:`temporal_bm25` over the cold tier's index alone."""
+    return cold_bm25(conn, ctx, ctx.window) if ctx.window is not None else []
 
 
 def vector(conn: Connection, ctx: QueryContext) -> list[int]:
@@ -79,7 +91,8 @@ def vector(conn: Connection, ctx: QueryContext) -> list[int]:
     rows = search.nearest_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes, ctx.now)
     if ctx.cold_vectors:    # distances of one space: one ranking
         rows = sorted([*rows, *search.nearest_cold_event_chunks(conn, vector_bytes, ctx.fetch_k * 2, ctx.scopes,
-                                                                 ctx.now)], key=lambda r: r[1] or 0.0)
+                                                                 ctx.now, _bounds(ctx.window))],
+                      key=lambda r: r[1] or 0.0)
     ranked: list[int] = []
     seen: set[int] = set()
     for event_rowid, _distance in rows:

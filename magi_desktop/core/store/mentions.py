@@ -10,24 +10,22 @@ from .connection import Connection, placeholders
 WINDOW_SLACK_DAYS = 31      # a question window matches mentions up to this long, or up to its own length
 
 
-def mention_sql(alias: str = "e") -> str:
-    """SQL true when event ``alias`` mentions a time inside a window (params: :func:`mention_params`)."""
+def mentioning_rowids_sql() -> str:
+    """A SELECT of the rowids of the events mentioning a time inside a window (params: :func:`mention_params`)."""
     # A mention no longer than the slack that ends after the window starts began at most the slack before it:
     # that lower bound keeps the index range to the window's neighbourhood, not every earlier mention.
-    return (f"{alias}.id IN (SELECT m.event_rowid FROM event_mentioned_times m WHERE m.start < ? AND m.start > ? "
-            "AND m.end > ? AND m.end - m.start <= ?)")
+    return ("SELECT m.event_rowid FROM event_mentioned_times m WHERE m.start < ? AND m.start > ? "
+            "AND m.end > ? AND m.end - m.start <= ?")
+
+
+def mention_sql(alias: str = "e") -> str:
+    """SQL true when event ``alias`` mentions a time inside a window (params: :func:`mention_params`)."""
+    return f"{alias}.id IN ({mentioning_rowids_sql()})"
 
 
 def mention_params(start: float, end: float) -> list[float]:
     slack = max(end - start, WINDOW_SLACK_DAYS * 86400)
     return [end, start - slack, start, slack]
-
-
-def mentioning_rowid_range(conn: Connection, start: float, end: float) -> tuple[int | None, int | None]:
-    """(lowest, highest) rowid of the events that mention a time in [start, end); (None, None) when none does."""
-    return conn.execute(
-        "SELECT min(m.event_rowid), max(m.event_rowid) FROM event_mentioned_times m WHERE m.start < ? "
-        "AND m.start > ? AND m.end > ? AND m.end - m.start <= ?", mention_params(start, end)).fetchone()
 
 
 def about_window(conn: Connection, rowids: Iterable[int], start: float, end: float) -> set[int]:

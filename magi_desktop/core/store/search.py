@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..text import fts_or_query, query_terms
-from . import ann, statistics
+from . import ann, statistics, tiers
 from .connection import Connection, placeholders
 from .erasure import fts_tables
 from .l1 import EventFilter
-from .mentions import mention_params, mention_sql, mentioning_rowid_range
+from .mentions import mention_params, mention_sql, mentioning_rowids_sql
 from .summaries import SummaryFilter
 from .vectors import COLD_VEC_TABLE, EDGE_VEC_TABLE, ENTITY_VEC_TABLE, SUMMARY_VEC_TABLE, VEC_TABLE, scope_codes
 
@@ -63,13 +63,20 @@ def nearest_conversation_chunks(conn: Connection, vector: bytes, k: int, now: fl
     return nearest_event_chunks(conn, vector, k, ("conversation_only", "fact_authoritative"), now)
 
 
-# A term matching more events than this is searched in its newest COMMON_SCAN matches only, scored by its IDF
-# alone: FTS5's bm25() counts every match of each phrase for the IDF and scores every match, so a common word
-# cost grows with all history (a million events: ~1 s a question). Below the cap nothing changes: the exact
+# A term matching more events than this is searched in its newest COMMON_SCAN matches the question may see, scored
+# by its IDF alone: FTS5's bm25() counts every match of each phrase for the IDF and scores every match, so a common
+# word cost grows with all history (a million events: ~1 s a question). Below the cap nothing changes: the exact
 # bm25 ranking, the same rows (a 10k memory, LoCoMo, the tests). A rarer term keeps all its matches, however
 # old: it is what BM25 ranks by.
 MATCH_CAP = 2000
 COMMON_SCAN = MATCH_CAP
+# A common term's newest COMMON_SCAN matches are read, keeping those the question's filter passes (scope, record
+# time, tier, window); when fewer than the answer needs are kept, the next older COMMON_SCAN, and so on until enough
+# are kept or this many were read: a scope whose events are few among a word's matches (a conversation's "python"
+# among thousands of page visits) or a replay's "now" before the newest matches is still reached, and the rows one
+# term reads stay bounded.
+COMMON_READ = 10 * COMMON_SCAN
+_EVERY_ROWID = (-(2**63), 2**63 - 1)
 
 
 def _window_sql(window: tuple[float, float] | None) -> tuple[str, list[Any]]:
@@ -81,14 +88,45 @@ def _window_sql(window: tuple[float, float] | None) -> tuple[str, list[Any]]:
 
 
 def _window_rowids(conn: Connection, window: tuple[float, float]) -> tuple[int, int]:
-    """The rowid range holding every event recorded in the window or mentioning a time in it, so a capped scan
-    of a common term starts at the window, not at the newest event ((1, 0), empty, when there is none)."""
+    """The rowid range holding every event that happened in the window, so a common term's scan starts at the
+    window, not at the newest event ((1, 0), empty, when there is none). The events mentioning a time in it are
+    read apart (:func:`_mentioning`): one said months later would stretch the range to every match since."""
     low, high = conn.execute("SELECT min(id), max(id) FROM fact_events WHERE timestamp >= ? AND timestamp < ?",
                              window).fetchone()
-    said_low, said_high = mentioning_rowid_range(conn, *window)
-    lows = [r for r in (low, said_low) if r is not None]
-    highs = [r for r in (high, said_high) if r is not None]
-    return (min(lows), max(highs)) if lows else (1, 0)
+    return (low, high) if low is not None else (1, 0)
+
+
+def _newest_kept(conn: Connection, index: str, phrase: str, keep: EventFilter, rowids: tuple[int, int],
+                 enough: int) -> list[int]:
+    """Rowids of the newest matches of ``phrase`` in ``index`` within the rowid range ``rowids`` that pass ``keep``
+    (a clause over ``fact_events e``): those among its newest COMMON_SCAN matches, and while fewer than ``enough``
+    are kept, among the next older ones, from at most COMMON_READ matches read."""
+    low, high = rowids
+    kept: list[int] = []
+    read = 0
+    while read < COMMON_READ and low <= high and (read == 0 or len(kept) < enough):
+        block = min(COMMON_SCAN, COMMON_READ - read)
+        rows = conn.execute(
+            f"SELECT f.id, EXISTS (SELECT 1 FROM fact_events e WHERE e.id = f.id AND {keep.clause}) FROM "
+            f"(SELECT rowid AS id FROM {index} WHERE {index} MATCH ? AND rowid BETWEEN ? AND ? "
+            "ORDER BY rowid DESC LIMIT ?) f", [*keep.args, phrase, low, high, block]).fetchall()
+        read += len(rows)
+        kept += [rowid for rowid, passed in rows if passed]
+        if len(rows) < block:
+            break
+        high = rows[-1][0] - 1
+    return kept[:COMMON_SCAN]
+
+
+def _mentioning(conn: Connection, index: str, phrase: str, keep: EventFilter, window: tuple[float, float]) -> list[int]:
+    """Rowids of the newest COMMON_SCAN matches of ``phrase`` among the events mentioning a time in the window
+    that pass ``keep``: found from the mentions (few), each checked against the index by its rowid."""
+    return [row[0] for row in conn.execute(
+        f"SELECT e.id FROM (SELECT DISTINCT event_rowid FROM ({mentioning_rowids_sql()})) said "
+        # CROSS JOIN: from the mentions to the index by rowid, never the term's every match checked against them
+        f"CROSS JOIN {index} ON {index}.rowid = said.event_rowid AND {index} MATCH ? "
+        f"CROSS JOIN fact_events e ON e.id = said.event_rowid WHERE {keep.clause} ORDER BY e.id DESC LIMIT ?",
+        [*mention_params(*window), phrase, *keep.args, COMMON_SCAN])]
 
 
 def _newest_matches(conn: Connection, term: str, cap: int, index: str = "fact_events_fts") -> tuple[int, int | None]:
@@ -114,8 +152,10 @@ def events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter
     """Rowids of the visible events that match any of ``terms``, by BM25 (the previous turn's words weighted
     ``context_weight`` against the event's own); with a window, only those in it or mentioning a time in it.
 
-    A term with more than :data:`MATCH_CAP` matches counts in its newest :data:`COMMON_SCAN` matches only, with its IDF
-    (and no term frequency): the cost of a question is bounded by its number of words, not by the history.
+    A term with more than :data:`MATCH_CAP` matches counts in the visible ones (in the window) among its newest
+    :data:`COMMON_SCAN` only — further back while fewer than ``limit`` are, up to :data:`COMMON_READ` matches read —
+    with its IDF (and no term frequency): the cost of a question is bounded by its number of words, not by the
+    history.
     ``index``: the hot tier's (default) or the cold tier's, ``fact_events_cold_fts`` (store/tiers.py)."""
     if not terms:
         return []
@@ -125,30 +165,25 @@ def events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter
     rare = [p for p in phrases if 0 < probes[p][0] <= MATCH_CAP]
     where, where_args = _window_sql(window)
     rank = f"bm25({index}, 1.0, {context_weight})"
+    rare_sql = (f"SELECT e.id, {rank} FROM {index} JOIN fact_events e ON e.id = {index}.rowid "
+                f"WHERE {index} MATCH ? AND {visible.clause}{where}")
+    rare_args = [" OR ".join(rare), *visible.args, *where_args]
     if not common:
         if not rare:
             return []
-        sql = (f"SELECT e.id FROM {index} JOIN fact_events e ON e.id = {index}.rowid "
-               f"WHERE {index} MATCH ? AND {visible.clause}{where} ORDER BY {rank} LIMIT ?")
-        return [row[0] for row in conn.execute(sql, [" OR ".join(rare), *visible.args, *where_args, limit])]
-    branches, args = [], []
-    if rare:
-        branches.append(f"SELECT e.id AS id, {rank} AS score FROM {index} JOIN fact_events e "
-                        f"ON e.id = {index}.rowid WHERE {index} MATCH ? AND {visible.clause}{where}")
-        args += [" OR ".join(rare), *visible.args, *where_args]
-    bounds, bound_args = "", []
-    if window is not None:
-        bounds, bound_args = f" AND {index}.rowid BETWEEN ? AND ?", list(_window_rowids(conn, window))
+        return [row[0] for row in conn.execute(f"{rare_sql} ORDER BY {rank} LIMIT ?", [*rare_args, limit])]
+    scores: dict[int, float] = dict(conn.execute(rare_sql, rare_args).fetchall()) if rare else {}
+    keep = EventFilter(visible.clause + where, [*visible.args, *where_args])
+    rowids = _EVERY_ROWID if window is None else _window_rowids(conn, window)
     for phrase in common:
         idf = _estimated_idf(conn, MATCH_CAP, probes[phrase][1])
-        # The newest COMMON_SCAN matches, then those visible: a bound on the rows read, not on the rows kept (a
-        # word all in page visits would otherwise be read to its oldest match for a conversation question).
-        branches.append(f"SELECT e.id AS id, {-idf!r} AS score FROM (SELECT rowid AS id FROM {index} "
-                        f"WHERE {index} MATCH ?{bounds} ORDER BY rowid DESC LIMIT {COMMON_SCAN}) f "
-                        f"JOIN fact_events e ON e.id = f.id WHERE {visible.clause}{where}")
-        args += [phrase, *bound_args, *visible.args, *where_args]
-    sql = (f"SELECT id FROM ({' UNION ALL '.join(branches)}) GROUP BY id ORDER BY sum(score), id DESC LIMIT ?")
-    return [row[0] for row in conn.execute(sql, [*args, limit])]
+        kept = _newest_kept(conn, index, phrase, keep, rowids, limit)
+        if window is not None:
+            kept = sorted({*kept, *_mentioning(conn, index, phrase, keep, window)}, reverse=True)[:COMMON_SCAN]
+        for rowid in kept:
+            scores[rowid] = scores.get(rowid, 0.0) - idf
+    # best first; a tie (a common word's matches, all scored alike) newest first
+    return [rowid for rowid, _ in sorted(scores.items(), key=lambda item: (item[1], -item[0]))[:limit]]
 
 
 def cold_events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter,
@@ -158,17 +193,27 @@ def cold_events_matching(conn: Connection, terms: Sequence[str], visible: EventF
     return events_matching(conn, terms, visible, window, context_weight, limit, index="fact_events_cold_fts")
 
 
-def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],
-                              now: float) -> list[tuple[int, float | None]]:
+def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str], now: float,
+                              window: tuple[float, float] | None = None) -> list[tuple[int, float | None]]:
     """As :func:`nearest_event_chunks`, over the cold tier's chunks (an exact scan: asked only when a question
-    reaches back)."""
+    reaches back). With a window, only the chunks of the months it spans and of the cold events mentioning a time
+    in it are read (the table's partitions, store/vectors.py): an event outside it would be dropped anyway."""
     if not index_exists(conn, COLD_VEC_TABLE):
         return []
     codes = scope_codes(scopes)
+    months, month_args = "", []
+    if window is not None:
+        # The vec0 column occurred_at holds the recorded time, which a plan (recorded before it happens) or an
+        # event mentioning the window (recorded after it) does not bound: the month the event happened in does.
+        said = {tiers.month_of(ts) for (ts,) in conn.execute(
+            f"SELECT e.timestamp FROM fact_events e WHERE e.tier = {tiers.COLD} AND {mention_sql('e')}",
+            mention_params(*window))}
+        wanted = sorted(set(tiers.months_between(*window)) | said)
+        months, month_args = f" AND month IN ({placeholders(len(wanted))})", wanted
     return conn.execute(
-        f"SELECT event_rowid, distance FROM {COLD_VEC_TABLE} WHERE embedding MATCH ? AND k = ? "
+        f"SELECT event_rowid, distance FROM {COLD_VEC_TABLE} WHERE embedding MATCH ? AND k = ?{months} "
         f"AND scope_code IN ({placeholders(len(codes))}) AND occurred_at <= ? ORDER BY distance",
-        [vector, k, *codes, now]).fetchall()
+        [vector, k, *month_args, *codes, now]).fetchall()
 
 
 def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .connection import Connection, placeholders
@@ -43,6 +44,18 @@ _COLD_FTS = "fact_events_cold_fts"
 _HOT_FTS = "fact_events_fts"
 # store/vectors.py's names (it imports this module)
 _VEC, _COLD_VEC, _PENDING = "chunk_vectors", "chunk_vectors_cold", "chunk_vectors_pending"
+
+
+def month_of(timestamp: float) -> int:
+    """The calendar month (UTC) an event happened in, as months since year 0: the partition of the cold chunk
+    table (store/vectors.py) its vectors are in, so a question about an old window scans that window's months."""
+    moment = datetime.fromtimestamp(timestamp, timezone.utc)
+    return moment.year * 12 + moment.month - 1
+
+
+def months_between(start: float, end: float) -> list[int]:
+    """The partitions of the events that happened in [start, end)."""
+    return list(range(month_of(start), month_of(max(start, end - 1e-3)) + 1))
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,14 @@ def _vector_tables(conn: Connection) -> bool:
     return conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN (?, ?)", (_VEC, _COLD_VEC)).fetchone()[0] == 2
 
 
+def _cold_by_month(conn: Connection) -> bool:
+    """Whether the cold chunk table has its month partitions (vector layout 3). One made before keeps its shape
+    while the memory's model is missing (vectors paused, the index not opened); store/vectors.py rebuilds it, each
+    chunk in its month, when the memory next opens with its model."""
+    declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (_COLD_VEC,)).fetchone()
+    return declared is not None and "partition key" in declared[0]
+
+
 def _move(conn: Connection, rowids: Sequence[int] | set[int], to: int) -> None:
     """Move these events' index rows to the tier ``to`` (COLD or HOT) and mark them; inside a transaction."""
     rowids = sorted(rowids)
@@ -131,15 +152,22 @@ def _move(conn: Connection, rowids: Sequence[int] | set[int], to: int) -> None:
     conn.execute(f"DELETE FROM {source} WHERE rowid IN ({marks})", list(rowids))
     if _vector_tables(conn):
         from_vec, to_vec = (_VEC, _COLD_VEC) if to == COLD else (_COLD_VEC, _VEC)
-        chunks = [c for (c,) in conn.execute(
-            f"SELECT chunk_id FROM event_chunks WHERE event_rowid IN ({marks})", list(rowids))]
+        happened = dict(conn.execute(
+            f"SELECT c.chunk_id, e.timestamp FROM event_chunks c JOIN fact_events e ON e.id = c.event_rowid "
+            f"WHERE c.event_rowid IN ({marks})", list(rowids)).fetchall())
+        chunks = sorted(happened)
         # One rowid at a time: vec0 answers "rowid = ?" from its rowid index, "rowid IN (…)" by a scan.
         rows = [row for chunk in chunks for row in conn.execute(
             f"SELECT rowid, embedding, scope_code, occurred_at, event_rowid FROM {from_vec} WHERE rowid = ?",
             (chunk,))]
         conn.executemany(f"DELETE FROM {to_vec} WHERE rowid = ?", [(c,) for c in chunks])
-        conn.executemany(f"INSERT INTO {to_vec} (rowid, embedding, scope_code, occurred_at, event_rowid) "
-                         "VALUES (?, ?, ?, ?, ?)", rows)
+        if to == COLD and _cold_by_month(conn):      # into the partition of the month the event happened in
+            conn.executemany(f"INSERT INTO {to_vec} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
+                             "VALUES (?, ?, ?, ?, ?, ?)",
+                             [(row[0], month_of(happened[row[0]]), *row[1:]) for row in rows])
+        else:
+            conn.executemany(f"INSERT INTO {to_vec} (rowid, embedding, scope_code, occurred_at, event_rowid) "
+                             "VALUES (?, ?, ?, ?, ?)", rows)
         conn.executemany(f"DELETE FROM {from_vec} WHERE rowid = ?", [(c,) for c in chunks])
         # The approximate index (store/ann.py) holds hot chunks: a chunk gone cold is no longer pending for it;
         # one come back is, until the next file holds it.

@@ -23,7 +23,7 @@ import numpy as np
 
 from .connection import Connection, placeholders, write_transaction
 from .queue import EMBEDDING_JOBS
-from .tiers import COLD
+from .tiers import COLD, month_of
 
 if TYPE_CHECKING:
     from ..embed.chunking import Chunk
@@ -35,7 +35,8 @@ ENTITY_VEC_TABLE = "entity_vectors"
 SUMMARY_VEC_TABLE = "summary_vectors"
 INDEX_NAME = "chunks"
 PENDING_TABLE = "chunk_vectors_pending"
-LAYOUT = 2   # vector_index.layout of a chunk table with integer scope codes (migration 0025)
+# vector_index.layout: 2, integer scope codes (migration 0025); 3, the cold chunk table partitioned by month
+LAYOUT = 3
 
 # Never renumbered: the codes are stored in every chunk vector.
 SCOPE_CODES = {"fact_authoritative": 1, "conversation_only": 2, "audit_only": 3, "ephemeral": 4}
@@ -65,10 +66,12 @@ def index_table_exists(conn: Connection) -> bool:
 
 def _create_table(conn: Connection, dimension: int) -> None:
     # Metadata columns let a KNN query filter by scope and time inside vec0. The cold tier's chunks have a
-    # table of the same shape (store/tiers.py): a chunk is in one of the two.
-    for table in (VEC_TABLE, COLD_VEC_TABLE):
+    # table of the same shape (store/tiers.py), a chunk in one of the two, and a partition key: the month the
+    # event happened in (tiers.month_of). A question about an old window scans only its months' chunks; sqlite-vec
+    # keeps each partition in chunks of its own (a month of few cold vectors still takes one: 1024 vectors' room).
+    for table, partition in ((VEC_TABLE, ""), (COLD_VEC_TABLE, "month integer partition key, ")):
         conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({partition}"
             f"embedding float[{int(dimension)}] distance_metric=cosine, "
             "scope_code integer, occurred_at float, +event_rowid integer)"
         )
@@ -170,11 +173,18 @@ def layout(conn: Connection) -> int | None:
 
 
 def _upgrade_layout(conn: Connection, dimension: int) -> int:
+    """Rebuild the chunk tables of an older layout from themselves (no re-embedding): a layout-1 table's text
+    scopes become integer codes, a cold table before layout 3 is partitioned by month. Returns the vectors copied."""
+    copied = _upgrade_scope_codes(conn, dimension) + _partition_cold(conn, dimension)
+    conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
+    return copied
+
+
+def _upgrade_scope_codes(conn: Connection, dimension: int) -> int:
     """Rebuild a layout-1 chunk table (text scopes) with integer scope codes, copying its vectors (sqlite-vec
-    cannot rename a vec0 table, so the rows wait in a plain table meanwhile). Returns the vectors copied."""
+    cannot rename a vec0 table, so the rows wait in a plain table meanwhile)."""
     declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]
-    if "scope_code" in declared:     # already the current layout, only not recorded as such
-        conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
+    if "scope_code" in declared:     # already that layout
         return 0
     found = {scope for (scope,) in conn.execute(f"SELECT DISTINCT l1_scope FROM {VEC_TABLE}")}
     if found - SCOPE_CODES.keys():
@@ -191,8 +201,28 @@ def _upgrade_layout(conn: Connection, dimension: int) -> int:
         f"SELECT chunk_id, embedding, CASE l1_scope {codes} END, occurred_at, event_rowid "
         "FROM chunk_vectors_upgrade ORDER BY chunk_id").rowcount
     conn.execute("DROP TABLE chunk_vectors_upgrade")
-    conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
     return copied
+
+
+def _partition_cold(conn: Connection, dimension: int) -> int:
+    """Rebuild a cold chunk table made before layout 3 with its month partitions, copying its vectors."""
+    declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (COLD_VEC_TABLE,)).fetchone()
+    if declared is None or "partition key" in declared[0]:
+        _create_table(conn, dimension)
+        return 0
+    conn.execute("DROP TABLE IF EXISTS chunk_vectors_upgrade")
+    conn.execute(f"CREATE TABLE chunk_vectors_upgrade AS SELECT v.rowid AS chunk_id, v.embedding, v.scope_code, "
+                 f"v.occurred_at, v.event_rowid, e.timestamp FROM {COLD_VEC_TABLE} v "
+                 "JOIN fact_events e ON e.id = v.event_rowid")
+    conn.execute("DROP TRIGGER IF EXISTS event_chunks_cold_vec_delete")
+    conn.execute(f"DROP TABLE {COLD_VEC_TABLE}")
+    _create_table(conn, dimension)
+    rows = conn.execute("SELECT chunk_id, embedding, scope_code, occurred_at, event_rowid, timestamp "
+                        "FROM chunk_vectors_upgrade ORDER BY chunk_id").fetchall()
+    conn.executemany(f"INSERT INTO {COLD_VEC_TABLE} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
+                     "VALUES (?, ?, ?, ?, ?, ?)", [(row[0], month_of(row[5]), *row[1:5]) for row in rows])
+    conn.execute("DROP TABLE chunk_vectors_upgrade")
+    return len(rows)
 
 
 def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float | None = None) -> IndexChange:
@@ -256,18 +286,23 @@ def replace_event_chunks(
     conn.execute("DELETE FROM event_chunks WHERE event_rowid = ?", (event_rowid,))
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     code = scope_codes([scope])[0]
-    tier = conn.execute("SELECT tier FROM fact_events WHERE id = ?", (event_rowid,)).fetchone()
-    cold = tier is not None and tier[0] == COLD          # re-embedded while cold: the cold table, not the index
-    table = COLD_VEC_TABLE if cold else VEC_TABLE
+    event = conn.execute("SELECT tier, timestamp FROM fact_events WHERE id = ?", (event_rowid,)).fetchone()
+    cold = event is not None and event[0] == COLD          # re-embedded while cold: the cold table, not the index
     pending = not cold and ann_recorded(conn)[0] is not None
     for chunk, vector in zip(chunks, vectors, strict=True):
         cursor = conn.execute(
             "INSERT INTO event_chunks (event_rowid, chunk_index, char_start, char_end, model) VALUES (?, ?, ?, ?, ?)",
             (event_rowid, chunk.index, chunk.start, chunk.end, model),
         )
-        conn.execute(
-            f"INSERT INTO {table} (rowid, embedding, scope_code, occurred_at, event_rowid) "
-            "VALUES (?, ?, ?, ?, ?)", (cursor.lastrowid, vector.tobytes(), code, occurred_at, event_rowid))
+        if cold:
+            conn.execute(
+                f"INSERT INTO {COLD_VEC_TABLE} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (cursor.lastrowid, month_of(event[1]), vector.tobytes(), code, occurred_at, event_rowid))
+        else:
+            conn.execute(
+                f"INSERT INTO {VEC_TABLE} (rowid, embedding, scope_code, occurred_at, event_rowid) "
+                "VALUES (?, ?, ?, ?, ?)", (cursor.lastrowid, vector.tobytes(), code, occurred_at, event_rowid))
         if pending:
             conn.execute(f"INSERT OR REPLACE INTO {PENDING_TABLE} (chunk_id, embedding) VALUES (?, ?)",
                          (cursor.lastrowid, vector.tobytes()))
