@@ -58,6 +58,10 @@ CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 128
 READ_BATCH = 20_000      # vectors read from vec0 at a time while building
+# usearch's threads while adding vectors (0: one per core). With several, the graph depends on the order the
+# threads happen to insert in, so two builds from the same vectors differ (and miss different neighbours);
+# tests build with one, which gives the same file every time.
+BUILD_THREADS = 0
 
 
 @dataclass
@@ -269,7 +273,7 @@ def build(db: Database, started_from: str | None = None) -> bool:
         folded = reader.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
         cursor = reader.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
         while rows := cursor.fetchmany(READ_BATCH):
-            index.add(*_vectors(rows), threads=0)
+            index.add(*_vectors(rows), threads=BUILD_THREADS)
     return _record(db, db.path, "", index, folded)
 
 
@@ -298,12 +302,12 @@ def fold(db: Database, name: str, *, erase: bool = False) -> bool:
         fresh = _new_index(index.ndim)
         for start in range(0, kept.size, READ_BATCH):
             part = kept[start:start + READ_BATCH]
-            fresh.add(part, np.asarray(index.get(part), dtype=np.float32), threads=0)
+            fresh.add(part, np.asarray(index.get(part), dtype=np.float32), threads=BUILD_THREADS)
         index = fresh
     elif dead.size:
         index.remove(dead, compact=True)
     if folded:
-        index.add(new_keys, new_vectors, threads=0)
+        index.add(new_keys, new_vectors, threads=BUILD_THREADS)
     return _record(db, db.path, name, index, folded)
 
 
