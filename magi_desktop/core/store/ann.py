@@ -9,7 +9,9 @@ those exactly, so a reader in another process sees every vector at once without 
 embedding worker (:func:`maintain`) folds the pending vectors into a new file — and drops the keys of chunks
 deleted meanwhile (forget, re-embedding) — writing it under a new name and recording it in one transaction,
 then removes the old file; a reader still holding the old one keeps a consistent pair (old file, the pending
-rows of its snapshot) until its next query.
+rows of its snapshot) until its next query. One process (or thread) at a time builds or folds: it holds the
+memory's build claim (:func:`_claim`, a lock on ``memory.db.chunks.lock``), and the others meanwhile neither
+build nor touch the files; their readers answer from the recorded file and the pending rows.
 
 Every hit is checked again against ``event_chunks`` and ``fact_events`` (the chunk still exists, its event's
 scope and recorded time pass the filter), so a forgotten event never comes back from a file not yet folded.
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from filelock import lock_descriptor, unlock_descriptor
 
 from .connection import Connection, placeholders, read_snapshot
 from .vectors import INDEX_NAME, PENDING_TABLE, VEC_TABLE, ann_recorded, current_model
@@ -62,6 +65,7 @@ READ_BATCH = 20_000      # vectors read from vec0 at a time while building
 # threads happen to insert in, so two builds from the same vectors differ (and miss different neighbours);
 # tests build with one, which gives the same file every time.
 BUILD_THREADS = 0
+CLAIM_SUFFIX = ".chunks.lock"
 
 
 @dataclass
@@ -225,8 +229,28 @@ def _save(index: Index, db_path: Path) -> str:
     return name
 
 
+@contextlib.contextmanager
+def _claim(db_path: Path) -> Iterator[bool]:
+    """Whether this caller holds the memory's build claim: an exclusive lock (flock; LockFileEx on Windows) on
+    a file beside the database, for as long as it builds or folds. The system drops the lock of a process that
+    ends, so a build cut short (a crash, a kill) leaves no claim behind to time out: the next worker takes over.
+    The lock file stays (removing it would let a second process lock a new file while the first holds the old)."""
+    fd = os.open(db_path.parent / f"{db_path.name}{CLAIM_SUFFIX}", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if not lock_descriptor(fd, blocking=False):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            unlock_descriptor(fd)
+    finally:
+        os.close(fd)
+
+
 def _remove_files(db_path: Path, keep: str | None) -> None:
-    """Delete the index files of this memory other than ``keep`` (older generations, abandoned builds)."""
+    """Delete the index files of this memory other than ``keep`` (older generations, abandoned builds). Called
+    with the claim held: no other process is writing a temporary file then."""
     for path in db_path.parent.glob(f"{db_path.name}.chunks-*.usearch*"):
         if path.name != keep:
             with contextlib.suppress(OSError):
@@ -235,8 +259,8 @@ def _remove_files(db_path: Path, keep: str | None) -> None:
 
 def _record(db: Database, db_path: Path, started_from: str | None, index: Index,
             folded: list[tuple[int, bytes]]) -> bool:
-    """Record the saved ``index`` (unless another process recorded one since ``started_from``) and drop the
-    pending vectors it now holds; the older files go."""
+    """Record the saved ``index`` (unless the record changed since ``started_from``: the model changed meanwhile,
+    store/vectors.py) and drop the pending vectors it now holds; the older files go."""
     name = _save(index, db_path)
     with db.transaction() as conn:
         if ann_recorded(conn)[0] != started_from:
@@ -260,8 +284,8 @@ def _vectors(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def build(db: Database, started_from: str | None = None) -> bool:
-    """Build the index from vec0 (a new memory crossing :data:`MIN_VECTORS`, a missing or damaged file).
-    From the moment it starts, embedding writes keep their vectors pending, so none is missed."""
+    """Build the index from vec0 (a new memory crossing :data:`MIN_VECTORS`, a missing or damaged file), the
+    claim held. From the moment it starts, embedding writes keep their vectors pending, so none is missed."""
     assert isinstance(db.path, Path)
     with db.transaction() as conn:
         if ann_recorded(conn)[0] != started_from or (model := current_model(conn)) is None:
@@ -278,7 +302,8 @@ def build(db: Database, started_from: str | None = None) -> bool:
 
 
 def fold(db: Database, name: str, *, erase: bool = False) -> bool:
-    """Write a new file: the recorded one with the pending vectors added and deleted chunks' keys removed. usearch
+    """Write a new file (the claim held): the recorded one with the pending vectors added and deleted chunks' keys
+    removed. usearch
     leaves a removed vector's bytes in the file, so with ``erase`` (after a forget) an index with deleted keys is
     built again from the vectors still live, and the forgotten ones are in no file."""
     assert isinstance(db.path, Path)
@@ -321,6 +346,11 @@ def _quiet(db_path: Path, pending: int) -> bool:
     return now - seen[1] >= IDLE_FOLD_SECONDS
 
 
+def pending_vectors(conn: Connection) -> int:
+    """How many vectors wait for the next file (readers search them exactly)."""
+    return conn.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
+
+
 def has_index(db: Database) -> bool:
     """Whether the memory has (or is building) an approximate index file."""
     return ann_recorded(db.reader())[0] is not None
@@ -332,33 +362,40 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
     chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT` — and then, while vectors keep
     coming, only past 1/:data:`BURST_SHARE` of the file or after :data:`IDLE_FOLD_SECONDS` without one) — with
     ``erase`` (the scrub after a forget), leaving no deleted chunk's vector in the new file. Returns what it did:
-    'built', 'folded' or ''."""
+    'built', 'folded' or '' (also when another process or thread holds the claim: it is building or folding)."""
     if not isinstance(db.path, Path):
         return ""
+    with _claim(db.path) as claimed:
+        if not claimed:
+            return ""
+        return _maintain(db, db.path, min_vectors, fold_at, erase)
+
+
+def _maintain(db: Database, db_path: Path, min_vectors: int | None, fold_at: int | None, erase: bool) -> str:
     min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
     scheduled = fold_at is None and not erase      # a caller naming fold_at (or erasing) wants the file now
     fold_at = FOLD_AT if fold_at is None else fold_at
     reader = db.reader()
     name, held = ann_recorded(reader)
     if name is None:
-        _remove_files(db.path, keep=None)       # the files of vectors dropped with their model
+        _remove_files(db_path, keep=None)       # the files of vectors dropped with their model
         if reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0] < min_vectors:
             return ""
         return "built" if build(db) else ""
-    if name == "":          # a build that did not finish (the process ended) or is running elsewhere
+    if name == "":          # a build that did not finish: its process ended (a live one would hold the claim)
         return "built" if build(db, started_from="") else ""
     if erase:
         # A new file built from vec0 itself: usearch keeps a removed vector's bytes in the file, and a key removed
         # by an earlier fold (a chunk gone cold, deleted while a worker folded) is no longer in the index's keys
         # for this erase to find, so no file descended from the old one is safe.
-        release(db.path)
+        release(db_path)
         return "built" if build(db, started_from=name) else ""
-    index = _open(index_path(db.path, name), view=True)
+    index = _open(index_path(db_path, name), view=True)
     if index is None or len(index) != held:
-        release(db.path)
+        release(db_path)
         return "built" if build(db, started_from=name) else ""
-    pending = reader.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
-    if scheduled and pending >= fold_at and pending < held // BURST_SHARE and not _quiet(db.path, pending):
+    pending = pending_vectors(reader)
+    if scheduled and pending >= fold_at and pending < held // BURST_SHARE and not _quiet(db_path, pending):
         return ""          # vectors are still coming: the next file waits for more of them, or for a pause
     total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
     # After a forget (erase) the file is always written again: with cold chunks (store/tiers.py) counted in
