@@ -301,11 +301,10 @@ def build(db: Database, started_from: str | None = None) -> bool:
     return _record(db, db.path, "", index, folded)
 
 
-def fold(db: Database, name: str, *, erase: bool = False) -> bool:
+def fold(db: Database, name: str) -> bool:
     """Write a new file (the claim held): the recorded one with the pending vectors added and deleted chunks' keys
-    removed. usearch
-    leaves a removed vector's bytes in the file, so with ``erase`` (after a forget) an index with deleted keys is
-    built again from the vectors still live, and the forgotten ones are in no file."""
+    removed. usearch leaves a removed vector's bytes in the file: after a forget :func:`maintain` builds from vec0
+    instead."""
     assert isinstance(db.path, Path)
     index = _open(index_path(db.path, name), view=False)
     if index is None:
@@ -322,14 +321,7 @@ def fold(db: Database, name: str, *, erase: bool = False) -> bool:
     if folded:
         new_keys, new_vectors = _vectors(folded)
         dead = np.union1d(dead, np.intersect1d(keys, new_keys))      # ids reused: their vectors change
-    if dead.size and erase:
-        kept = np.setdiff1d(keys, dead, assume_unique=True)
-        fresh = _new_index(index.ndim)
-        for start in range(0, kept.size, READ_BATCH):
-            part = kept[start:start + READ_BATCH]
-            fresh.add(part, np.asarray(index.get(part), dtype=np.float32), threads=BUILD_THREADS)
-        index = fresh
-    elif dead.size:
+    if dead.size:
         index.remove(dead, compact=True)
     if folded:
         index.add(new_keys, new_vectors, threads=BUILD_THREADS)
@@ -373,7 +365,7 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
 
 def _maintain(db: Database, db_path: Path, min_vectors: int | None, fold_at: int | None, erase: bool) -> str:
     min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
-    scheduled = fold_at is None and not erase      # a caller naming fold_at (or erasing) wants the file now
+    scheduled = fold_at is None         # a caller naming fold_at wants the file now
     fold_at = FOLD_AT if fold_at is None else fold_at
     reader = db.reader()
     name, held = ann_recorded(reader)
@@ -398,8 +390,6 @@ def _maintain(db: Database, db_path: Path, min_vectors: int | None, fold_at: int
     if scheduled and pending >= fold_at and pending < held // BURST_SHARE and not _quiet(db_path, pending):
         return ""          # vectors are still coming: the next file waits for more of them, or for a pause
     total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
-    # After a forget (erase) the file is always written again: with cold chunks (store/tiers.py) counted in
-    # event_chunks, the count alone cannot tell that an indexed chunk was deleted.
-    if pending < fold_at and held + pending <= total and not erase:
+    if pending < fold_at and held + pending <= total:
         return ""
-    return "folded" if fold(db, name, erase=erase) else ""
+    return "folded" if fold(db, name) else ""
