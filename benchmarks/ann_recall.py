@@ -9,12 +9,14 @@ the history for live use, a random point of it for replays). A size larger than 
 noise-perturbed copies of them (each a real vector plus Gaussian noise, cosine ~0.85 to its source), and the
 JSON says how many were real.
 
-Reported per size: recall@10 of ``store.ann.nearest_chunks`` against the exact filtered vec0 KNN, the latency
-of both (k=100, as the vector path asks), the index's build time, file size and the process's RSS; the exact
-scan with the old text scope column and without ``mmap_size`` (measured alternately in this run); and, at the
-``--libraries`` size, usearch (f32/f16/i8) against hnswlib on the same vectors without filters.
+Reported per size and per index setting (``--index-params``, connectivity:expansion_add, each index built from
+the same vec0 table in turn): recall@10 of ``store.ann.nearest_chunks`` against the exact filtered vec0 KNN, the
+latency of both (k=100, as the vector path asks, measured alternately query by query), the index's build time,
+file size and the process's RSS; with the first setting also the exact scan with the old text scope column and
+without ``mmap_size``; and, at the ``--libraries`` size, usearch (f32/f16/i8) against hnswlib on the same
+vectors without filters.
 
-    .venv/bin/python benchmarks/ann_recall.py --sizes 10000,100000 --queries 100
+    .venv/bin/python benchmarks/ann_recall.py --sizes 10000,100000 --queries 100 --index-params 16:128,16:64
 """
 
 from __future__ import annotations
@@ -149,7 +151,8 @@ def rss_mb() -> float:
     return round(psutil.Process().memory_info().rss / 2**20, 1)
 
 
-def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_layout: bool) -> dict:
+def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_layout: bool,
+             settings: list[tuple[int, int]]) -> dict:
     data = synthesise(real, n, seed=n)
     path = folder / f"m{n}.db"
     db = Database(path, check=False)
@@ -158,9 +161,32 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
     filled = time.perf_counter() - started
     if old_layout:
         old_layout_copy(db, data.shape[1])
+    report: dict[str, Any] = {"chunks": n, "real_vectors": min(n, len(real)), "synthesised": max(0, n - len(real)),
+                              "fill_s": round(filled, 1), "db_file_mb": round(path.stat().st_size / 2**20, 1),
+                              "queries": len(queries), "indexes": []}
+    ranked: dict[int, dict[int, float]] = {}        # question -> the exact 1000 nearest, for the ties
+    defaults = ann.CONNECTIVITY, ann.EXPANSION_ADD
+    try:
+        for connectivity, expansion_add in settings:
+            ann.CONNECTIVITY, ann.EXPANSION_ADD = connectivity, expansion_add
+            first = not report["indexes"]
+            report["indexes"].append(one_index(db, path, queries, old_layout and first, first, ranked))
+    finally:
+        ann.CONNECTIVITY, ann.EXPANSION_ADD = defaults
+    db.close()
+    for file in folder.glob(f"m{n}.db*"):
+        file.unlink()
+    return report
+
+
+def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, plain_too: bool,
+              ranked: dict[int, dict[int, float]]) -> dict:
+    """Build the index with the module's current settings (the first from scratch, the next again from vec0, as
+    after a forget) and ask every question of it and of the exact scan, alternately."""
     rss_before = rss_mb()
     started = time.perf_counter()
-    built = ann.maintain(db, min_vectors=0)
+    built = ann.maintain(db, min_vectors=0) if vectors.ann_recorded(db.reader())[0] is None else (
+        ann.maintain(db, erase=True))
     build_s = time.perf_counter() - started
     name, held = vectors.ann_recorded(db.reader())
     reader = db.reader()
@@ -169,11 +195,12 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
     nows = [START + SPAN if i % 3 else START + SPAN * rng.uniform(0.2, 1.0) for i in range(len(queries))]
     timings: dict[str, list[float]] = {"exact": [], "exact_no_mmap": [], "ann": [], "exact_text_scope": []}
     recalls, tied, fallbacks = [], [], 0
-    for q, now in zip(queries, nows, strict=True):
+    for i, (q, now) in enumerate(zip(queries, nows, strict=True)):
         vector = q.astype(np.float32).tobytes()
         runs: list[tuple[str, Any, tuple]] = [
-            ("exact", exact, (reader, vector, K, now)), ("exact_no_mmap", exact, (plain, vector, K, now)),
-            ("ann", ann.nearest_chunks, (reader, vector, K, SCOPES, now))]
+            ("exact", exact, (reader, vector, K, now)), ("ann", ann.nearest_chunks, (reader, vector, K, SCOPES, now))]
+        if plain_too:
+            runs.append(("exact_no_mmap", exact, (plain, vector, K, now)))
         if old_layout:
             runs.append(("exact_text_scope", exact, (reader, vector, K, now, "chunk_vectors_text")))
         results = {}
@@ -191,25 +218,20 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
             recalls.append(len(set(got) & set(truth)) / len(truth))
             # Near-duplicate texts give many chunks the same distance: any of them is a right answer.
             tenth = results["exact"][:10][-1][1] + TIE_TOLERANCE
-            distance = dict(exact(reader, vector, 1000, now))
+            distance = ranked.setdefault(i, dict(exact(reader, vector, 1000, now)))
             tied.append(sum(1 for e in got if distance.get(e, 2.0) <= tenth) / len(truth))
     plain.close()
     report = {
-        "chunks": n, "real_vectors": min(n, len(real)), "synthesised": max(0, n - len(real)),
-        "fill_s": round(filled, 1), "index": built, "index_vectors": held,
+        "connectivity": ann.CONNECTIVITY, "expansion_add": ann.EXPANSION_ADD, "index": built, "index_vectors": held,
         "build_s": round(build_s, 1), "index_file_mb": round(ann.index_path(path, name).stat().st_size / 2**20, 1),
-        "db_file_mb": round(path.stat().st_size / 2**20, 1),
         "recall_at_10": round(statistics.mean(recalls), 4), "recall_at_10_min": round(min(recalls), 2),
         "recall_at_10_ties": round(statistics.mean(tied), 4), "recall_at_10_ties_min": round(min(tied), 2),
-        "exact_fallbacks": fallbacks, "queries": len(queries),
-        "rss_mb_before_index": rss_before, "rss_mb_after_queries": rss_mb(),
+        "exact_fallbacks": fallbacks, "rss_mb_before_index": rss_before, "rss_mb_after_queries": rss_mb(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     for label, seconds in timings.items():
         if seconds:
             report[label] = percentiles(seconds)
-    db.close()
-    for file in folder.glob(f"m{n}.db*"):
-        file.unlink()
     return report
 
 
@@ -284,6 +306,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--libraries", type=int, default=100_000, help="size of the library comparison (0: none)")
     parser.add_argument("--old-layout-up-to", type=int, default=100_000)
+    parser.add_argument("--index-params", default=f"{ann.CONNECTIVITY}:{ann.EXPANSION_ADD}",
+                        help="connectivity:expansion_add of each index built, comma-separated")
     args = parser.parse_args()
     pool = real_vectors(args.real + args.queries, embed_more=not args.no_embed)
     if len(pool) <= args.queries:
@@ -293,15 +317,17 @@ def main() -> int:
     held[::max(1, len(pool) // args.queries)] = True
     queries, real = pool[held][:args.queries], pool[~held]
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    settings = [(int(m), int(ef)) for m, ef in (p.split(":") for p in args.index_params.split(",") if p)]
     with tempfile.TemporaryDirectory(prefix="magi-ann-") as tmp:
         folder = Path(tmp)
         out: dict = {"benchmark": "ann_recall", "k": K, "filters": {"scopes": SCOPES, "now": "end, or a random "
                      "point of the year for 1 query in 3"}, "scope_mix": dict(SCOPE_MIX),
                      "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
-                     "index_params": {"dtype": ann.DTYPE, "connectivity": ann.CONNECTIVITY,
-                                      "expansion_add": ann.EXPANSION_ADD, "expansion_search": ann.EXPANSION_SEARCH,
-                                      "overfetch": ann.OVERFETCH, "min_fetch": ann.MIN_FETCH},
-                     "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to) for n in sizes]}
+                     "index_params": {"dtype": ann.DTYPE, "expansion_search": ann.EXPANSION_SEARCH,
+                                      "overfetch": ann.OVERFETCH, "min_fetch": ann.MIN_FETCH,
+                                      "build_threads": ann.BUILD_THREADS},
+                     "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to, settings)
+                               for n in sizes]}
         if args.libraries:
             out["libraries"] = libraries(synthesise(real, args.libraries, seed=7), queries, folder)
         out["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
