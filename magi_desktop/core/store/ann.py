@@ -65,7 +65,7 @@ READ_BATCH = 20_000      # vectors read from vec0 at a time while building
 # threads happen to insert in, so two builds from the same vectors differ (and miss different neighbours);
 # tests build with one, which gives the same file every time.
 BUILD_THREADS = 0
-CLAIM_SUFFIX = ".chunks.lock"
+CLAIM_SUFFIX = ".chunks.lock"    # the lock file beside the database that is the build claim (_claim)
 
 
 @dataclass
