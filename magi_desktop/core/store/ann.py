@@ -58,7 +58,7 @@ MIN_FETCH = 64
 MAX_FETCH = 4_096        # past this the filter is too selective for the index: the exact scan answers
 DTYPE = "f16"            # half the file of f32; cosine distances within ~1e-3 of vec0's
 CONNECTIVITY = 16
-EXPANSION_ADD = 128
+EXPANSION_ADD = 64           # 128 built 1.7-2x slower for the same recall (docs/performance.md, "Build cost")
 EXPANSION_SEARCH = 128
 READ_BATCH = 20_000      # vectors read from vec0 at a time while building
 # usearch's threads while adding vectors (0: one per core). With several, the graph depends on the order the
