@@ -9,14 +9,14 @@ the history for live use, a random point of it for replays). A size larger than 
 noise-perturbed copies of them (each a real vector plus Gaussian noise, cosine ~0.85 to its source), and the
 JSON says how many were real.
 
-Reported per size: recall@10 of ``store.ann.nearest_chunks`` against the exact filtered vec0 KNN, the latency
-of both (k=100, as the vector path asks), the index's build time, file size and the process's RSS; the exact
-scan with the old text scope column and without ``mmap_size`` (measured alternately in this run); with
-``--by-scope``, the same for the fact-only modes' filter (scope fact_authoritative: the index's partition of that
-scope alone); and, at the ``--libraries`` size, usearch (f32/f16/i8) against hnswlib on the same vectors without
-filters.
+Reported per size and per index setting (``--index-params``, connectivity:expansion_add, each index built from
+the same vec0 table in turn): recall@10 of ``store.ann.nearest_chunks`` against the exact filtered vec0 KNN, the
+latency of both (k=100, as the vector path asks, measured alternately query by query), the index's build time,
+file size and the process's RSS; with the first setting also the exact scan with the old text scope column and
+without ``mmap_size``; and, at the ``--libraries`` size, usearch (f32/f16/i8) against hnswlib on the same
+vectors without filters.
 
-    .venv/bin/python benchmarks/ann_recall.py --sizes 10000,100000 --queries 100 --by-scope
+    .venv/bin/python benchmarks/ann_recall.py --sizes 10000,100000 --queries 100 --index-params 16:128,16:64
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ from magi_desktop.core.store.connection import connect
 CACHE = Path.home() / ".cache" / "magi-bench" / "minilm-workload.npy"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json"
 SCOPES = ("conversation_only", "fact_authoritative")
-FACT_SCOPES = ("fact_authoritative",)          # retrieval/modes.py FACT_SCOPES
 SCOPE_MIX = (("fact_authoritative", 0.35), ("conversation_only", 0.25), ("audit_only", 0.40))
 START = 1_735_689_600.0
 SPAN = 365 * 86400.0
@@ -139,39 +138,21 @@ def old_layout_copy(db: Database, dimension: int) -> None:
                   f"FROM {vectors.VEC_TABLE}")
 
 
-def exact(conn, vector: bytes, k: int, now: float, table: str = vectors.VEC_TABLE,
-          scopes: tuple[str, ...] = SCOPES) -> list[tuple[int, float]]:
+def exact(conn, vector: bytes, k: int, now: float, table: str = vectors.VEC_TABLE) -> list[tuple[int, float]]:
     if table == vectors.VEC_TABLE:
-        scope = f"scope_code IN ({', '.join(map(str, vectors.scope_codes(scopes)))})"
+        scope = "scope_code IN (1, 2)"
     else:
-        scope = f"l1_scope IN ({', '.join(repr(s) for s in scopes)})"
+        scope = "l1_scope IN ('conversation_only', 'fact_authoritative')"
     return conn.execute(f"SELECT event_rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? AND {scope} "
                         "AND occurred_at <= ? ORDER BY distance", (vector, k, now)).fetchall()
-
-
-def scored(reader, vector: bytes, now: float, scopes: tuple[str, ...], truth_rows, got_rows) -> tuple[float, float]:
-    """recall@10 of ``got_rows`` against ``truth_rows`` (the exact answer), by event and counting ties."""
-    truth = [e for e, _ in truth_rows[:10]]
-    got = truth if got_rows is None else [e for e, _ in got_rows[:10]]
-    # Near-duplicate texts give many chunks the same distance: any of them is a right answer.
-    tenth = truth_rows[:10][-1][1] + TIE_TOLERANCE
-    distance = dict(exact(reader, vector, 1000, now, scopes=scopes))
-    return (len(set(got) & set(truth)) / len(truth),
-            sum(1 for e in got if distance.get(e, 2.0) <= tenth) / len(truth))
-
-
-def summary(recalls: list[tuple[float, float]], fallbacks: int) -> dict[str, Any]:
-    by_event, tied = [r for r, _ in recalls], [t for _, t in recalls]
-    return {"recall_at_10": round(statistics.mean(by_event), 4), "recall_at_10_min": round(min(by_event), 2),
-            "recall_at_10_ties": round(statistics.mean(tied), 4), "recall_at_10_ties_min": round(min(tied), 2),
-            "exact_fallbacks": fallbacks}
 
 
 def rss_mb() -> float:
     return round(psutil.Process().memory_info().rss / 2**20, 1)
 
 
-def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_layout: bool, by_scope: bool) -> dict:
+def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_layout: bool,
+             settings: list[tuple[int, int]]) -> dict:
     data = synthesise(real, n, seed=n)
     path = folder / f"m{n}.db"
     db = Database(path, check=False)
@@ -180,59 +161,77 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
     filled = time.perf_counter() - started
     if old_layout:
         old_layout_copy(db, data.shape[1])
+    report: dict[str, Any] = {"chunks": n, "real_vectors": min(n, len(real)), "synthesised": max(0, n - len(real)),
+                              "fill_s": round(filled, 1), "db_file_mb": round(path.stat().st_size / 2**20, 1),
+                              "queries": len(queries), "indexes": []}
+    ranked: dict[int, dict[int, float]] = {}        # question -> the exact 1000 nearest, for the ties
+    defaults = ann.CONNECTIVITY, ann.EXPANSION_ADD
+    try:
+        for connectivity, expansion_add in settings:
+            ann.CONNECTIVITY, ann.EXPANSION_ADD = connectivity, expansion_add
+            first = not report["indexes"]
+            report["indexes"].append(one_index(db, path, queries, old_layout and first, first, ranked))
+    finally:
+        ann.CONNECTIVITY, ann.EXPANSION_ADD = defaults
+    db.close()
+    for file in folder.glob(f"m{n}.db*"):
+        file.unlink()
+    return report
+
+
+def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, plain_too: bool,
+              ranked: dict[int, dict[int, float]]) -> dict:
+    """Build the index with the module's current settings (the first from scratch, the next again from vec0, as
+    after a forget) and ask every question of it and of the exact scan, alternately."""
     rss_before = rss_mb()
     started = time.perf_counter()
-    built = ann.maintain(db, min_vectors=0)
+    built = ann.maintain(db, min_vectors=0) if vectors.ann_recorded(db.reader())[0] is None else (
+        ann.maintain(db, erase=True))
     build_s = time.perf_counter() - started
-    held = vectors.ann_recorded(db.reader())[1]
+    name, held = vectors.ann_recorded(db.reader())
     reader = db.reader()
     plain = connect(path)           # no mmap_size: the reader as before issue 20
     rng = np.random.default_rng(1)
     nows = [START + SPAN if i % 3 else START + SPAN * rng.uniform(0.2, 1.0) for i in range(len(queries))]
-    timings: dict[str, list[float]] = {"exact": [], "exact_no_mmap": [], "ann": [], "exact_text_scope": [],
-                                       "exact_fact": [], "ann_fact": []}
-    recalls: dict[str, list[tuple[float, float]]] = {"all": [], "fact": []}
-    fallbacks = {"all": 0, "fact": 0}
-    for q, now in zip(queries, nows, strict=True):
+    timings: dict[str, list[float]] = {"exact": [], "exact_no_mmap": [], "ann": [], "exact_text_scope": []}
+    recalls, tied, fallbacks = [], [], 0
+    for i, (q, now) in enumerate(zip(queries, nows, strict=True)):
         vector = q.astype(np.float32).tobytes()
         runs: list[tuple[str, Any, tuple]] = [
-            ("exact", exact, (reader, vector, K, now)), ("exact_no_mmap", exact, (plain, vector, K, now)),
-            ("ann", ann.nearest_chunks, (reader, vector, K, SCOPES, now))]
+            ("exact", exact, (reader, vector, K, now)), ("ann", ann.nearest_chunks, (reader, vector, K, SCOPES, now))]
+        if plain_too:
+            runs.append(("exact_no_mmap", exact, (plain, vector, K, now)))
         if old_layout:
             runs.append(("exact_text_scope", exact, (reader, vector, K, now, "chunk_vectors_text")))
-        if by_scope:
-            runs += [("exact_fact", exact, (reader, vector, K, now, vectors.VEC_TABLE, FACT_SCOPES)),
-                     ("ann_fact", ann.nearest_chunks, (reader, vector, K, FACT_SCOPES, now))]
         results = {}
         for label, run, run_args in runs:   # alternating in one loop: the machine's load hits all alike
             t = time.perf_counter()
             results[label] = run(*run_args)
             timings[label].append(time.perf_counter() - t)
-        for which, suffix, scopes in (("all", "", SCOPES), ("fact", "_fact", FACT_SCOPES)):
-            if f"ann{suffix}" in results:
-                fallbacks[which] += int(results[f"ann{suffix}"] is None)
-                if results[f"exact{suffix}"]:
-                    recalls[which].append(scored(reader, vector, now, scopes, results[f"exact{suffix}"],
-                                                results[f"ann{suffix}"]))
+        truth = [e for e, _ in results["exact"][:10]]
+        if results["ann"] is None:
+            fallbacks += 1
+            got = truth
+        else:
+            got = [e for e, _ in results["ann"][:10]]
+        if truth:
+            recalls.append(len(set(got) & set(truth)) / len(truth))
+            # Near-duplicate texts give many chunks the same distance: any of them is a right answer.
+            tenth = results["exact"][:10][-1][1] + TIE_TOLERANCE
+            distance = ranked.setdefault(i, dict(exact(reader, vector, 1000, now)))
+            tied.append(sum(1 for e in got if distance.get(e, 2.0) <= tenth) / len(truth))
     plain.close()
-    files = ann.partitions(reader).values()
     report = {
-        "chunks": n, "real_vectors": min(n, len(real)), "synthesised": max(0, n - len(real)),
-        "fill_s": round(filled, 1), "index": built, "index_vectors": held,
-        "build_s": round(build_s, 1), "index_partitions": len(files),
-        "index_file_mb": round(sum(ann.index_path(path, file).stat().st_size for file, _ in files) / 2**20, 1),
-        "db_file_mb": round(path.stat().st_size / 2**20, 1),
-        **summary(recalls["all"], fallbacks["all"]), "queries": len(queries),
-        "rss_mb_before_index": rss_before, "rss_mb_after_queries": rss_mb(),
+        "connectivity": ann.CONNECTIVITY, "expansion_add": ann.EXPANSION_ADD, "index": built, "index_vectors": held,
+        "build_s": round(build_s, 1), "index_file_mb": round(ann.index_path(path, name).stat().st_size / 2**20, 1),
+        "recall_at_10": round(statistics.mean(recalls), 4), "recall_at_10_min": round(min(recalls), 2),
+        "recall_at_10_ties": round(statistics.mean(tied), 4), "recall_at_10_ties_min": round(min(tied), 2),
+        "exact_fallbacks": fallbacks, "rss_mb_before_index": rss_before, "rss_mb_after_queries": rss_mb(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
-    if by_scope:
-        report["fact_only"] = summary(recalls["fact"], fallbacks["fact"])
     for label, seconds in timings.items():
         if seconds:
             report[label] = percentiles(seconds)
-    db.close()
-    for file in folder.glob(f"m{n}.db*"):
-        file.unlink()
     return report
 
 
@@ -307,7 +306,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--libraries", type=int, default=100_000, help="size of the library comparison (0: none)")
     parser.add_argument("--old-layout-up-to", type=int, default=100_000)
-    parser.add_argument("--by-scope", action="store_true", help="also the fact-only filter (one partition)")
+    parser.add_argument("--index-params", default=f"{ann.CONNECTIVITY}:{ann.EXPANSION_ADD}",
+                        help="connectivity:expansion_add of each index built, comma-separated")
     args = parser.parse_args()
     pool = real_vectors(args.real + args.queries, embed_more=not args.no_embed)
     if len(pool) <= args.queries:
@@ -317,15 +317,16 @@ def main() -> int:
     held[::max(1, len(pool) // args.queries)] = True
     queries, real = pool[held][:args.queries], pool[~held]
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    settings = [(int(m), int(ef)) for m, ef in (p.split(":") for p in args.index_params.split(",") if p)]
     with tempfile.TemporaryDirectory(prefix="magi-ann-") as tmp:
         folder = Path(tmp)
         out: dict = {"benchmark": "ann_recall", "k": K, "filters": {"scopes": SCOPES, "now": "end, or a random "
                      "point of the year for 1 query in 3"}, "scope_mix": dict(SCOPE_MIX),
                      "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
-                     "index_params": {"dtype": ann.DTYPE, "connectivity": ann.CONNECTIVITY,
-                                      "expansion_add": ann.EXPANSION_ADD, "expansion_search": ann.EXPANSION_SEARCH,
-                                      "overfetch": ann.OVERFETCH, "min_fetch": ann.MIN_FETCH},
-                     "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to, args.by_scope)
+                     "index_params": {"dtype": ann.DTYPE, "expansion_search": ann.EXPANSION_SEARCH,
+                                      "overfetch": ann.OVERFETCH, "min_fetch": ann.MIN_FETCH,
+                                      "build_threads": ann.BUILD_THREADS},
+                     "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to, settings)
                                for n in sizes]}
         if args.libraries:
             out["libraries"] = libraries(synthesise(real, args.libraries, seed=7), queries, folder)

@@ -13,6 +13,9 @@ vectors into new files — each into its chunk's scope's — and drops the keys 
 re-embedding), writing each partition that changed under a new name (the others keep their files) and recording
 the generation in one transaction, then removes the old files; a reader still holding the old ones keeps a
 consistent pair (old files, the pending rows of its snapshot) until its next query.
+One process (or thread) at a time builds or folds: it holds the memory's build claim (:func:`_claim`, a lock on
+``memory.db.chunks.lock``), and the others meanwhile neither build nor touch the files; their readers answer from
+the recorded files and the pending rows.
 
 Every hit is checked again against ``event_chunks`` and ``fact_events`` (the chunk still exists, its event's
 scope and recorded time pass the filter), so a forgotten event never comes back from a file not yet folded.
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from filelock import lock_descriptor, unlock_descriptor
 
 from .connection import Connection, placeholders, read_snapshot
 from .vectors import INDEX_NAME, PENDING_TABLE, VEC_TABLE, ann_recorded, current_model, scope_codes
@@ -59,9 +63,14 @@ MIN_FETCH = 64
 MAX_FETCH = 4_096        # past this the filter is too selective for the index: the exact scan answers
 DTYPE = "f16"            # half the file of f32; cosine distances within ~1e-3 of vec0's
 CONNECTIVITY = 16
-EXPANSION_ADD = 128
+EXPANSION_ADD = 64           # 128 built 1.7-2x slower for the same recall (docs/performance.md, "Build cost")
 EXPANSION_SEARCH = 128
 READ_BATCH = 20_000      # vectors read from vec0 at a time while building
+# usearch's threads while adding vectors (0: one per core). With several, the graph depends on the order the
+# threads happen to insert in, so two builds from the same vectors differ (and miss different neighbours);
+# tests build with one, which gives the same file every time.
+BUILD_THREADS = 0
+CLAIM_SUFFIX = ".chunks.lock"    # the lock file beside the database that is the build claim (_claim)
 
 
 @dataclass
@@ -267,8 +276,28 @@ def _save(index: Index, db_path: Path) -> str:
     return name
 
 
+@contextlib.contextmanager
+def _claim(db_path: Path) -> Iterator[bool]:
+    """Whether this caller holds the memory's build claim: an exclusive lock (flock; LockFileEx on Windows) on
+    a file beside the database, for as long as it builds or folds. The system drops the lock of a process that
+    ends, so a build cut short (a crash, a kill) leaves no claim behind to time out: the next worker takes over.
+    The lock file stays (removing it would let a second process lock a new file while the first holds the old)."""
+    fd = os.open(db_path.parent / f"{db_path.name}{CLAIM_SUFFIX}", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if not lock_descriptor(fd, blocking=False):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            unlock_descriptor(fd)
+    finally:
+        os.close(fd)
+
+
 def _remove_files(db_path: Path, keep: Collection[str]) -> None:
-    """Delete the index files of this memory other than those in ``keep`` (older generations, abandoned builds)."""
+    """Delete the index files of this memory other than those in ``keep`` (older generations, abandoned builds).
+    Called with the claim held: no other process is writing a temporary file then."""
     for path in db_path.parent.glob(f"{db_path.name}.chunks-*.usearch*"):
         if path.name not in keep:
             with contextlib.suppress(OSError):
@@ -315,8 +344,8 @@ def _by_scope(rows: Sequence[tuple[int, bytes, int]]) -> dict[int, list[tuple[in
 
 
 def build(db: Database, started_from: str | None = None) -> bool:
-    """Build the index from vec0 (a new memory crossing :data:`MIN_VECTORS`, a missing or damaged file).
-    From the moment it starts, embedding writes keep their vectors pending, so none is missed."""
+    """Build the index from vec0 (a new memory crossing :data:`MIN_VECTORS`, a missing or damaged file), the
+    claim held. From the moment it starts, embedding writes keep their vectors pending, so none is missed."""
     assert isinstance(db.path, Path)
     with db.transaction() as conn:
         if ann_recorded(conn)[0] != started_from or (model := current_model(conn)) is None:
@@ -330,15 +359,14 @@ def build(db: Database, started_from: str | None = None) -> bool:
         cursor = reader.execute(f"SELECT rowid, embedding, scope_code FROM {VEC_TABLE}")
         while rows := cursor.fetchmany(READ_BATCH):
             for code, part in _by_scope(rows).items():
-                indexes.setdefault(code, _new_index(model[1])).add(*_vectors(part), threads=0)
+                indexes.setdefault(code, _new_index(model[1])).add(*_vectors(part), threads=BUILD_THREADS)
     return _record(db, db.path, "", indexes, folded)
 
 
-def fold(db: Database, name: str, *, erase: bool = False) -> bool:
-    """Write a new generation: each pending vector added to its chunk's scope's partition and deleted chunks' keys
-    removed, a partition in which nothing changed keeping its file. usearch leaves a removed vector's bytes in the
-    file, so with ``erase`` (after a forget) a partition with deleted keys is built again from the vectors still
-    live, and the forgotten ones are in no file."""
+def fold(db: Database, name: str) -> bool:
+    """Write a new generation (the claim held): each pending vector added to its chunk's scope's partition and
+    deleted chunks' keys removed, a partition in which nothing changed keeping its file. usearch leaves a removed
+    vector's bytes in the file: after a forget :func:`maintain` builds from vec0 instead."""
     assert isinstance(db.path, Path)
     reader = db.reader()
     with read_snapshot(reader):
@@ -357,7 +385,7 @@ def fold(db: Database, name: str, *, erase: bool = False) -> bool:
     rewritten = np.fromiter((row[0] for row in pending), dtype=np.uint64, count=len(pending))
     generation: dict[int, Index | tuple[str, int]] = {}
     for code in sorted(recorded.keys() | added.keys()):
-        part = _fold_partition(db.path, recorded.get(code), model[1], added.get(code, []), live, rewritten, erase)
+        part = _fold_partition(db.path, recorded.get(code), model[1], added.get(code, []), live, rewritten)
         if part is None:
             return build(db, started_from=name)
         if isinstance(part, tuple) or len(part):
@@ -366,7 +394,7 @@ def fold(db: Database, name: str, *, erase: bool = False) -> bool:
 
 
 def _fold_partition(db_path: Path, recorded: tuple[str, int] | None, dimension: int, added: list[tuple[int, bytes]],
-                    live: np.ndarray, rewritten: np.ndarray, erase: bool) -> Index | tuple[str, int] | None:
+                    live: np.ndarray, rewritten: np.ndarray) -> Index | tuple[str, int] | None:
     """One scope's partition after a fold: its recorded (file, count) when none of its keys died and nothing was
     added, else an index without the keys of deleted chunks and of those written again (``rewritten``: the pending
     chunk ids of every scope), with ``added``; None when its file cannot be read."""
@@ -386,16 +414,10 @@ def _fold_partition(db_path: Path, recorded: tuple[str, int] | None, dimension: 
         if loaded is None:
             return None
         index = loaded
-        if dead.size and erase:
-            kept = np.setdiff1d(keys, dead, assume_unique=True)
-            index = _new_index(dimension)
-            for start in range(0, kept.size, READ_BATCH):
-                part = kept[start:start + READ_BATCH]
-                index.add(part, np.asarray(loaded.get(part), dtype=np.float32), threads=0)
-        elif dead.size:
+        if dead.size:
             index.remove(dead, compact=True)
     if added:
-        index.add(*_vectors(added), threads=0)
+        index.add(*_vectors(added), threads=BUILD_THREADS)
     return index
 
 
@@ -416,11 +438,19 @@ def _intact(db_path: Path, conn: Connection, held: int) -> bool:
         recorded = partitions(conn)
     if sum(count for _, count in recorded.values()) != held:
         return False
-    for file, count in recorded.values():
-        index = _open(index_path(db_path, file), view=True)
+    # The cached views: opening a view reads every node's offset (12 ms for 68k vectors, linear), and this runs
+    # after every embedding batch.
+    # A cached view outlives its file's deletion (the mapping holds the pages): the file is looked for too.
+    for code, (file, count) in recorded.items():
+        index = _view(db_path, code, file) if index_path(db_path, file).exists() else None
         if index is None or len(index) != count:
             return False
     return True
+
+
+def pending_vectors(conn: Connection) -> int:
+    """How many vectors wait for the next file (readers search them exactly)."""
+    return conn.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
 
 
 def has_index(db: Database) -> bool:
@@ -434,36 +464,45 @@ def maintain(db: Database, *, min_vectors: int | None = None, fold_at: int | Non
     chunks it holds were deleted (defaults: :data:`MIN_VECTORS`, :data:`FOLD_AT` — and then, while vectors keep
     coming, only past 1/:data:`BURST_SHARE` of the file or after :data:`IDLE_FOLD_SECONDS` without one) — with
     ``erase`` (the scrub after a forget), leaving no deleted chunk's vector in the new file. Returns what it did:
-    'built', 'folded' or ''."""
+    'built', 'folded' or '' (also when another process or thread holds the claim: it is building or folding)."""
     if not isinstance(db.path, Path):
         return ""
+    with _claim(db.path) as claimed:
+        if not claimed:
+            return ""
+        return _maintain(db, db.path, min_vectors, fold_at, erase)
+
+
+def _maintain(db: Database, db_path: Path, min_vectors: int | None, fold_at: int | None, erase: bool) -> str:
     min_vectors = MIN_VECTORS if min_vectors is None else min_vectors
-    scheduled = fold_at is None and not erase      # a caller naming fold_at (or erasing) wants the file now
+    scheduled = fold_at is None         # a caller naming fold_at wants the file now
     fold_at = FOLD_AT if fold_at is None else fold_at
     reader = db.reader()
     name, held = ann_recorded(reader)
     if name is None:
-        _remove_files(db.path, keep=())       # the files of vectors dropped with their model
+        _remove_files(db_path, keep=())       # the files of vectors dropped with their model
         if reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0] < min_vectors:
             return ""
         return "built" if build(db) else ""
-    if name == "":          # a build that did not finish (the process ended) or is running elsewhere
+    if name == "":          # a build that did not finish: its process ended (a live one would hold the claim)
         return "built" if build(db, started_from="") else ""
     if erase:
         # A new file built from vec0 itself: usearch keeps a removed vector's bytes in the file, and a key removed
         # by an earlier fold (a chunk gone cold, deleted while a worker folded) is no longer in the index's keys
         # for this erase to find, so no file descended from the old one is safe.
-        release(db.path)
+        release(db_path)
         return "built" if build(db, started_from=name) else ""
-    if not _intact(db.path, reader, held):
-        release(db.path)
+    if not _intact(db_path, reader, held):
+        release(db_path)
         return "built" if build(db, started_from=name) else ""
-    pending = reader.execute(f"SELECT count(*) FROM {PENDING_TABLE}").fetchone()[0]
-    if scheduled and pending >= fold_at and pending < held // BURST_SHARE and not _quiet(db.path, pending):
+    pending = pending_vectors(reader)
+    if scheduled and pending >= fold_at and pending < held // BURST_SHARE and not _quiet(db_path, pending):
         return ""          # vectors are still coming: the next file waits for more of them, or for a pause
     total = reader.execute("SELECT count(*) FROM event_chunks").fetchone()[0]
-    # After a forget (erase) the file is always written again: with cold chunks (store/tiers.py) counted in
-    # event_chunks, the count alone cannot tell that an indexed chunk was deleted.
-    if pending < fold_at and held + pending <= total and not erase:
+    if pending < fold_at and held + pending <= total:
         return ""
-    return "folded" if fold(db, name, erase=erase) else ""
+    # A view cannot be added to, so the fold loads the file into memory; this process's view of it would keep its
+    # resident pages beside that copy (peak RSS +1 file: benchmarks/ann_fold_rss.py), and the next query opens
+    # the new file anyway.
+    release(db_path)
+    return "folded" if fold(db, name) else ""
