@@ -368,6 +368,7 @@ def test_a_write_cut_short_by_the_end_of_its_process_is_taken_over(small_index, 
     assert len(_temporary_files(memory)) == 1
     assert ann.maintain(memory.db, fold_at=1) == ("built" if kind == "build" else "folded")
     held = vectors.ann_recorded(conn)[1]
-    assert held == (120 if kind == "build" else 140) and ann_files(memory) == recorded_files(memory)   # the abandoned file is gone
+    # The abandoned file is gone.
+    assert held == (120 if kind == "build" else 140) and ann_files(memory) == recorded_files(memory)
     assert ann.pending_vectors(conn) == 0
     memory.close()
