@@ -12,11 +12,12 @@ JSON says how many were real.
 Reported per size and per index setting (``--index-params``, connectivity:expansion_add, each index built from
 the same vec0 table in turn): recall@10 of ``store.ann.nearest_chunks`` against the exact filtered vec0 KNN, the
 latency of both (k=100, as the vector path asks, measured alternately query by query), the index's build time,
-file size and the process's RSS; with the first setting also the exact scan with the old text scope column and
-without ``mmap_size``; and, at the ``--libraries`` size, usearch (f32/f16/i8) against hnswlib on the same
-vectors without filters.
+size (its partitions' files summed: one per scope code) and the process's RSS; with ``--by-scope``, the same
+recall and latency for the fact-only modes' filter too (scope fact_authoritative: that scope's partition alone);
+with the first setting also the exact scan with the old text scope column and without ``mmap_size``; and, at the
+``--libraries`` size, usearch (f32/f16/i8) against hnswlib on the same vectors without filters.
 
-    .venv/bin/python benchmarks/ann_recall.py --sizes 10000,100000 --queries 100 --index-params 16:128,16:64
+    .venv/bin/python benchmarks/ann_recall.py --sizes 10000,100000 --queries 100 --by-scope --index-params 16:128,16:64
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from magi_desktop.core.store.connection import connect
 CACHE = Path.home() / ".cache" / "magi-bench" / "minilm-workload.npy"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo10.json"
 SCOPES = ("conversation_only", "fact_authoritative")
+FACT_SCOPES = ("fact_authoritative",)          # retrieval/modes.py FACT_SCOPES
 SCOPE_MIX = (("fact_authoritative", 0.35), ("conversation_only", 0.25), ("audit_only", 0.40))
 START = 1_735_689_600.0
 SPAN = 365 * 86400.0
@@ -138,13 +140,32 @@ def old_layout_copy(db: Database, dimension: int) -> None:
                   f"FROM {vectors.VEC_TABLE}")
 
 
-def exact(conn, vector: bytes, k: int, now: float, table: str = vectors.VEC_TABLE) -> list[tuple[int, float]]:
+def exact(conn, vector: bytes, k: int, now: float, table: str = vectors.VEC_TABLE,
+          scopes: tuple[str, ...] = SCOPES) -> list[tuple[int, float]]:
     if table == vectors.VEC_TABLE:
-        scope = "scope_code IN (1, 2)"
+        scope = f"scope_code IN ({', '.join(map(str, vectors.scope_codes(scopes)))})"
     else:
-        scope = "l1_scope IN ('conversation_only', 'fact_authoritative')"
+        scope = f"l1_scope IN ({', '.join(repr(s) for s in scopes)})"
     return conn.execute(f"SELECT event_rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? AND {scope} "
                         "AND occurred_at <= ? ORDER BY distance", (vector, k, now)).fetchall()
+
+
+def scored(truth_rows, got_rows, distance: dict[int, float]) -> tuple[float, float]:
+    """recall@10 of ``got_rows`` (None: the exact scan answered) against ``truth_rows`` (the exact answer), by
+    event and counting ties; ``distance``: the exact 1000 nearest under the same filter."""
+    truth = [e for e, _ in truth_rows[:10]]
+    got = truth if got_rows is None else [e for e, _ in got_rows[:10]]
+    # Near-duplicate texts give many chunks the same distance: any of them is a right answer.
+    tenth = truth_rows[:10][-1][1] + TIE_TOLERANCE
+    return (len(set(got) & set(truth)) / len(truth),
+            sum(1 for e in got if distance.get(e, 2.0) <= tenth) / len(truth))
+
+
+def summary(recalls: list[tuple[float, float]], fallbacks: int) -> dict[str, Any]:
+    by_event, tied = [r for r, _ in recalls], [t for _, t in recalls]
+    return {"recall_at_10": round(statistics.mean(by_event), 4), "recall_at_10_min": round(min(by_event), 2),
+            "recall_at_10_ties": round(statistics.mean(tied), 4), "recall_at_10_ties_min": round(min(tied), 2),
+            "exact_fallbacks": fallbacks}
 
 
 def rss_mb() -> float:
@@ -152,7 +173,7 @@ def rss_mb() -> float:
 
 
 def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_layout: bool,
-             settings: list[tuple[int, int]]) -> dict:
+             settings: list[tuple[int, int]], by_scope: bool) -> dict:
     data = synthesise(real, n, seed=n)
     path = folder / f"m{n}.db"
     db = Database(path, check=False)
@@ -164,13 +185,13 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
     report: dict[str, Any] = {"chunks": n, "real_vectors": min(n, len(real)), "synthesised": max(0, n - len(real)),
                               "fill_s": round(filled, 1), "db_file_mb": round(path.stat().st_size / 2**20, 1),
                               "queries": len(queries), "indexes": []}
-    ranked: dict[int, dict[int, float]] = {}        # question -> the exact 1000 nearest, for the ties
+    ranked: dict[tuple[int, str], dict[int, float]] = {}    # (question, filter) -> the exact 1000 nearest (ties)
     defaults = ann.CONNECTIVITY, ann.EXPANSION_ADD
     try:
         for connectivity, expansion_add in settings:
             ann.CONNECTIVITY, ann.EXPANSION_ADD = connectivity, expansion_add
             first = not report["indexes"]
-            report["indexes"].append(one_index(db, path, queries, old_layout and first, first, ranked))
+            report["indexes"].append(one_index(db, path, queries, old_layout and first, first, by_scope, ranked))
     finally:
         ann.CONNECTIVITY, ann.EXPANSION_ADD = defaults
     db.close()
@@ -179,8 +200,8 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
     return report
 
 
-def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, plain_too: bool,
-              ranked: dict[int, dict[int, float]]) -> dict:
+def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, plain_too: bool, by_scope: bool,
+              ranked: dict[tuple[int, str], dict[int, float]]) -> dict:
     """Build the index with the module's current settings (the first from scratch, the next again from vec0, as
     after a forget) and ask every question of it and of the exact scan, alternately."""
     rss_before = rss_mb()
@@ -188,13 +209,15 @@ def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, p
     built = ann.maintain(db, min_vectors=0) if vectors.ann_recorded(db.reader())[0] is None else (
         ann.maintain(db, erase=True))
     build_s = time.perf_counter() - started
-    name, held = vectors.ann_recorded(db.reader())
+    held = vectors.ann_recorded(db.reader())[1]
     reader = db.reader()
     plain = connect(path)           # no mmap_size: the reader as before issue 20
     rng = np.random.default_rng(1)
     nows = [START + SPAN if i % 3 else START + SPAN * rng.uniform(0.2, 1.0) for i in range(len(queries))]
-    timings: dict[str, list[float]] = {"exact": [], "exact_no_mmap": [], "ann": [], "exact_text_scope": []}
-    recalls, tied, fallbacks = [], [], 0
+    timings: dict[str, list[float]] = {"exact": [], "exact_no_mmap": [], "ann": [], "exact_text_scope": [],
+                                       "exact_fact": [], "ann_fact": []}
+    recalls: dict[str, list[tuple[float, float]]] = {"all": [], "fact": []}
+    fallbacks = {"all": 0, "fact": 0}
     for i, (q, now) in enumerate(zip(queries, nows, strict=True)):
         vector = q.astype(np.float32).tobytes()
         runs: list[tuple[str, Any, tuple]] = [
@@ -203,32 +226,36 @@ def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, p
             runs.append(("exact_no_mmap", exact, (plain, vector, K, now)))
         if old_layout:
             runs.append(("exact_text_scope", exact, (reader, vector, K, now, "chunk_vectors_text")))
+        if by_scope:
+            runs += [("exact_fact", exact, (reader, vector, K, now, vectors.VEC_TABLE, FACT_SCOPES)),
+                     ("ann_fact", ann.nearest_chunks, (reader, vector, K, FACT_SCOPES, now))]
         results = {}
         for label, run, run_args in runs:   # alternating in one loop: the machine's load hits all alike
             t = time.perf_counter()
             results[label] = run(*run_args)
             timings[label].append(time.perf_counter() - t)
-        truth = [e for e, _ in results["exact"][:10]]
-        if results["ann"] is None:
-            fallbacks += 1
-            got = truth
-        else:
-            got = [e for e, _ in results["ann"][:10]]
-        if truth:
-            recalls.append(len(set(got) & set(truth)) / len(truth))
-            # Near-duplicate texts give many chunks the same distance: any of them is a right answer.
-            tenth = results["exact"][:10][-1][1] + TIE_TOLERANCE
-            distance = ranked.setdefault(i, dict(exact(reader, vector, 1000, now)))
-            tied.append(sum(1 for e in got if distance.get(e, 2.0) <= tenth) / len(truth))
+        for which, suffix, scopes in (("all", "", SCOPES), ("fact", "_fact", FACT_SCOPES)):
+            if f"ann{suffix}" in results:
+                fallbacks[which] += int(results[f"ann{suffix}"] is None)
+                if results[f"exact{suffix}"]:
+                    # Asked once per question and filter: every setting is scored against the same exact answer.
+                    distance = ranked.get((i, which))
+                    if distance is None:
+                        distance = ranked[i, which] = dict(exact(reader, vector, 1000, now, scopes=scopes))
+                    recalls[which].append(scored(results[f"exact{suffix}"], results[f"ann{suffix}"], distance))
     plain.close()
+    # The recorded ann_file is the generation's token, not a file: the files are its partitions'.
+    files = ann.partitions(reader).values()
     report = {
         "connectivity": ann.CONNECTIVITY, "expansion_add": ann.EXPANSION_ADD, "index": built, "index_vectors": held,
-        "build_s": round(build_s, 1), "index_file_mb": round(ann.index_path(path, name).stat().st_size / 2**20, 1),
-        "recall_at_10": round(statistics.mean(recalls), 4), "recall_at_10_min": round(min(recalls), 2),
-        "recall_at_10_ties": round(statistics.mean(tied), 4), "recall_at_10_ties_min": round(min(tied), 2),
-        "exact_fallbacks": fallbacks, "rss_mb_before_index": rss_before, "rss_mb_after_queries": rss_mb(),
+        "build_s": round(build_s, 1), "index_partitions": len(files),
+        "index_file_mb": round(sum(ann.index_path(path, file).stat().st_size for file, _ in files) / 2**20, 1),
+        **summary(recalls["all"], fallbacks["all"]),
+        "rss_mb_before_index": rss_before, "rss_mb_after_queries": rss_mb(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+    if by_scope:
+        report["fact_only"] = summary(recalls["fact"], fallbacks["fact"])
     for label, seconds in timings.items():
         if seconds:
             report[label] = percentiles(seconds)
@@ -308,6 +335,7 @@ def main() -> int:
     parser.add_argument("--old-layout-up-to", type=int, default=100_000)
     parser.add_argument("--index-params", default=f"{ann.CONNECTIVITY}:{ann.EXPANSION_ADD}",
                         help="connectivity:expansion_add of each index built, comma-separated")
+    parser.add_argument("--by-scope", action="store_true", help="also the fact-only filter (one partition)")
     args = parser.parse_args()
     pool = real_vectors(args.real + args.queries, embed_more=not args.no_embed)
     if len(pool) <= args.queries:
@@ -326,8 +354,8 @@ def main() -> int:
                      "index_params": {"dtype": ann.DTYPE, "expansion_search": ann.EXPANSION_SEARCH,
                                       "overfetch": ann.OVERFETCH, "min_fetch": ann.MIN_FETCH,
                                       "build_threads": ann.BUILD_THREADS},
-                     "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to, settings)
-                               for n in sizes]}
+                     "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to, settings,
+                                        args.by_scope) for n in sizes]}
         if args.libraries:
             out["libraries"] = libraries(synthesise(real, args.libraries, seed=7), queries, folder)
         out["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
