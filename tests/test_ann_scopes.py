@@ -45,6 +45,7 @@ def replies(memory: Memory, start: int, n: int) -> None:
 def scoped(tmp_path, monkeypatch):
     monkeypatch.setattr(ann, "MIN_VECTORS", 50)
     monkeypatch.setattr(ann, "FOLD_AT", 10_000)       # folds only when a test asks
+    monkeypatch.setattr(ann, "BUILD_THREADS", 1)       # the same graph every run (test_ann.py says why)
     memory = Memory.open(tmp_path / "m", embedder="hashing")
     facts(memory, 0, 40)
     replies(memory, 0, 160)

@@ -363,6 +363,24 @@ def test_an_old_windows_cold_vectors_are_read_from_its_months_and_the_events_men
     assert january in found and sorted(happened(months, found).values()) == [1] * 6 + [3] * 6
 
 
+def test_an_old_window_with_no_cold_event_in_it_reads_every_cold_vector_and_k_bounds_the_months(months):
+    import numpy as np
+
+    from magi_desktop.core.embed import HashingEmbedder
+    from magi_desktop.core.store import search
+
+    conn = months.db.reader()
+    vector = np.ascontiguousarray(HashingEmbedder().embed(["sourdough starter guide"])[0], dtype=np.float32).tobytes()
+    scopes = ("fact_authoritative", "conversation_only")
+    everything = search.nearest_cold_event_chunks(conn, vector, 50, scopes, NOW)
+    # February holds none: the engine then keeps what lies outside the window (it may describe that time)
+    february = (datetime(2025, 2, 1).timestamp(), datetime(2025, 3, 1).timestamp())
+    assert search.nearest_cold_event_chunks(conn, vector, 50, scopes, NOW, february) == everything
+    # January to May spans five partitions; sqlite-vec answers k per partition, the nearest k of all are kept
+    spring = (datetime(2025, 1, 1).timestamp(), datetime(2025, 6, 1).timestamp())
+    assert search.nearest_cold_event_chunks(conn, vector, 4, scopes, NOW, spring) == everything[:4]
+
+
 def test_a_cold_chunk_table_made_before_its_partitions_is_rebuilt_from_itself(months):
     from magi_desktop.core import Memory
     from magi_desktop.core.store import vectors

@@ -114,7 +114,7 @@ def _newest_kept(conn: Connection, index: str, phrase: str, keep: EventFilter, r
         kept += [rowid for rowid, passed in rows if passed]
         if len(rows) < block:
             break
-        high = rows[-1][0] - 1
+        high = min(row[0] for row in rows) - 1      # the outer SELECT need not keep the subquery's order
     return kept[:COMMON_SCAN]
 
 
@@ -197,7 +197,9 @@ def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: S
                               window: tuple[float, float] | None = None) -> list[tuple[int, float | None]]:
     """As :func:`nearest_event_chunks`, over the cold tier's chunks (an exact scan: asked only when a question
     reaches back). With a window, only the chunks of the months it spans and of the cold events mentioning a time
-    in it are read (the table's partitions, store/vectors.py): an event outside it would be dropped anyway."""
+    in it are read (the table's partitions, store/vectors.py): while some event is in it, those outside are
+    dropped (retrieval/engine.py ``_filter``). When none is, the engine keeps the others, which may describe that
+    time, so then the whole table is read."""
     if not index_exists(conn, COLD_VEC_TABLE):
         return []
     codes = scope_codes(scopes)
@@ -210,10 +212,14 @@ def nearest_cold_event_chunks(conn: Connection, vector: bytes, k: int, scopes: S
             mention_params(*window))}
         wanted = sorted(set(tiers.months_between(*window)) | said)
         months, month_args = f" AND month IN ({placeholders(len(wanted))})", wanted
-    return conn.execute(
+    # sqlite-vec answers k rows per value of ``month IN (...)``: the nearest k of them all are kept.
+    rows = conn.execute(
         f"SELECT event_rowid, distance FROM {COLD_VEC_TABLE} WHERE embedding MATCH ? AND k = ?{months} "
         f"AND scope_code IN ({placeholders(len(codes))}) AND occurred_at <= ? ORDER BY distance",
-        [vector, k, *month_args, *codes, now]).fetchall()
+        [vector, k, *month_args, *codes, now]).fetchall()[:k]
+    if rows or window is None:
+        return rows
+    return nearest_cold_event_chunks(conn, vector, k, scopes, now)
 
 
 def nearest_event_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str],

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from .connection import Connection, placeholders
@@ -46,10 +46,13 @@ _HOT_FTS = "fact_events_fts"
 _VEC, _COLD_VEC, _PENDING = "chunk_vectors", "chunk_vectors_cold", "chunk_vectors_pending"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def month_of(timestamp: float) -> int:
     """The calendar month (UTC) an event happened in, as months since year 0: the partition of the cold chunk
     table (store/vectors.py) its vectors are in, so a question about an old window scans that window's months."""
-    moment = datetime.fromtimestamp(timestamp, timezone.utc)
+    moment = _EPOCH + timedelta(seconds=timestamp)     # fromtimestamp fails before 1970 on Windows
     return moment.year * 12 + moment.month - 1
 
 
@@ -274,7 +277,9 @@ def run(db: Database, now: float | None = None) -> TieringReport:
     if moved or warm:
         from . import ann  # here: ann imports vectors, which imports this module
 
-        ann.maintain(db, fold_at=0)     # the index file drops what went cold and takes what came back
+        # The index files drop what went cold and take what came back (unless another process holds the build claim:
+        # its next fold does; readers meanwhile re-check every hit's tier).
+        ann.maintain(db, fold_at=0)
     return TieringReport(examined=len(rows), moved_cold=moved, kept_hot=len(kept), warmed=len(warm), cutoff=cutoff)
 
 
@@ -287,5 +292,5 @@ def warm_all(db: Database) -> int:
     if cold:
         from . import ann  # here: ann imports vectors, which imports this module
 
-        ann.maintain(db, fold_at=0)        # the index file takes them all back: none left pending
+        ann.maintain(db, fold_at=0)        # the index files take them back (or the claim holder's next fold does)
     return len(cold)

@@ -217,12 +217,14 @@ def _partition_cold(conn: Connection, dimension: int) -> int:
     conn.execute("DROP TRIGGER IF EXISTS event_chunks_cold_vec_delete")
     conn.execute(f"DROP TABLE {COLD_VEC_TABLE}")
     _create_table(conn, dimension)
-    rows = conn.execute("SELECT chunk_id, embedding, scope_code, occurred_at, event_rowid, timestamp "
-                        "FROM chunk_vectors_upgrade ORDER BY chunk_id").fetchall()
-    conn.executemany(f"INSERT INTO {COLD_VEC_TABLE} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
-                     "VALUES (?, ?, ?, ?, ?, ?)", [(row[0], month_of(row[5]), *row[1:5]) for row in rows])
+    # In SQL, as tiers.month_of counts (UTC months since year 0): no copy of the cold vectors in Python's heap.
+    copied = conn.execute(
+        f"INSERT INTO {COLD_VEC_TABLE} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
+        "SELECT chunk_id, CAST(strftime('%Y', timestamp, 'unixepoch') AS INTEGER) * 12 "
+        "+ CAST(strftime('%m', timestamp, 'unixepoch') AS INTEGER) - 1, embedding, scope_code, occurred_at, "
+        "event_rowid FROM chunk_vectors_upgrade ORDER BY chunk_id").rowcount
     conn.execute("DROP TABLE chunk_vectors_upgrade")
-    return len(rows)
+    return copied
 
 
 def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float | None = None) -> IndexChange:
@@ -268,6 +270,7 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
             "ann_file = NULL, ann_vectors = 0 WHERE name = ?",
             (model, dimension, now, recorded[0], LAYOUT, INDEX_NAME),
         )
+        conn.execute("DELETE FROM ann_partitions")
         return IndexChange(stale_model=recorded[0], requeued=requeued)
 
 
