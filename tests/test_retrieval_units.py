@@ -310,6 +310,17 @@ def test_entity_expansion_path(loaded):
     assert set(items(loaded, paths.entity_expansion(conn, ctx("x"), [], [debussy]))) == {"m1", "m2"}
 
 
+def test_an_entity_of_more_events_than_the_cap_is_not_expanded_through_whatever_its_share(loaded, monkeypatch):
+    conn = loaded.db.reader()
+    seed = rowid_of(conn, "m1")
+    monkeypatch.setattr(paths, "MIN_ENTITY_EVENTS", 1)
+    monkeypatch.setattr(paths, "MAX_ENTITY_SHARE", 1.0)      # the share lets every entity through
+    monkeypatch.setattr(paths, "MAX_ENTITY_EVENTS", 2)
+    assert items(loaded, paths.entity_expansion(conn, ctx("x"), [seed])) == ["m2"]    # Debussy's 2 events
+    monkeypatch.setattr(paths, "MAX_ENTITY_EVENTS", 1)
+    assert paths.entity_expansion(conn, ctx("x"), [seed]) == []
+
+
 def test_neighbours_path_and_empty_graph(loaded):
     conn = loaded.db.reader()
     seed = rowid_of(conn, "t2")

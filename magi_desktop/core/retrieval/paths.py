@@ -124,9 +124,13 @@ def keyword(conn: Connection, ctx: QueryContext) -> list[int]:
 
 
 # An entity linked to more than this share of the visible events (the user, a
-# chat partner) says nothing about relevance: expansion skips it.
+# chat partner) says nothing about relevance: expansion skips it. Past MAX_ENTITY_EVENTS
+# (the share of 100k events) it is skipped too: reading an entity's events costs their
+# number (an entity of 29k events out of a million: ~90 ms a question), and one that common
+# picks out nothing either.
 MAX_ENTITY_SHARE = 0.05
 MIN_ENTITY_EVENTS = 50
+MAX_ENTITY_EVENTS = 5_000
 
 
 def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
@@ -149,7 +153,7 @@ def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],
 def selective_entities(conn: Connection, entity_ids: Iterable[int], now: float) -> list[int]:
     """The entities that pick out few events: a speaker in all of them would lead everywhere."""
     total = l1.events_recorded_by(conn, now)
-    limit = max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE))
+    limit = min(MAX_ENTITY_EVENTS, max(MIN_ENTITY_EVENTS, int(total * MAX_ENTITY_SHARE)))
     return [eid for eid in entity_ids if entities.events_mentioning_capped(conn, eid, now, limit + 1) <= limit]
 
 
