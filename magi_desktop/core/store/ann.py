@@ -187,8 +187,8 @@ def _pending(conn: Connection, query: np.ndarray) -> dict[int, float]:
     rows = conn.execute(f"SELECT chunk_id, embedding FROM {PENDING_TABLE}").fetchall()
     if not rows:
         return {}
-    vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
-    return dict(zip((row[0] for row in rows), _cosine_distances(vectors, query).tolist(), strict=True))
+    keys, vectors = _vectors(rows)
+    return dict(zip(keys.tolist(), _cosine_distances(vectors, query).tolist(), strict=True))
 
 
 def _visible(conn: Connection, chunk_ids: Sequence[int], scopes: Sequence[str], now: float) -> dict[int, int]:
