@@ -50,9 +50,7 @@ import argparse
 import itertools
 import json
 import os
-import resource
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -60,11 +58,11 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from load_sources import Sources
+from process_memory import memory_mb
 from query_latency import raw_calls
 from workload import START as workload_start
 from workload import payloads
@@ -96,95 +94,6 @@ def percentiles(seconds: list[float]) -> dict:
     return {"count": len(ordered), "p50_ms": round(statistics.median(ordered) * 1000, 1),
             "p95_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1000, 1),
             "max_ms": round(ordered[-1] * 1000, 1)}
-
-
-class Sources:
-    """Small local sources for the collectors, and a thread that keeps adding to them."""
-
-    def __init__(self, folder: Path):
-        import git
-
-        folder.mkdir(parents=True)
-        self.folder = folder
-        self.repo = git.Repo.init(folder / "repo", initial_branch="main")
-        self.author = git.Actor("Ana", "ana@example.com")
-        self._commit("Initial import")
-        now = time.time()
-        (folder / "zsh_history").write_text(f": {int(now) - 60}:0;make test\n: {int(now) - 30}:0;git push\n")
-        (folder / "cal.ics").write_text("BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//bench//EN\nBEGIN:VEVENT\n"
-                                        "UID:w@x\nDTSTART:20261201T090000Z\nDTEND:20261201T091500Z\n"
-                                        "RRULE:FREQ=WEEKLY\nSUMMARY:Standup\nEND:VEVENT\nEND:VCALENDAR\n")
-        (folder / "plays.jsonl").write_text("")
-        self._play()
-        conn = sqlite3.connect(folder / "History")
-        conn.executescript("CREATE TABLE urls(id INTEGER PRIMARY KEY, url TEXT, title TEXT, visit_count INTEGER, "
-                           "typed_count INTEGER, last_visit_time INTEGER, hidden INTEGER);"
-                           "CREATE TABLE visits(id INTEGER PRIMARY KEY, url INTEGER, visit_time INTEGER, "
-                           "from_visit INTEGER, transition INTEGER, segment_id INTEGER, visit_duration INTEGER);")
-        conn.close()
-        self._visit()
-        self.appended = {"commands": 2, "plays": 1, "visits": 1, "commits": 1}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._grow, name="load-sources", daemon=True)
-
-    def settings(self) -> dict:
-        f = self.folder
-        return {"git": {"enabled": True, "settings": {"repositories": [str(f / "repo")]}},
-                "terminal": {"enabled": True, "settings": {"files": [str(f / "zsh_history")]}},
-                "calendar": {"enabled": True, "settings": {"paths": [str(f / "cal.ics")]}},
-                "music": {"enabled": True, "settings": {"play_log": str(f / "plays.jsonl"), "players": False}},
-                "browser": {"enabled": True, "settings": {"profiles": [str(f / "History")]}},
-                "app_usage": {"enabled": True}}
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(10)
-
-    def _grow(self) -> None:
-        """A command every 2 s, a play every 5 s, a page visit every 10 s, a commit every 60 s."""
-        for second in itertools.count(1):
-            if self._stop.wait(1.0):
-                return
-            if second % 2 == 0:
-                with open(self.folder / "zsh_history", "a") as f:
-                    f.write(f": {int(time.time())}:0;pytest -q tests/test_{second % 40}.py\n")
-                self.appended["commands"] += 1
-            if second % 5 == 0:
-                self._play()
-                self.appended["plays"] += 1
-            if second % 10 == 0:
-                self._visit()
-                self.appended["visits"] += 1
-            if second % 60 == 0:
-                self._commit(f"Fix flaky test {second // 60}")
-                self.appended["commits"] += 1
-
-    def _commit(self, message: str) -> None:
-        path = self.folder / "repo" / "notes.txt"
-        with open(path, "a") as f:
-            f.write(message + "\n")
-        self.repo.index.add([str(path)])
-        self.repo.index.commit(message, author=self.author, committer=self.author)
-
-    def _play(self) -> None:
-        with open(self.folder / "plays.jsonl", "a") as f:
-            f.write(json.dumps({"played_at": time.time() - 200, "track": "So What", "artist": "Miles Davis",
-                                "duration_sec": 200}) + "\n")
-
-    def _visit(self) -> None:
-        raw = int((time.time() + 11_644_473_600) * 1e6)   # Chromium time: µs since 1601
-        conn = sqlite3.connect(self.folder / "History")
-        with conn:
-            rowid = conn.execute("INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden) "
-                                 "VALUES (?, 'Example page', 1, 0, ?, 0)",
-                                 (f"https://example.com/p/{raw}", raw)).lastrowid
-            conn.execute("INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration) "
-                         "VALUES (?, ?, 0, 0, 0, 0)", (rowid, raw))
-        conn.close()
 
 
 class QueryLoad(threading.Thread):
@@ -369,55 +278,6 @@ def collector_counts(supervisor) -> dict:
                      "write_failed": counts.get("write_failed", 0), "failures": status.failures,
                      "quarantined": status.quarantined, "last_error": status.last_error}
     return out
-
-
-def _kib_fields(path: str) -> dict[str, int]:
-    """The ``Name:   123 kB`` lines of a /proc file, in KiB."""
-    fields = {}
-    with open(path) as f:
-        for line in f:
-            name, _, value = line.partition(":")
-            parts = value.split()
-            if len(parts) == 2 and parts[1] == "kB":
-                fields[name] = int(parts[0])
-    return fields
-
-
-def memory_mb() -> dict:
-    """This process's memory, in MiB. ``rss_mb`` (psutil) counts every resident page of every mapping, once per
-    mapping: each reader connection maps the database itself (``PRAGMA mmap_size``) and the approximate index is
-    a memory-mapped view, so the same page-cache pages are counted several times and the figure grows with the
-    database read, not with what the process holds. Beside it:
-
-    * ``anon_mb`` — resident anonymous memory (``RssAnon``): the heap (Python objects, SQLite's page caches,
-      numpy arrays, an index loaded to be folded): what the process itself takes, which the kernel cannot drop,
-      only swap.
-    * ``file_mb`` — resident file-backed pages (``RssFile`` + ``RssShmem``): the mapped database, the index
-      view, the shared libraries. They belong to the kernel's page cache, are shared with any other process
-      and dropped under pressure.
-    * ``pss_mb`` (with ``pss_anon_mb`` / ``pss_file_mb``) — proportional set size: each page divided by the
-      number of mappings of it, here and in other processes, so a page several connections map is counted once
-      in all (``smaps_rollup``).
-    * ``uss_mb`` — the pages only this process maps (private clean + dirty).
-    * ``peak_rss_mb`` — the largest ``rss_mb`` so far (``ru_maxrss``).
-
-    Linux reads ``/proc/self/status`` and ``/proc/self/smaps_rollup``; elsewhere psutil's ``memory_full_info``
-    gives what it can (USS, PSS where the platform has it) and the rest is None."""
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    rss = psutil.Process().memory_info().rss / 2**20
-    peak = peak_kib / 1024 if sys.platform.startswith("linux") else peak_kib / 2**20   # macOS: bytes
-    out: dict[str, float | None] = {"rss_mb": rss, "peak_rss_mb": max(rss, peak)}
-    try:
-        status, rollup = _kib_fields("/proc/self/status"), _kib_fields("/proc/self/smaps_rollup")
-        out |= {"anon_mb": status["RssAnon"] / 1024, "file_mb": (status["RssFile"] + status["RssShmem"]) / 1024,
-                "pss_mb": rollup["Pss"] / 1024, "pss_anon_mb": rollup["Pss_Anon"] / 1024,
-                "pss_file_mb": (rollup["Pss_File"] + rollup["Pss_Shmem"]) / 1024,
-                "uss_mb": (rollup["Private_Clean"] + rollup["Private_Dirty"]) / 1024}
-    except (OSError, KeyError):
-        full = psutil.Process().memory_full_info()
-        out |= {"anon_mb": None, "file_mb": None, "pss_mb": getattr(full, "pss", 0) / 2**20 or None,
-                "pss_anon_mb": None, "pss_file_mb": None, "uss_mb": getattr(full, "uss", 0) / 2**20 or None}
-    return {k: None if v is None else round(v, 1) for k, v in out.items()}
 
 
 def l2_on(memory: Memory, limit: int | None) -> dict:
