@@ -2,8 +2,8 @@
 tree's code: the memory opened (migrations and their backup timed), the approximate index brought up to date
 (a memory from before the index was split by scope builds it here: timed), then ``load.at_rest`` — every question
 ``--repeats`` times, the same without the vector paths, the raw FTS5 + vec0 calls — and the process's memory
-apart (``process_memory.memory_mb``). Prints one JSON line. With ``--catch-up``, ``load.catch_up`` too (L3, then tiers, and
-the questions again): long at a million events.
+apart (``process_memory.memory_mb``). Prints one JSON line. With ``--catch-up``, ``load.catch_up`` too (L3,
+then tiers, and the questions again): long at a million events.
 
     .venv/bin/python benchmarks/load_at_rest.py DIR/data          # open a copy: opening migrates it
 """
