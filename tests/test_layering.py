@@ -197,6 +197,7 @@ SQL_IN_TESTS = {
     "test_store.py": 28,
     "test_store_forget_queries.py": 9,
     "test_store_helpers.py": 6,
+    "test_summary_vectors.py": 9,
     "test_store_l2.py": 4,
     "test_supersede.py": 6,
     "test_tiers.py": 24,

@@ -298,14 +298,21 @@ def summaries_matching(conn: Connection, match: str, where: SummaryFilter, limit
 
 
 def nearest_summaries(conn: Connection, vector: bytes, k: int, where: SummaryFilter) -> list[int]:
-    """Ids of the summaries passing ``where`` among the ``k`` nearest ``vector``, nearest first. Empty while the
-    summary index does not exist."""
+    """Ids of the summaries passing ``where`` among the ``k`` nearest ``vector``, nearest first. With the window
+    of :func:`.summaries.recall_filter`, the ``k`` nearest of the summaries overlapping it, from the partitions of
+    the months since it began (their windows end after it begins): the cost follows how far back the question
+    reaches, not every summary ever written. Empty while the summary index does not exist."""
     if not index_exists(conn, SUMMARY_VEC_TABLE):
         return []
+    inside, inside_args = "", []
+    if where.window is not None:
+        now, start, end = where.window
+        inside = " AND month BETWEEN ? AND ? AND window_end > ? AND window_end <= ? AND window_start < ?"
+        inside_args = [tiers.month_of(start), tiers.month_of(now), start, now, end]
     return [r[0] for r in conn.execute(
         f"SELECT s.summary_id FROM (SELECT rowid, distance FROM {SUMMARY_VEC_TABLE} WHERE embedding MATCH ? "
-        f"AND k = ?) v JOIN l3_summaries s ON s.summary_id = v.rowid WHERE {where.clause} "
-        "ORDER BY v.distance", [vector, k, *where.args])]
+        f"AND k = ?{inside}) v JOIN l3_summaries s ON s.summary_id = v.rowid WHERE {where.clause} "
+        "ORDER BY v.distance", [vector, k, *inside_args, *where.args])]
 
 
 # ------------------------------------------------------------------------- skills

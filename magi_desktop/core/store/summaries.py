@@ -102,6 +102,9 @@ class SummaryFilter(NamedTuple):
 
     clause: str
     args: list[Any]
+    # the question's window and "now", when the clause is :func:`recall_filter`'s: the vector search applies
+    # them inside its KNN (store/search.py ``nearest_summaries``)
+    window: tuple[float, float, float] | None = None     # (now, start, end)
 
 
 def recall_filter(now: float, window_start: float, window_end: float, summary_type: str | None) -> SummaryFilter:
@@ -111,7 +114,7 @@ def recall_filter(now: float, window_start: float, window_end: float, summary_ty
     if summary_type is not None:
         where.append("s.summary_type = ?")
         args.append(summary_type)
-    return SummaryFilter(" AND ".join(where), args)
+    return SummaryFilter(" AND ".join(where), args, (now, window_start, window_end))
 
 
 def summary_rows(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:

@@ -35,8 +35,9 @@ ENTITY_VEC_TABLE = "entity_vectors"
 SUMMARY_VEC_TABLE = "summary_vectors"
 INDEX_NAME = "chunks"
 PENDING_TABLE = "chunk_vectors_pending"
-# vector_index.layout: 2, integer scope codes (migration 0025); 3, the cold chunk table partitioned by month
-LAYOUT = 3
+# vector_index.layout: 2, integer scope codes (migration 0025); 3, the cold chunk table partitioned by month;
+# 4, the summaries' table partitioned by the month their window ends in, with the window's bounds
+LAYOUT = 4
 
 # Never renumbered: the codes are stored in every chunk vector.
 SCOPE_CODES = {"fact_authoritative": 1, "conversation_only": 2, "audit_only": 3, "ephemeral": 4}
@@ -101,19 +102,21 @@ def _create_table(conn: Connection, dimension: int) -> None:
         f"CREATE TRIGGER IF NOT EXISTS entity_catalog_vec_delete AFTER DELETE ON entity_catalog BEGIN "
         f"DELETE FROM {ENTITY_VEC_TABLE} WHERE rowid = old.entity_id; END"
     )
-    # L3 summaries' text, for the summaries' vector path; rowid = summary_id. A regenerated
-    # summary drops its vector (its text changed) and is embedded again.
+    # L3 summaries' text, for the summaries' vector path; rowid = summary_id. A regenerated summary drops its
+    # vector (its text or window changed) and is embedded again. Partitioned by the month its window ends in
+    # (tiers.month_of), with the window's bounds, so a question reads the months since its window began, not
+    # every summary ever written (a memory writes ~4% as many summaries as it holds events).
     conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {SUMMARY_VEC_TABLE} USING vec0("
-        f"embedding float[{int(dimension)}] distance_metric=cosine)"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {SUMMARY_VEC_TABLE} USING vec0(month integer partition key, "
+        f"embedding float[{int(dimension)}] distance_metric=cosine, window_start float, window_end float)"
     )
     conn.execute(
         f"CREATE TRIGGER IF NOT EXISTS l3_summaries_vec_delete AFTER DELETE ON l3_summaries BEGIN "
         f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = old.summary_id; END"
     )
     conn.execute(
-        f"CREATE TRIGGER IF NOT EXISTS l3_summaries_vec_update AFTER UPDATE OF content ON l3_summaries BEGIN "
-        f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = old.summary_id; END"
+        "CREATE TRIGGER IF NOT EXISTS l3_summaries_vec_update AFTER UPDATE OF content, window_start, window_end "
+        f"ON l3_summaries BEGIN DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = old.summary_id; END"
     )
 
 
@@ -176,6 +179,7 @@ def _upgrade_layout(conn: Connection, dimension: int) -> int:
     """Rebuild the chunk tables of an older layout from themselves (no re-embedding): a layout-1 table's text
     scopes become integer codes, a cold table before layout 3 is partitioned by month. Returns the vectors copied."""
     copied = _upgrade_scope_codes(conn, dimension) + _partition_cold(conn, dimension)
+    copied += _partition_summaries(conn, dimension)
     conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
     return copied
 
@@ -204,6 +208,12 @@ def _upgrade_scope_codes(conn: Connection, dimension: int) -> int:
     return copied
 
 
+# A partition key in SQL, as tiers.month_of counts (UTC months since year 0): a table's upgrade copies its vectors
+# without holding them in Python's heap.
+_SQL_MONTH = ("CAST(strftime('%Y', {0}, 'unixepoch') AS INTEGER) * 12 "
+              "+ CAST(strftime('%m', {0}, 'unixepoch') AS INTEGER) - 1")
+
+
 def _partition_cold(conn: Connection, dimension: int) -> int:
     """Rebuild a cold chunk table made before layout 3 with its month partitions, copying its vectors."""
     declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (COLD_VEC_TABLE,)).fetchone()
@@ -217,13 +227,34 @@ def _partition_cold(conn: Connection, dimension: int) -> int:
     conn.execute("DROP TRIGGER IF EXISTS event_chunks_cold_vec_delete")
     conn.execute(f"DROP TABLE {COLD_VEC_TABLE}")
     _create_table(conn, dimension)
-    # In SQL, as tiers.month_of counts (UTC months since year 0): no copy of the cold vectors in Python's heap.
     copied = conn.execute(
         f"INSERT INTO {COLD_VEC_TABLE} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
-        "SELECT chunk_id, CAST(strftime('%Y', timestamp, 'unixepoch') AS INTEGER) * 12 "
-        "+ CAST(strftime('%m', timestamp, 'unixepoch') AS INTEGER) - 1, embedding, scope_code, occurred_at, "
+        f"SELECT chunk_id, {_SQL_MONTH.format('timestamp')}, embedding, scope_code, occurred_at, "
         "event_rowid FROM chunk_vectors_upgrade ORDER BY chunk_id").rowcount
     conn.execute("DROP TABLE chunk_vectors_upgrade")
+    return copied
+
+
+def _partition_summaries(conn: Connection, dimension: int) -> int:
+    """Rebuild a summaries' vector table made before layout 4 with its month partitions and window bounds,
+    copying its vectors (a vector whose summary is gone is dropped)."""
+    declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (SUMMARY_VEC_TABLE,)).fetchone()
+    if declared is None or "partition key" in declared[0]:
+        _create_table(conn, dimension)
+        return 0
+    conn.execute("DROP TABLE IF EXISTS summary_vectors_upgrade")
+    conn.execute(f"CREATE TABLE summary_vectors_upgrade AS SELECT v.rowid AS summary_id, v.embedding, "
+                 f"s.window_start, s.window_end FROM {SUMMARY_VEC_TABLE} v JOIN l3_summaries s "
+                 "ON s.summary_id = v.rowid")
+    conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_delete")
+    conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_update")
+    conn.execute(f"DROP TABLE {SUMMARY_VEC_TABLE}")
+    _create_table(conn, dimension)
+    copied = conn.execute(
+        f"INSERT INTO {SUMMARY_VEC_TABLE} (rowid, month, embedding, window_start, window_end) "
+        f"SELECT summary_id, {_SQL_MONTH.format('window_end')}, embedding, window_start, window_end "
+        "FROM summary_vectors_upgrade ORDER BY summary_id").rowcount
+    conn.execute("DROP TABLE summary_vectors_upgrade")
     return copied
 
 
@@ -358,11 +389,22 @@ def _put_vector(conn: Connection, table: str, rowid: int, vector: np.ndarray) ->
 
 
 def put_summary_vector(conn: Connection, summary_id: int, vector: np.ndarray) -> bool:
-    """Store a summary's vector; False when the summary was deleted meanwhile."""
-    if conn.execute("SELECT 1 FROM l3_summaries WHERE summary_id = ?", (summary_id,)).fetchone() is None:
+    """Store a summary's vector in the partition of the month its window ends in; False when the summary was
+    deleted meanwhile."""
+    window = conn.execute("SELECT window_start, window_end FROM l3_summaries WHERE summary_id = ?",
+                          (summary_id,)).fetchone()
+    if window is None:
         return False
-    _put_vector(conn, SUMMARY_VEC_TABLE, summary_id, vector)
+    conn.execute(f"DELETE FROM {SUMMARY_VEC_TABLE} WHERE rowid = ?", (summary_id,))
+    conn.execute(f"INSERT INTO {SUMMARY_VEC_TABLE} (rowid, month, embedding, window_start, window_end) "
+                 "VALUES (?, ?, ?, ?, ?)",
+                 (summary_id, month_of(window[1]), np.asarray(vector, dtype=np.float32).tobytes(), *window))
     return True
+
+
+def summary_vector_months(conn: Connection) -> dict[int, int]:
+    """By summary id, the partition (tiers.month_of of the window's end) its vector is stored in."""
+    return dict(conn.execute(f"SELECT rowid, month FROM {SUMMARY_VEC_TABLE}").fetchall())
 
 
 def put_edge_vector(conn: Connection, rowid: int, vector: np.ndarray) -> bool:
