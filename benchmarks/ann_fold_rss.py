@@ -4,7 +4,7 @@ line.
 A memory of ``--size`` chunks (real MiniLM vectors from benchmarks/ann_recall.py's cache, noise-perturbed copies past
 them) with its index built, then ``--pending`` more chunks waiting in ``chunk_vectors_pending``. Each variant runs in
 a fresh process, as the embedding worker would: it opens the memory, asks ``--queries`` questions through the index
-(its view's pages become resident), then folds (``ann.maintain(fold_at=1)``) while a thread samples the RSS every
+(its view's pages become resident), then folds (``ann_build.maintain(fold_at=1)``) while a thread samples the RSS every
 10 ms. Reported per variant: RSS (and its file-backed part, psutil's ``shared``) after the questions, the peak
 during the fold, after it, and after the view of the old file is dropped and one question has opened the new one.
 Variants: ``as_the_worker_runs`` (``maintain`` called with the view of the questions held) and ``released_first``
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ann_recall import SCOPES, SPAN, START, fill, real_vectors, synthesise
 
-from magi_desktop.core.store import Database, ann, vectors
+from magi_desktop.core.store import Database, ann, ann_build, vectors
 
 
 def memory_mb() -> dict[str, float]:
@@ -46,7 +46,7 @@ def prepare(path: Path, data: np.ndarray, size: int) -> float:
     returns the index file's size in MB."""
     db = Database(path, check=False)
     fill(db, data[:size], seed=size)
-    assert ann.maintain(db, min_vectors=0) == "built"
+    assert ann_build.maintain(db, min_vectors=0) == "built"
     first = size + 1
     rows = [(first + i, first + i, START + SPAN + i, v.tobytes()) for i, v in enumerate(data[size:])]
     with db.transaction() as w:         # the next chunks, written as embedding writes them while an index exists
@@ -89,7 +89,7 @@ def variant(path: str, release_first: bool, questions: list[bytes], out) -> None
     started = time.perf_counter()
     if release_first:
         ann.release(db.path)
-    folded = ann.maintain(db, fold_at=1)
+    folded = ann_build.maintain(db, fold_at=1)
     report["fold_s"] = round(time.perf_counter() - started, 1)
     done.set()
     sampler.join()

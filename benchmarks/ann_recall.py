@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from workload import payloads
 
-from magi_desktop.core.store import Database, ann, vectors
+from magi_desktop.core.store import Database, ann, ann_build, vectors
 from magi_desktop.core.store.connection import connect
 
 CACHE = Path.home() / ".cache" / "magi-bench" / "minilm-workload.npy"
@@ -186,14 +186,14 @@ def one_size(n: int, real: np.ndarray, queries: np.ndarray, folder: Path, old_la
                               "fill_s": round(filled, 1), "db_file_mb": round(path.stat().st_size / 2**20, 1),
                               "queries": len(queries), "indexes": []}
     ranked: dict[tuple[int, str], dict[int, float]] = {}    # (question, filter) -> the exact 1000 nearest (ties)
-    defaults = ann.CONNECTIVITY, ann.EXPANSION_ADD
+    defaults = ann_build.CONNECTIVITY, ann_build.EXPANSION_ADD
     try:
         for connectivity, expansion_add in settings:
-            ann.CONNECTIVITY, ann.EXPANSION_ADD = connectivity, expansion_add
+            ann_build.CONNECTIVITY, ann_build.EXPANSION_ADD = connectivity, expansion_add
             first = not report["indexes"]
             report["indexes"].append(one_index(db, path, queries, old_layout and first, first, by_scope, ranked))
     finally:
-        ann.CONNECTIVITY, ann.EXPANSION_ADD = defaults
+        ann_build.CONNECTIVITY, ann_build.EXPANSION_ADD = defaults
     db.close()
     for file in folder.glob(f"m{n}.db*"):
         file.unlink()
@@ -206,8 +206,8 @@ def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, p
     after a forget) and ask every question of it and of the exact scan, alternately."""
     rss_before = rss_mb()
     started = time.perf_counter()
-    built = ann.maintain(db, min_vectors=0) if vectors.ann_recorded(db.reader())[0] is None else (
-        ann.maintain(db, erase=True))
+    built = ann_build.maintain(db, min_vectors=0) if vectors.ann_recorded(db.reader())[0] is None else (
+        ann_build.maintain(db, erase=True))
     build_s = time.perf_counter() - started
     held = vectors.ann_recorded(db.reader())[1]
     reader = db.reader()
@@ -247,7 +247,8 @@ def one_index(db: Database, path: Path, queries: np.ndarray, old_layout: bool, p
     # The recorded ann_file is the generation's token, not a file: the files are its partitions'.
     files = ann.partitions(reader).values()
     report = {
-        "connectivity": ann.CONNECTIVITY, "expansion_add": ann.EXPANSION_ADD, "index": built, "index_vectors": held,
+        "connectivity": ann_build.CONNECTIVITY, "expansion_add": ann_build.EXPANSION_ADD, "index": built,
+        "index_vectors": held,
         "build_s": round(build_s, 1), "index_partitions": len(files),
         "index_file_mb": round(sum(ann.index_path(path, file).stat().st_size for file, _ in files) / 2**20, 1),
         **summary(recalls["all"], fallbacks["all"]),
@@ -282,8 +283,8 @@ def libraries(data: np.ndarray, queries: np.ndarray, folder: Path) -> dict:
 
     for dtype in ("f32", "f16", "i8"):
         rss = rss_mb()
-        index = Index(ndim=data.shape[1], metric="cos", dtype=dtype, connectivity=ann.CONNECTIVITY,
-                      expansion_add=ann.EXPANSION_ADD, expansion_search=ann.EXPANSION_SEARCH)
+        index = Index(ndim=data.shape[1], metric="cos", dtype=dtype, connectivity=ann_build.CONNECTIVITY,
+                      expansion_add=ann_build.EXPANSION_ADD, expansion_search=ann.EXPANSION_SEARCH)
         t = time.perf_counter()
         index.add(keys, data, threads=0)
         build = time.perf_counter() - t
@@ -304,7 +305,7 @@ def libraries(data: np.ndarray, queries: np.ndarray, folder: Path) -> dict:
         file.unlink()
     rss = rss_mb()
     index = hnswlib.Index(space="cosine", dim=data.shape[1])
-    index.init_index(max_elements=len(data), ef_construction=ann.EXPANSION_ADD, M=ann.CONNECTIVITY)
+    index.init_index(max_elements=len(data), ef_construction=ann_build.EXPANSION_ADD, M=ann_build.CONNECTIVITY)
     t = time.perf_counter()
     index.add_items(data, np.arange(len(data)), num_threads=os.cpu_count() or 1)
     build = time.perf_counter() - t
@@ -333,7 +334,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--libraries", type=int, default=100_000, help="size of the library comparison (0: none)")
     parser.add_argument("--old-layout-up-to", type=int, default=100_000)
-    parser.add_argument("--index-params", default=f"{ann.CONNECTIVITY}:{ann.EXPANSION_ADD}",
+    parser.add_argument("--index-params", default=f"{ann_build.CONNECTIVITY}:{ann_build.EXPANSION_ADD}",
                         help="connectivity:expansion_add of each index built, comma-separated")
     parser.add_argument("--by-scope", action="store_true", help="also the fact-only filter (one partition)")
     args = parser.parse_args()
@@ -353,7 +354,7 @@ def main() -> int:
                      "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
                      "index_params": {"dtype": ann.DTYPE, "expansion_search": ann.EXPANSION_SEARCH,
                                       "overfetch": ann.OVERFETCH, "min_fetch": ann.MIN_FETCH,
-                                      "build_threads": ann.BUILD_THREADS},
+                                      "build_threads": ann_build.BUILD_THREADS},
                      "sizes": [one_size(n, real, queries, folder, n <= args.old_layout_up_to, settings,
                                         args.by_scope) for n in sizes]}
         if args.libraries:

@@ -25,9 +25,9 @@
     The N payloads are ingested and each batch embedded before the next (``process_pending(queues=
     ("embedding",))``, the hashing embedder: as ``load.py`` does, without its query thread and collectors)
     into three fresh memories in turn, each in a process of its own: as shipped, with every aggregation rule
-    off (``Memory.set_aggregation``), and with ``ann.maintain`` replaced by a no-op (no index is built, so no
+    off (``Memory.set_aggregation``), and with ``ann_build.maintain`` replaced by a no-op (no index is built, so no
     vector is kept pending for one either). In each, the blocks' fold (its call in ``services/ingestion.py``)
-    and ``ann.maintain`` are timed where they run; per ``--segments`` segment: events/s, wall and CPU µs per
+    and ``ann_build.maintain`` are timed where they run; per ``--segments`` segment: events/s, wall and CPU µs per
     event of ``ingest_many`` and of the embedding round, of the fold and of ``maintain`` by what it did
     (built / folded / nothing), the L1 rows, and the process's memory at the segment's end.
 
@@ -259,7 +259,7 @@ def attribution_run(name: str, n: int, batch: int, segments: list[int], folder: 
     from load import memory_mb
 
     from magi_desktop.core.services import ingestion
-    from magi_desktop.core.store import ann
+    from magi_desktop.core.store import ann_build
 
     blocks, index = ATTRIBUTION_RUNS[name]
     items = list(payloads(n))
@@ -270,7 +270,7 @@ def attribution_run(name: str, n: int, batch: int, segments: list[int], folder: 
     fts_document("预热")   # jieba's dictionary, loaded as a running app has it
     reports, done = [], 0
     with _Timed(ingestion, "fold_into_blocks") as fold, \
-            _Timed(ann, "maintain", None if index else (lambda db, **_: "")) as maintain:
+            _Timed(ann_build, "maintain", None if index else (lambda db, **_: "")) as maintain:
         for end in segments:
             ingest, embed = [0.0, 0.0], [0.0, 0.0]
             started, cpu = time.perf_counter(), time.process_time()

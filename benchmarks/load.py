@@ -69,7 +69,7 @@ from workload import payloads
 
 from magi_desktop.collectors import build_supervisor
 from magi_desktop.core import Memory
-from magi_desktop.core.store import ann, tiers
+from magi_desktop.core.store import ann_build, tiers
 from magi_desktop.core.text import fts_document
 
 # Every mode once, and the rule-chosen mode (None) for the rest.
@@ -413,7 +413,7 @@ def main() -> int:
             # At rest, as the app is half a minute after the last vector (store/ann.py IDLE_FOLD_SECONDS): the
             # approximate index file holds every vector, none is left to scan exactly.
             started = time.perf_counter()
-            folded = ann.maintain(memory.db, fold_at=1)
+            folded = ann_build.maintain(memory.db, fold_at=1)
             fold_s = time.perf_counter() - started
             sizes = wal_checkpoint(memory)
             reader = memory.db.reader()

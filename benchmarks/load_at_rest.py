@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import load
 
 from magi_desktop.core import Memory
-from magi_desktop.core.store import ann
+from magi_desktop.core.store import ann, ann_build
 
 
 def main() -> int:
@@ -39,7 +39,7 @@ def main() -> int:
         conn = memory.db.reader()
         now = conn.execute("SELECT max(recorded_at) FROM fact_events").fetchone()[0] + 1
         started, steps = time.perf_counter(), []
-        while did := ann.maintain(memory.db):
+        while did := ann_build.maintain(memory.db):
             steps.append(did)
         out["ann_upkeep"] = {"steps": steps, "seconds": round(time.perf_counter() - started, 1),
                              "partitions": {code: held for code, (_, held) in ann.partitions(conn).items()}}

@@ -11,7 +11,7 @@ from payloads import chat
 
 from magi_desktop.core import Memory
 from magi_desktop.core.embed import HashingEmbedder, indexing
-from magi_desktop.core.store import ann, search, vectors
+from magi_desktop.core.store import ann, ann_build, search, vectors
 
 T0 = 1_760_000_000.0
 SCOPES = ("conversation_only", "fact_authoritative")
@@ -57,11 +57,11 @@ QUESTIONS = ["what did I cook in the air fryer", "when is my sister's birthday",
 
 @pytest.fixture
 def small_index(monkeypatch):
-    monkeypatch.setattr(ann, "MIN_VECTORS", 50)
-    monkeypatch.setattr(ann, "FOLD_AT", 10_000)      # folds only when a test asks
+    monkeypatch.setattr(ann_build, "MIN_VECTORS", 50)
+    monkeypatch.setattr(ann_build, "FOLD_AT", 10_000)      # folds only when a test asks
     # One thread: the same graph on every run. Built by several, a graph of these 120 vectors misses a neighbour
     # the exact scan finds in about 1 build in 100 (measured), and the comparisons below would be flaky.
-    monkeypatch.setattr(ann, "BUILD_THREADS", 1)
+    monkeypatch.setattr(ann_build, "BUILD_THREADS", 1)
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_new_vectors_are_seen_before_the_index_is_written_again_and_after(indexe
     assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 30
     for q in QUESTIONS:
         assert_same(ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), exact(conn, query(q), 10))
-    assert ann.maintain(indexed.db, fold_at=1) == "folded"
+    assert ann_build.maintain(indexed.db, fold_at=1) == "folded"
     new_name, held = vectors.ann_recorded(conn)
     assert new_name != name and held == 150 and ann_files(indexed) == recorded_files(indexed)   # the old file is gone
     assert conn.execute(f"SELECT count(*) FROM {vectors.PENDING_TABLE}").fetchone()[0] == 0
@@ -235,7 +235,7 @@ def test_a_missing_or_damaged_file_is_rebuilt_from_vec0(indexed, damage):
     vector = query("jazz records")
     assert ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000) is None       # the exact scan answers
     assert_same(search.nearest_event_chunks(conn, vector, 10, SCOPES, T0 + 10_000), exact(conn, vector, 10))
-    assert ann.maintain(indexed.db) == "built"
+    assert ann_build.maintain(indexed.db) == "built"
     rebuilt, held = vectors.ann_recorded(conn)
     assert rebuilt != name and held == 120 and ann_files(indexed) == recorded_files(indexed)
     assert_same(ann.nearest_chunks(conn, vector, 10, SCOPES, T0 + 10_000), exact(conn, vector, 10))
@@ -252,8 +252,8 @@ def test_no_index_below_the_threshold(tmp_path):
 
 
 def test_while_vectors_keep_coming_the_file_waits_for_a_share_of_it_or_a_pause(small_index, monkeypatch, tmp_path):
-    monkeypatch.setattr(ann, "FOLD_AT", 10)
-    monkeypatch.setattr(ann, "BURST_SHARE", 2)              # up to half the file may wait while more come
+    monkeypatch.setattr(ann_build, "FOLD_AT", 10)
+    monkeypatch.setattr(ann_build, "BURST_SHARE", 2)              # up to half the file may wait while more come
     memory = Memory.open(tmp_path / "m", embedder="hashing")
     held = lambda: memory.db.reader().execute("SELECT ann_vectors FROM vector_index").fetchone()[0]  # noqa: E731
     try:
@@ -261,9 +261,9 @@ def test_while_vectors_keep_coming_the_file_waits_for_a_share_of_it_or_a_pause(s
         assert held() == 60
         fill(memory, 60, 12)                      # 12 pending: over FOLD_AT, under 60 / 2, still coming
         assert held() == 60
-        assert ann.maintain(memory.db) == ""      # the same count, but not quiet for long yet
-        monkeypatch.setattr(ann, "IDLE_FOLD_SECONDS", 0.0)
-        assert ann.maintain(memory.db) == "folded"          # a pause: the file takes them
+        assert ann_build.maintain(memory.db) == ""      # the same count, but not quiet for long yet
+        monkeypatch.setattr(ann_build, "IDLE_FOLD_SECONDS", 0.0)
+        assert ann_build.maintain(memory.db) == "folded"          # a pause: the file takes them
         assert held() == 72
         fill(memory, 72, 40)                      # 40 pending: past half of 72 at once
         assert held() == 112
@@ -275,8 +275,8 @@ def test_while_vectors_keep_coming_the_file_waits_for_a_share_of_it_or_a_pause(s
 
 
 def _maintain_paused_in_another_process(path, kind, paused, resume):
-    """``ann.maintain`` building or folding in this process, stopped once its temporary file is written."""
-    ann.BUILD_THREADS = 1
+    """``ann_build.maintain`` building or folding in this process, stopped once its temporary file is written."""
+    ann_build.BUILD_THREADS = 1
     index_class = ann._index_class()
     save = index_class.save
 
@@ -289,7 +289,7 @@ def _maintain_paused_in_another_process(path, kind, paused, resume):
     index_class.save = save_and_wait
     memory = Memory.open(path, embedder="hashing")
     try:
-        assert ann.maintain(memory.db, min_vectors=50, fold_at=1) == ("built" if kind == "build" else "folded")
+        assert ann_build.maintain(memory.db, min_vectors=50, fold_at=1) == ("built" if kind == "build" else "folded")
     finally:
         memory.close()
 
@@ -307,9 +307,9 @@ def _memory_for(kind, path, monkeypatch):
     """120 chunks, without an index yet (a build to come) or with one and 20 pending vectors (a fold to come)."""
     memory = Memory.open(path, embedder="hashing")
     if kind == "build":
-        monkeypatch.setattr(ann, "MIN_VECTORS", 10_000)
+        monkeypatch.setattr(ann_build, "MIN_VECTORS", 10_000)
         fill(memory, 0, 120)
-        monkeypatch.setattr(ann, "MIN_VECTORS", 50)
+        monkeypatch.setattr(ann_build, "MIN_VECTORS", 50)
     else:
         fill(memory, 0, 120)
         fill(memory, 120, 20)
@@ -331,8 +331,8 @@ def test_while_one_process_writes_the_index_another_neither_builds_nor_deletes_a
         writing = _temporary_files(memory)
         assert len(writing) == 1
         assert vectors.ann_recorded(conn) == (("", 0) if kind == "build" else before)
-        assert ann.maintain(memory.db, min_vectors=50, fold_at=1) == ""       # the claim is the other's
-        assert ann.maintain(memory.db, erase=True) == ""
+        assert ann_build.maintain(memory.db, min_vectors=50, fold_at=1) == ""       # the claim is the other's
+        assert ann_build.maintain(memory.db, erase=True) == ""
         fill(memory, 200, 10)           # embedded meanwhile (its own maintain call also stands aside)
         assert _temporary_files(memory) == writing
         if kind == "fold":              # the recorded file and the pending rows answer
@@ -353,7 +353,7 @@ def test_while_one_process_writes_the_index_another_neither_builds_nor_deletes_a
     assert ann.pending_vectors(conn) == 10
     for q in QUESTIONS:
         assert_same(ann.nearest_chunks(conn, query(q), 10, SCOPES, T0 + 10_000), exact(conn, query(q), 10))
-    assert ann.maintain(memory.db, fold_at=1) == "folded"                  # the claim is free again
+    assert ann_build.maintain(memory.db, fold_at=1) == "folded"                  # the claim is free again
     assert vectors.ann_recorded(conn)[1] == held + 10
     memory.close()
 
@@ -366,7 +366,7 @@ def test_a_write_cut_short_by_the_end_of_its_process_is_taken_over(small_index, 
     child.join(60)
     conn = memory.db.reader()
     assert len(_temporary_files(memory)) == 1
-    assert ann.maintain(memory.db, fold_at=1) == ("built" if kind == "build" else "folded")
+    assert ann_build.maintain(memory.db, fold_at=1) == ("built" if kind == "build" else "folded")
     held = vectors.ann_recorded(conn)[1]
     # The abandoned file is gone.
     assert held == (120 if kind == "build" else 140) and ann_files(memory) == recorded_files(memory)

@@ -10,7 +10,7 @@ from payloads import chat
 
 from magi_desktop.core import Memory
 from magi_desktop.core.embed import HashingEmbedder, indexing
-from magi_desktop.core.store import ann, search, tables, vectors
+from magi_desktop.core.store import ann, ann_build, search, tables, vectors
 
 T0 = 1_760_000_000.0
 NOW = T0 + 10_000
@@ -43,9 +43,9 @@ def replies(memory: Memory, start: int, n: int) -> None:
 
 @pytest.fixture
 def scoped(tmp_path, monkeypatch):
-    monkeypatch.setattr(ann, "MIN_VECTORS", 50)
-    monkeypatch.setattr(ann, "FOLD_AT", 10_000)       # folds only when a test asks
-    monkeypatch.setattr(ann, "BUILD_THREADS", 1)       # the same graph every run (test_ann.py says why)
+    monkeypatch.setattr(ann_build, "MIN_VECTORS", 50)
+    monkeypatch.setattr(ann_build, "FOLD_AT", 10_000)       # folds only when a test asks
+    monkeypatch.setattr(ann_build, "BUILD_THREADS", 1)       # the same graph every run (test_ann.py says why)
     memory = Memory.open(tmp_path / "m", embedder="hashing")
     facts(memory, 0, 40)
     replies(memory, 0, 160)
@@ -126,14 +126,14 @@ def test_a_fold_routes_each_new_vector_to_its_scopes_file_and_keeps_the_files_th
     vector = query(f"I told you about {TOPICS[40 % len(TOPICS)]} and jazz records, note 40")
     assert_same(ann.nearest_chunks(scoped.db.reader(), vector, 10, (FACT,), NOW),
                 exact(scoped, vector, 10, (FACT,), monkeypatch))
-    assert ann.maintain(scoped.db, fold_at=1) == "folded"
+    assert ann_build.maintain(scoped.db, fold_at=1) == "folded"
     after = ann.partitions(scoped.db.reader())
     assert after[CODES[CONVERSATION]] == before[CODES[CONVERSATION]]          # the same file, untouched
     assert after[CODES[FACT]][0] != before[CODES[FACT]][0] and after[CODES[FACT]][1] == 43
     assert new <= file_keys(scoped)[CODES[FACT]]
     replies(scoped, 160, 2)
     embed(scoped)
-    assert ann.maintain(scoped.db, fold_at=1) == "folded"
+    assert ann_build.maintain(scoped.db, fold_at=1) == "folded"
     assert {code: count for code, (_, count) in ann.partitions(scoped.db.reader()).items()} == {
         CODES[FACT]: 43, CODES[CONVERSATION]: 162}
     assert sorted(p.name for p in scoped.db.path.parent.glob("*.usearch*")) == sorted(
@@ -166,7 +166,7 @@ def test_a_forgotten_chunk_leaves_its_scopes_file_and_only_that_one(scoped):
     with scoped.db.transaction() as w:           # the rows go, as forget's first step does, before any scrub
         w.execute("DELETE FROM fact_events WHERE id = (SELECT event_rowid FROM event_chunks WHERE chunk_id = ?)",
                   (min(c for c, code in scopes.items() if code == CODES[CONVERSATION]),))
-    assert ann.maintain(scoped.db, fold_at=0) == "folded"           # deleted keys: the file is written again
+    assert ann_build.maintain(scoped.db, fold_at=0) == "folded"           # deleted keys: the file is written again
     after = ann.partitions(scoped.db.reader())
     assert after[CODES[FACT]] == before[CODES[FACT]] and after[CODES[CONVERSATION]][1] == 159
     scoped.forget(source_item_ids=["f7"])        # the whole forget: its scrub builds every file from vec0
@@ -189,11 +189,11 @@ def test_a_missing_partition_file_or_a_wrong_count_is_rebuilt(scoped, monkeypatc
     else:
         with scoped.db.transaction() as w:
             w.execute("UPDATE ann_partitions SET vectors = vectors + 1 WHERE file = ?", (file,))
-    assert ann.maintain(scoped.db) == "built"
+    assert ann_build.maintain(scoped.db) == "built"
     rebuilt = ann.partitions(scoped.db.reader())
     assert vectors.ann_recorded(scoped.db.reader())[0] != name
     assert {code: count for code, (_, count) in rebuilt.items()} == {CODES[FACT]: 40, CODES[CONVERSATION]: 160}
     assert all(ann.index_path(scoped.db.path, f).exists() for f, _ in rebuilt.values())
-    assert ann.maintain(scoped.db) == ""                      # intact now
+    assert ann_build.maintain(scoped.db) == ""                      # intact now
     assert_same(ann.nearest_chunks(scoped.db.reader(), vector, 10, (FACT, CONVERSATION), NOW),
                 exact(scoped, vector, 10, (FACT, CONVERSATION), monkeypatch))

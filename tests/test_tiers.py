@@ -203,10 +203,10 @@ def test_a_chunk_gone_cold_leaves_the_approximate_index_and_comes_back_with_its_
     import numpy as np
 
     from magi_desktop.core.embed import HashingEmbedder
-    from magi_desktop.core.store import ann, search
+    from magi_desktop.core.store import ann, ann_build, search
 
-    monkeypatch.setattr(ann, "MIN_VECTORS", 5)
-    assert ann.maintain(aged.db) == "built"
+    monkeypatch.setattr(ann_build, "MIN_VECTORS", 5)
+    assert ann_build.maintain(aged.db) == "built"
     vector = np.ascontiguousarray(HashingEmbedder().embed(["sourdough starter guide"])[0], dtype=np.float32).tobytes()
     scopes = ("fact_authoritative", "conversation_only")
 
@@ -258,10 +258,10 @@ def test_forgetting_a_turn_reindexes_the_next_one_in_its_own_tier_when_tiers_alt
 def test_a_forgotten_cold_event_leaves_no_vector_bytes_in_the_approximate_index_file(aged, monkeypatch):
     import numpy as np
 
-    from magi_desktop.core.store import ann
+    from magi_desktop.core.store import ann, ann_build
 
-    monkeypatch.setattr(ann, "MIN_VECTORS", 5)
-    assert ann.maintain(aged.db) == "built"
+    monkeypatch.setattr(ann_build, "MIN_VECTORS", 5)
+    assert ann_build.maintain(aged.db) == "built"
     target = rowid_of(aged, "Sourdough starter guide 3")
     conn = aged.db.reader()
     chunk = conn.execute("SELECT chunk_id FROM event_chunks WHERE event_rowid = ?", (target,)).fetchone()[0]

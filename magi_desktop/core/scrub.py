@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .errors import MemoryUnavailable
 from .paths import temp_dir
-from .store import Database, ann, backup, erasure
+from .store import Database, ann, ann_build, backup, erasure
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def scrub(db: Database, deleted_at: float) -> ScrubReport:
         if stuck:
             report.done, report.waiting_for = False, f"could not delete {stuck[0]}"
     try:
-        if ann.maintain(db, erase=True) == "" and ann.has_index(db):
+        if ann_build.maintain(db, erase=True) == "" and ann.has_index(db):
             # another process recorded a file meanwhile (it may descend from one holding the forgotten vectors)
             report.done = False
             report.waiting_for = report.waiting_for or "the approximate vector index is being written elsewhere"

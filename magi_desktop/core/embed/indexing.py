@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..store import Database, ann
+from ..store import Database, ann_build
 from ..store import vectors as store
 from ..store.connection import Connection
 from ..store.queue import EMBEDDING_JOBS, MAX_ATTEMPTS, backoff_delay
@@ -158,7 +158,7 @@ def embed_pending(db: Database, embedder: Embedder, *, limit: int | None = None,
         report.add(_embed_batch(db, embedder, jobs, _event_batch(db, embedder, clock)))
         handled += len(jobs)
     # Also when nothing was embedded: after a pause the approximate index takes the pending vectors in.
-    ann.maintain(db)        # (or is built, past its threshold)
+    ann_build.maintain(db)        # (or is built, past its threshold)
     return report
 
 

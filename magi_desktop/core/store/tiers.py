@@ -275,11 +275,11 @@ def run(db: Database, now: float | None = None) -> TieringReport:
         _set_meta(conn, SCANNED_TO_KEY, "" if reached_cutoff or not rows else f"{rows[-1][0]!r} {rows[-1][1]}")
         _set_meta(conn, LAST_RUN_KEY, repr(now))
     if moved or warm:
-        from . import ann  # here: ann imports vectors, which imports this module
+        from . import ann_build  # here: ann_build imports vectors, which imports this module
 
         # The index files drop what went cold and take what came back (unless another process holds the build claim:
         # its next fold does; readers meanwhile re-check every hit's tier).
-        ann.maintain(db, fold_at=0)
+        ann_build.maintain(db, fold_at=0)
     return TieringReport(examined=len(rows), moved_cold=moved, kept_hot=len(kept), warmed=len(warm), cutoff=cutoff)
 
 
@@ -290,7 +290,7 @@ def warm_all(db: Database) -> int:
         with db.transaction() as conn:
             _move(conn, is_cold(conn, cold[start:start + MOVE_BATCH]), HOT)
     if cold:
-        from . import ann  # here: ann imports vectors, which imports this module
+        from . import ann_build  # here: ann_build imports vectors, which imports this module
 
-        ann.maintain(db, fold_at=0)        # the index files take them back (or the claim holder's next fold does)
+        ann_build.maintain(db, fold_at=0)        # the index files take them back (or the claim holder's next fold does)
     return len(cold)
