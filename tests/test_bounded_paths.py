@@ -149,3 +149,46 @@ def test_an_old_windows_match_is_found_when_a_later_event_mentions_the_window(cr
     scopes = l1.visible_filter(("conversation_only",), AT + 300 * 86400)
     found = search.events_matching(conn, ["python"], scopes, (AT - 60, AT + 60), 0.5, 10)
     assert found == [later, ids["Learning python for data work takes a month"]]      # a tie: newest first
+
+
+def test_the_events_mentioning_a_window_are_read_in_runs_of_nearby_rowids(crowded, monkeypatch):
+    assert search._runs([1, 2, 5, 9, 10], 1) == [(1, 2), (5, 5), (9, 10)]
+    crowded.ingest_many([chat(f"python back then, note {i}", role="assistant", session="later",
+                              at=AT + (200 + i) * 86400) for i in range(5)])
+    conn = crowded.db.reader()
+    ids = _ids_by_text(crowded)
+    notes = [ids[f"python back then, note {i}"] for i in range(5)]
+    with crowded.db.writer() as w:          # notes 2 and 3 say python too, but not when
+        mentions.add_mentioned_times(w, [(notes[i], AT - 3600, AT + 3600) for i in (0, 1, 4)])
+    monkeypatch.setattr(search, "MENTION_RUN_GAP", 1)     # notes 0-1 are one run, note 4 another
+    scopes = l1.visible_filter(("conversation_only",), AT + 300 * 86400)
+    found = search.events_matching(conn, ["python"], scopes, (AT - 60, AT + 60), 0.5, 10)
+    assert found == [notes[4], notes[1], notes[0], ids["Learning python for data work takes a month"]]
+
+
+def test_a_window_listing_counts_each_source_up_to_its_cap(memory, monkeypatch):
+    from magi_desktop.core.retrieval import window_listing
+
+    monkeypatch.setattr(window_listing, "COUNT_CAP", 3)
+    memory.ingest_many([chat(f"I planted tomato row {i}", session="d", at=AT + i) for i in range(6)]
+                       + [sensor("git_commit", {"repo": "garden", "message": "water schedule"}, source="git",
+                                 item="g1", at=AT + 30)])
+    pack = memory.query("What did I do today?", now=AT + 600)
+    listing = pack.trace["listing"]
+    assert listing["counts"] == {"chat": 4, "git": 1} and listing["counted_up_to"] == 4
+    assert any("chat more than 3, git 1 event(s)" in hint for hint in pack.answering_hints)
+    # the listing itself is not capped by the count: the newest turns, as many as the slots allow
+    assert {f.text for f in pack.findings if f.source == "chat"} >= {f"I planted tomato row {i}" for i in (4, 5)}
+
+
+def test_a_sources_listing_takes_the_users_own_events_first_then_the_newest(memory):
+    memory.ingest_many([chat("I planted the tomatoes", session="d", at=AT)]
+                       + [chat(f"Tomatoes like sun, tip {i}", role="assistant", session="d", at=AT + 60 + i)
+                          for i in range(6)])
+    where = l1.window_filter(SCOPES, AT - 1, AT + 100, AT + 600, False)
+    rows = l1.listed_events_of_source(memory.db.reader(), where, "chat", False, 3)
+    assert [row[2] for row in rows] == ["I planted the tomatoes", "Tomatoes like sun, tip 5",
+                                        "Tomatoes like sun, tip 4"]
+    ahead = l1.listed_events_of_source(memory.db.reader(), l1.window_filter(SCOPES, AT - 1, AT + 100, AT + 600, True),
+                                       "chat", True, 2)
+    assert [row[2] for row in ahead] == ["I planted the tomatoes", "Tomatoes like sun, tip 0"]

@@ -125,12 +125,13 @@ def keyword(conn: Connection, ctx: QueryContext) -> list[int]:
 
 # An entity linked to more than this share of the visible events (the user, a
 # chat partner) says nothing about relevance: expansion skips it. Past MAX_ENTITY_EVENTS
-# (the share of 100k events) it is skipped too: reading an entity's events costs their
-# number (an entity of 29k events out of a million: ~90 ms a question), and one that common
-# picks out nothing either.
+# (the share of 20k events) it is skipped too: reading an entity's events costs their
+# number (an entity of 29k events out of a million: ~90 ms a question; at 5,000 events a
+# question's expansion still read 20 ms of them at 100k), and one that common picks out
+# nothing either (at 100k, 1,000 against 5,000 left 12 of load.py's 15 top-tens the same).
 MAX_ENTITY_SHARE = 0.05
 MIN_ENTITY_EVENTS = 50
-MAX_ENTITY_EVENTS = 5_000
+MAX_ENTITY_EVENTS = 1_000
 
 
 def entity_expansion(conn: Connection, ctx: QueryContext, seeds: Sequence[int],

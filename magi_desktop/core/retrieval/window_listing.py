@@ -27,6 +27,9 @@ from .terms import stem
 RECENT_DAYS = 3              # "recently" / "lately" with no calendar window: the last 3 days (issue 17, item 7)
 L3_SHARE = 2                 # summaries of the window that lead the listing, at most
 ASSISTANT_TURNS = 5          # "what did you say last time": the latest assistant turns listed
+# A source's events in the window are counted up to this many (the hint says "more than"): a count reads every
+# entry of the window, a month of a heavy user's 80k events ~50 ms, and the listing shows a share of ten at most.
+COUNT_CAP = 1_000
 # The order sources are listed in: what the user said, what they scheduled, made and ran, then what they
 # only looked at. Sources not named here come after the named ones, the browser always last.
 SOURCE_ORDER = ("chat", "calendar", "git", "terminal", "music", "app_usage")
@@ -54,17 +57,19 @@ class Listing:
     """A listing's findings and what it left out, for the pack's hint and trace."""
     label: str
     findings: list[Finding]
-    counts: dict[str, int] = field(default_factory=dict)     # events in the window per source
+    counts: dict[str, int] = field(default_factory=dict)     # events in the window per source, up to COUNT_CAP + 1
     kind: str = "window"                                     # "window" | "assistant"
 
     def to_trace(self) -> dict:
-        return {"kind": self.kind, "label": self.label, "counts": self.counts, "listed": len(self.findings)}
+        return {"kind": self.kind, "label": self.label, "counts": self.counts, "counted_up_to": COUNT_CAP + 1,
+                "listed": len(self.findings)}
 
     def hint(self) -> str:
         if self.kind == "assistant":
             return ("The question names no topic: these are the assistant's latest turns, newest first — what the "
                     "assistant said, not a fact about the user.")
-        counts = ", ".join(f"{source} {n}" for source, n in self.counts.items())
+        counts = ", ".join(f"{source} {n:,}" if n <= COUNT_CAP else f"{source} more than {COUNT_CAP:,}"
+                           for source, n in self.counts.items())
         return (f"The question names only a time: the findings list what was recorded in '{self.label}', grouped by "
                 f"source, most telling first ({counts} event(s) in the window; a share of each is shown).")
 
@@ -99,7 +104,7 @@ class WindowListing:
         # An activity block is listed in place of the visits it counts (core/aggregation).
         where = activity_blocks.unfolded(l1.window_filter(ctx.scopes, window.start, window.end, ctx.now, ahead),
                                          ctx.now)
-        counts = l1.events_per_source(self.conn, where)
+        counts = l1.events_per_source(self.conn, where, cap=COUNT_CAP)
         if not counts:
             return Listing(window.label, [], {})
         sources = sorted(counts, key=_source_rank)

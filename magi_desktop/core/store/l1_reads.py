@@ -168,13 +168,16 @@ def window_filter(scopes: Sequence[str], start: float, end: float, now: float, a
     return EventFilter(clause, [*scopes, start, end, now, *([] if ahead else [now])])
 
 
-def events_per_source(conn: Connection, where: EventFilter) -> dict[str, int]:
-    """How many events passing ``where`` each source holds."""
+def events_per_source(conn: Connection, where: EventFilter, cap: int | None = None) -> dict[str, int]:
+    """How many events passing ``where`` each source holds; with ``cap``, counted up to ``cap + 1`` (a source
+    holding more says ``cap + 1``)."""
     # One range of fact_events_source_time (migration 0029) per source the memory holds (l1_event_counts):
-    # the window's index entries alone, never the whole index.
+    # the window's index entries alone, never the whole index — and with a cap, no more than that many of them
+    # (a month of a heavy user's page visits, each checked against the activity blocks: ~20 ms).
+    limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
     return {source: n for source, n in conn.execute(
-        f"SELECT s.source, (SELECT count(*) FROM fact_events INDEXED BY fact_events_source_time "
-        f"WHERE source = s.source AND {where.clause}) FROM (SELECT DISTINCT source FROM l1_event_counts "
+        f"SELECT s.source, (SELECT count(*) FROM (SELECT 1 FROM fact_events INDEXED BY fact_events_source_time "
+        f"WHERE source = s.source AND {where.clause}{limit})) FROM (SELECT DISTINCT source FROM l1_event_counts "
         "WHERE events > 0) s", where.args).fetchall() if n}
 
 
@@ -182,12 +185,18 @@ def listed_events_of_source(conn: Connection, where: EventFilter, source: str, a
                             limit: int) -> list[tuple[Any, ...]]:
     """A source's events passing ``where`` (listing columns): the user's first, then soonest if ``ahead``
     else newest."""
-    # The choice reads fact_events_source_time alone (migration 0029); only the chosen rows are fetched.
-    order = f"(author_type = 'user') DESC, timestamp {'ASC' if ahead else 'DESC'}"
-    return conn.execute(
-        f"SELECT {_LISTING_COLUMNS} FROM fact_events WHERE id IN (SELECT id FROM fact_events "
-        f"INDEXED BY fact_events_source_time WHERE {where.clause} AND source = ? ORDER BY {order} LIMIT ?) "
-        f"ORDER BY {order}", [*where.args, source, limit]).fetchall()
+    # Each choice walks fact_events_source_time (migration 0029) from the window's newest (or soonest) entry and
+    # stops at ``limit``: the user's events, then the others. One ORDER BY over both ("the user's first") sorted
+    # every entry of the window (a month of chat at 2,700 events a day: 14 ms).
+    order = f"timestamp {'ASC' if ahead else 'DESC'}"
+    rows: list[tuple[Any, ...]] = []
+    for author in ("author_type = 'user'", "author_type IS NOT 'user'"):
+        if len(rows) < limit:
+            rows += conn.execute(
+                f"SELECT {_LISTING_COLUMNS} FROM fact_events WHERE id IN (SELECT id FROM fact_events "
+                f"INDEXED BY fact_events_source_time WHERE {where.clause} AND source = ? AND {author} ORDER BY {order} "
+                f"LIMIT ?) ORDER BY {order}", [*where.args, source, limit - len(rows)]).fetchall()
+    return rows
 
 
 def assistant_turns(conn: Connection, now: float, window: tuple[float, float] | None,

@@ -28,6 +28,13 @@ def mention_params(start: float, end: float) -> list[float]:
     return [end, start - slack, start, slack]
 
 
+def mentioning_rowids(conn: Connection, start: float, end: float) -> list[int]:
+    """The rowids of the events mentioning a time in [start, end), ascending."""
+    return [row[0] for row in conn.execute(
+        f"SELECT DISTINCT event_rowid FROM ({mentioning_rowids_sql()}) ORDER BY event_rowid",
+        mention_params(start, end))]
+
+
 def about_window(conn: Connection, rowids: Iterable[int], start: float, end: float) -> set[int]:
     """Which of ``rowids`` mention a time in [start, end)."""
     rowids = list(rowids)
