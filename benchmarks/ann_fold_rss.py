@@ -5,8 +5,9 @@ A memory of ``--size`` chunks (real MiniLM vectors from benchmarks/ann_recall.py
 them) with its index built, then ``--pending`` more chunks waiting in ``chunk_vectors_pending``. Each variant runs in
 a fresh process, as the embedding worker would: it opens the memory, asks ``--queries`` questions through the index
 (its view's pages become resident), then folds (``ann_build.maintain(fold_at=1)``) while a thread samples the RSS every
-10 ms. Reported per variant: RSS (and its file-backed part, psutil's ``shared``) after the questions, the peak
-during the fold, after it, and after the view of the old file is dropped and one question has opened the new one.
+10 ms. Reported per variant: the memory figures of ``process_memory.memory_mb`` (RSS, anonymous, file-backed, PSS,
+USS) after the questions, the peak RSS during the fold, the figures after it, and after the view of the old file is
+dropped and one question has opened the new one.
 Variants: ``as_the_worker_runs`` (``maintain`` called with the view of the questions held) and ``released_first``
 (the process's view dropped by the caller before ``maintain``).
 
@@ -32,13 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ann_recall import SCOPES, SPAN, START, fill, real_vectors, synthesise
+from process_memory import memory_mb
 
 from magi_desktop.core.store import Database, ann, ann_build, vectors
-
-
-def memory_mb() -> dict[str, float]:
-    info = psutil.Process().memory_info()
-    return {"rss_mb": round(info.rss / 2**20, 1), "file_backed_mb": round(info.shared / 2**20, 1)}
 
 
 def prepare(path: Path, data: np.ndarray, size: int) -> float:
