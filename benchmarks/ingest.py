@@ -21,7 +21,7 @@
     .venv/bin/python benchmarks/ingest.py --n 20000 --secure-delete fast --no-embedding --with-pending
 
 (e) with ``--attribution`` instead: what activity blocks (core/aggregation) and the approximate index's upkeep
-    (store/ann.py ``maintain``, called after each round of embedding) cost per event as the memory grows.
+    (store/ann_build.py ``maintain``, called after each round of embedding) cost per event as the memory grows.
     The N payloads are ingested and each batch embedded before the next (``process_pending(queues=
     ("embedding",))``, the hashing embedder: as ``load.py`` does, without its query thread and collectors)
     into three fresh memories in turn, each in a process of its own: as shipped, with every aggregation rule

@@ -410,7 +410,7 @@ def main() -> int:
             during = queries.between(segment_started, time.perf_counter())
             queries.hold()
             now = queries.now
-            # At rest, as the app is half a minute after the last vector (store/ann.py IDLE_FOLD_SECONDS): the
+            # At rest, as the app is half a minute after the last vector (store/ann_build.py IDLE_FOLD_SECONDS): the
             # approximate index file holds every vector, none is left to scan exactly.
             started = time.perf_counter()
             folded = ann_build.maintain(memory.db, fold_at=1)

@@ -64,8 +64,13 @@ def main() -> int:
     out["open_s"] = round(time.perf_counter() - started, 1)
     try:
         conn = memory.db.reader()
-        newest_turn = conn.execute("SELECT max(timestamp) FROM fact_events WHERE source = 'chat'").fetchone()[0]
-        now = args.now or newest_turn + 60
+        if args.now is not None:
+            now = args.now
+        else:
+            newest_turn = conn.execute("SELECT max(timestamp) FROM fact_events WHERE source = 'chat'").fetchone()[0]
+            if newest_turn is None:
+                parser.error("the memory holds no chat turn to date the questions by: give --now")
+            now = newest_turn + 60
         out["now"] = now
         started, steps = time.perf_counter(), []
         while did := ann_build.maintain(memory.db):

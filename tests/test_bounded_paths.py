@@ -153,17 +153,23 @@ def test_an_old_windows_match_is_found_when_a_later_event_mentions_the_window(cr
 
 def test_the_events_mentioning_a_window_are_read_in_runs_of_nearby_rowids(crowded, monkeypatch):
     assert search._runs([1, 2, 5, 9, 10], 1) == [(1, 2), (5, 5), (9, 10)]
+    assert search._runs([1, 2, 3, 4, 5], 1, span=2) == [(1, 3), (4, 5)]
     crowded.ingest_many([chat(f"python back then, note {i}", role="assistant", session="later",
                               at=AT + (200 + i) * 86400) for i in range(5)])
     conn = crowded.db.reader()
     ids = _ids_by_text(crowded)
     notes = [ids[f"python back then, note {i}"] for i in range(5)]
-    with crowded.db.writer() as w:          # notes 2 and 3 say python too, but not when
+    with crowded.db.writer() as w:          # notes 2 and 3 say python too, inside the run, but not when
         mentions.add_mentioned_times(w, [(notes[i], AT - 3600, AT + 3600) for i in (0, 1, 4)])
-    monkeypatch.setattr(search, "MENTION_RUN_GAP", 1)     # notes 0-1 are one run, note 4 another
     scopes = l1.visible_filter(("conversation_only",), AT + 300 * 86400)
+    old_turn = ids["Learning python for data work takes a month"]
     found = search.events_matching(conn, ["python"], scopes, (AT - 60, AT + 60), 0.5, 10)
-    assert found == [notes[4], notes[1], notes[0], ids["Learning python for data work takes a month"]]
+    assert found == [notes[4], notes[1], notes[0], old_turn]
+    monkeypatch.setattr(search, "MENTION_RUN_GAP", 1)     # notes 0-1 are one run, note 4 another
+    assert search.events_matching(conn, ["python"], scopes, (AT - 60, AT + 60), 0.5, 10) == found
+    monkeypatch.setattr(search, "COMMON_SCAN", 2)         # the newest runs first: note 4's, then 0-1's newest
+    assert search._mentioning(conn, "fact_events_fts", '"python"', scopes, [notes[i] for i in (0, 1, 4)]) == [
+        notes[4], notes[1]]
 
 
 def test_a_window_listing_counts_each_source_up_to_its_cap(memory, monkeypatch):

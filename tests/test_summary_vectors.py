@@ -63,6 +63,12 @@ def test_a_window_gets_the_k_nearest_of_its_own_summaries_however_many_nearer_li
     assert everything[:20] and all(sid not in set(_exact(conn, vector, where)) for sid in everything[:20])
     found = search.nearest_summaries(conn, vector, 5, where)
     assert found == _exact(conn, vector, where)[:5] and len(found) == 5
+    # every summary overlapping the window, those stored in a later month's partition too (March's month summary
+    # ends on 1 April): the partitions read run to the month of "now", not of the window's end
+    every = search.nearest_summaries(conn, vector, 4096, where)
+    assert every == _exact(conn, vector, where)
+    ends = {s.summary_id: s.window_end for s in stored_summaries(conn)}
+    assert any(tiers.month_of(ends[sid]) > tiers.month_of(march[1]) for sid in every)
 
 
 def test_the_vector_path_finds_an_old_windows_summary_by_meaning(months):

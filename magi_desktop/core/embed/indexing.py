@@ -7,8 +7,8 @@ the rows that have no vector yet (store/vectors.py finds them).
 
 For every kind, a batch's vectors are computed outside any transaction (the slow part), then written in
 one transaction — dropped whole when the index was rebuilt for another model meanwhile — so a crash leaves
-the whole batch embedded or none of it. After a round of events the approximate chunk index (store/ann.py)
-takes the new vectors in. A failing batch is retried one item at a time to isolate the bad
+the whole batch embedded or none of it. After a round of events the approximate chunk index (store/ann.py; built and
+folded by store/ann_build.py) takes the new vectors in. A failing batch is retried one item at a time to isolate the bad
 input. A failing event is charged to its job (backoff, then the dead letter: the queue's policy); a failing
 summary, edge or entity has no job to hold its attempts, so it is left for the next call.
 """

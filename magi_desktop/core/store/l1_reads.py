@@ -185,9 +185,11 @@ def listed_events_of_source(conn: Connection, where: EventFilter, source: str, a
                             limit: int) -> list[tuple[Any, ...]]:
     """A source's events passing ``where`` (listing columns): the user's first, then soonest if ``ahead``
     else newest."""
-    # Each choice walks fact_events_source_time (migration 0029) from the window's newest (or soonest) entry and
-    # stops at ``limit``: the user's events, then the others. One ORDER BY over both ("the user's first") sorted
-    # every entry of the window (a month of chat at 2,700 events a day: 14 ms).
+    # Two walks of fact_events_source_time (migration 0029) from the window's newest (or soonest) entry: the user's
+    # events, then the others, each until ``limit``. The author is in the index, so where the user wrote fewer than
+    # ``limit`` (page visits, plays) the first walk reads the window's index entries of the source but checks
+    # nothing else on them (a month of 20k visits: ~2 ms). One ORDER BY over both ("the user's first") sorted every
+    # entry of the window: 63 ms for a month of seven sources at 2,700 events a day, 7 ms now.
     order = f"timestamp {'ASC' if ahead else 'DESC'}"
     rows: list[tuple[Any, ...]] = []
     for author in ("author_type = 'user'", "author_type IS NOT 'user'"):

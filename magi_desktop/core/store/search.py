@@ -122,15 +122,18 @@ def _newest_kept(conn: Connection, index: str, phrase: str, keep: EventFilter, r
 # A common term's matches among the events mentioning a time in the window are read in runs of nearby rowids, one
 # ranged MATCH a run: opening a common term's doclist costs ~0.1 ms a statement, so a lookup per mentioning event
 # cost 40 ms for 300 of them (100k events, "last week"), and one range over them all would read every match between
-# the first and one said months later. Rowids further apart than this start a new run.
+# the first and one said months later. Rowids further apart than the gap start a new run, and so does one that
+# would make its run span more than the span (a year's mentions a few thousand rowids apart are not one range).
 MENTION_RUN_GAP = 2_000
+MENTION_RUN_SPAN = 20_000
 
 
-def _runs(rowids: Sequence[int], gap: int) -> list[tuple[int, int]]:
-    """(first, last) of the runs of ascending ``rowids`` in which neighbours are at most ``gap`` apart."""
+def _runs(rowids: Sequence[int], gap: int, span: int | None = None) -> list[tuple[int, int]]:
+    """(first, last) of the runs of ascending ``rowids`` in which neighbours are at most ``gap`` apart and, given
+    ``span``, first and last at most ``span`` apart."""
     runs: list[tuple[int, int]] = []
     for rowid in rowids:
-        if runs and rowid - runs[-1][1] <= gap:
+        if runs and rowid - runs[-1][1] <= gap and (span is None or rowid - runs[-1][0] <= span):
             runs[-1] = (runs[-1][0], rowid)
         else:
             runs.append((rowid, rowid))
@@ -139,16 +142,25 @@ def _runs(rowids: Sequence[int], gap: int) -> list[tuple[int, int]]:
 
 def _mentioning(conn: Connection, index: str, phrase: str, keep: EventFilter, said: Sequence[int]) -> list[int]:
     """Rowids of the newest COMMON_SCAN matches of ``phrase`` among ``said`` (the events mentioning a time in the
-    window, ascending) that pass ``keep``."""
+    window, ascending) that pass ``keep``: the runs read newest first, until that many are kept or COMMON_READ
+    matches were read."""
     wanted = set(said)
-    matched = [rowid for low, high in _runs(said, MENTION_RUN_GAP) for (rowid,) in conn.execute(
-        f"SELECT rowid FROM {index} WHERE {index} MATCH ? AND rowid BETWEEN ? AND ?", (phrase, low, high))
-        if rowid in wanted]
-    if not matched:
-        return []
-    return [row[0] for row in conn.execute(
-        f"SELECT e.id FROM fact_events e WHERE e.id IN (SELECT value FROM json_each(?)) AND {keep.clause} "
-        "ORDER BY e.id DESC LIMIT ?", [json.dumps(matched), *keep.args, COMMON_SCAN])]
+    kept: list[int] = []
+    read = 0
+    for low, high in reversed(_runs(said, MENTION_RUN_GAP, MENTION_RUN_SPAN)):
+        if read >= COMMON_READ:
+            break
+        in_run = [rowid for (rowid,) in conn.execute(
+            f"SELECT rowid FROM {index} WHERE {index} MATCH ? AND rowid BETWEEN ? AND ?", (phrase, low, high))]
+        read += len(in_run)
+        matched = [rowid for rowid in in_run if rowid in wanted]
+        if matched:
+            kept += [row[0] for row in conn.execute(
+                f"SELECT e.id FROM fact_events e WHERE e.id IN (SELECT value FROM json_each(?)) AND {keep.clause} "
+                "ORDER BY e.id DESC LIMIT ?", [json.dumps(matched), *keep.args, COMMON_SCAN - len(kept)])]
+        if len(kept) >= COMMON_SCAN:
+            break
+    return kept
 
 
 def _newest_matches(conn: Connection, term: str, cap: int, index: str = "fact_events_fts") -> tuple[int, int | None]:
@@ -197,7 +209,7 @@ def events_matching(conn: Connection, terms: Sequence[str], visible: EventFilter
     scores: dict[int, float] = dict(conn.execute(rare_sql, rare_args).fetchall()) if rare else {}
     keep = EventFilter(visible.clause + where, [*visible.args, *where_args])
     rowids = _EVERY_ROWID if window is None else _window_rowids(conn, window)
-    said = [] if window is None else mentioning_rowids(conn, *window)
+    said = [] if window is None else mentioning_rowids(conn, *window)      # only a common word asks for them
     for phrase in common:
         idf = _estimated_idf(conn, MATCH_CAP, probes[phrase][1])
         kept = _newest_kept(conn, index, phrase, keep, rowids, limit)

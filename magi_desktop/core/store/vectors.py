@@ -39,6 +39,8 @@ PENDING_TABLE = "chunk_vectors_pending"
 # 4, the summaries' table partitioned by the month their window ends in, with the window's bounds
 LAYOUT = 4
 
+SUMMARY_CHUNK = 128        # vectors per vec0 chunk of the summaries' table (_create_table says why)
+
 # Never renumbered: the codes are stored in every chunk vector.
 SCOPE_CODES = {"fact_authoritative": 1, "conversation_only": 2, "audit_only": 3, "ephemeral": 4}
 
@@ -105,10 +107,13 @@ def _create_table(conn: Connection, dimension: int) -> None:
     # L3 summaries' text, for the summaries' vector path; rowid = summary_id. A regenerated summary drops its
     # vector (its text or window changed) and is embedded again. Partitioned by the month its window ends in
     # (tiers.month_of), with the window's bounds, so a question reads the months since its window began, not
-    # every summary ever written (a memory writes ~4% as many summaries as it holds events).
+    # every summary ever written (a memory writes ~4% as many summaries as it holds events). In chunks of 128
+    # vectors, not sqlite-vec's 1,024: each partition takes whole chunks, so a back-filled decade of quiet months
+    # would hold ~1.5 MB of zeros a month, and a KNN reads them (a month of a heavy user's summaries: ~1,100).
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {SUMMARY_VEC_TABLE} USING vec0(month integer partition key, "
-        f"embedding float[{int(dimension)}] distance_metric=cosine, window_start float, window_end float)"
+        f"embedding float[{int(dimension)}] distance_metric=cosine, window_start float, window_end float, "
+        f"chunk_size={SUMMARY_CHUNK})"
     )
     conn.execute(
         f"CREATE TRIGGER IF NOT EXISTS l3_summaries_vec_delete AFTER DELETE ON l3_summaries BEGIN "
@@ -239,7 +244,10 @@ def _partition_summaries(conn: Connection, dimension: int) -> int:
     """Rebuild a summaries' vector table made before layout 4 with its month partitions and window bounds,
     copying its vectors (a vector whose summary is gone is dropped)."""
     declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (SUMMARY_VEC_TABLE,)).fetchone()
-    if declared is None or "partition key" in declared[0]:
+    if declared is not None and "partition key" in declared[0]:
+        return 0
+    conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_update")     # an older one watched the text alone
+    if declared is None:
         _create_table(conn, dimension)
         return 0
     conn.execute("DROP TABLE IF EXISTS summary_vectors_upgrade")
@@ -247,7 +255,6 @@ def _partition_summaries(conn: Connection, dimension: int) -> int:
                  f"s.window_start, s.window_end FROM {SUMMARY_VEC_TABLE} v JOIN l3_summaries s "
                  "ON s.summary_id = v.rowid")
     conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_delete")
-    conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_update")
     conn.execute(f"DROP TABLE {SUMMARY_VEC_TABLE}")
     _create_table(conn, dimension)
     copied = conn.execute(
@@ -270,8 +277,9 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
             if layout(conn) != LAYOUT and index_table_exists(conn):
                 return IndexChange(upgraded=_upgrade_layout(conn, dimension))
             _create_table(conn, dimension)
+            upgraded = _partition_summaries(conn, dimension)      # the chunk tables gone, an old summaries' one not
             conn.execute("UPDATE vector_index SET layout = ? WHERE name = ?", (LAYOUT, INDEX_NAME))
-            return IndexChange()
+            return IndexChange(upgraded=upgraded)
         if recorded is None:
             _create_table(conn, dimension)
             conn.execute(
@@ -295,7 +303,7 @@ def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float
         _create_table(conn, dimension)
         requeued = EMBEDDING_JOBS.requeue(conn, "SELECT id FROM fact_events", (), now)
         conn.execute(f"DELETE FROM {PENDING_TABLE}")
-        # The approximate index held the old model's vectors: none until store/ann.py builds one again.
+        # The approximate index held the old model's vectors: none until store/ann_build.py builds one again.
         conn.execute(
             "UPDATE vector_index SET model = ?, dimension = ?, created_at = ?, rebuilt_from = ?, layout = ?, "
             "ann_file = NULL, ann_vectors = 0 WHERE name = ?",
