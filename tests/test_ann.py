@@ -372,3 +372,39 @@ def test_a_write_cut_short_by_the_end_of_its_process_is_taken_over(small_index, 
     assert held == (120 if kind == "build" else 140) and ann_files(memory) == recorded_files(memory)
     assert ann.pending_vectors(conn) == 0
     memory.close()
+
+
+class _Unreachable:
+    """A real index file whose graph has lost its way: every search reaches one node (what a fold that removed 60%
+    of a file at 1M events left). The test double wraps the real view; it only cuts what search returns."""
+
+    def __init__(self, index):
+        self._index = index
+
+    def __len__(self):
+        return len(self._index)
+
+    def __getattr__(self, name):
+        return getattr(self._index, name)
+
+    def search(self, vector, count, **kwargs):
+        found = self._index.search(vector, count, **kwargs)
+        return type("Matches", (), {"keys": found.keys[:1], "distances": found.distances[:1]})()
+
+
+def test_a_file_that_answers_short_is_searched_exactly_and_built_again(indexed, monkeypatch, caplog):
+    conn = indexed.db.reader()
+    now = T0 + 10_000
+    vector = query("when is my sister's birthday")
+    wanted = exact(conn, vector, 10)
+    real_view = ann._view
+    monkeypatch.setattr(ann, "_view", lambda *args: _Unreachable(real_view(*args)))
+    with caplog.at_level("WARNING", logger="magi_desktop.core.store.ann"):
+        assert ann.nearest_chunks(conn, vector, 10, SCOPES, now) is None        # the exact scan answers instead
+    assert "answered short" in caplog.text
+    assert_same(search.nearest_event_chunks(conn, vector, 10, SCOPES, now), wanted)
+    before = recorded_files(indexed)
+    monkeypatch.setattr(ann, "_view", real_view)
+    assert ann_build.maintain(indexed.db) == "built" and recorded_files(indexed) != before
+    assert_same(ann.nearest_chunks(conn, vector, 10, SCOPES, now), wanted)
+    assert ann_build.maintain(indexed.db) == ""                                 # once: the new files answer in full

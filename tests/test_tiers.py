@@ -225,6 +225,24 @@ def test_a_chunk_gone_cold_leaves_the_approximate_index_and_comes_back_with_its_
     assert rowid_of(aged, "Sourdough starter guide 3") in nearest()
 
 
+@pytest.mark.parametrize("share, rebuilt", [(0.1, True), (1.0, False)])
+def test_a_fold_that_would_take_most_of_a_file_out_builds_it_from_vec0(aged, monkeypatch, share, rebuilt):
+    """usearch's graph does not mend after losing most of its nodes (at 1M events, the first tiering run left the
+    fact file answering some questions with one hit): past REBUILD_SHARE of a partition the fold builds instead."""
+    from magi_desktop.core.store import ann, ann_build
+
+    monkeypatch.setattr(ann_build, "MIN_VECTORS", 5)
+    monkeypatch.setattr(ann_build, "REBUILD_SHARE", share)
+    assert ann_build.maintain(aged.db) == "built"
+    builds = []
+    real_build = ann_build.build
+    monkeypatch.setattr(ann_build, "build", lambda *a, **k: builds.append(1) or real_build(*a, **k))
+    before = sum(held for _, held in ann.partitions(aged.db.reader()).values())
+    aged.run_due(now=NOW, jobs=["tiers"])          # 17 of 23 vectors go cold
+    after = sum(held for _, held in ann.partitions(aged.db.reader()).values())
+    assert (before, after) == (23, 6) and bool(builds) is rebuilt
+
+
 def test_an_activity_block_goes_cold_with_its_members_and_its_forgetting_still_reaches_both(memory):
     memory.ingest_many([visit(i, OLD + i * 60) for i in range(12)])
     memory.process_pending()

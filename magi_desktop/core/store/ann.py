@@ -30,7 +30,7 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,6 +62,10 @@ class _View:
 
 _views: dict[tuple[str, int], _View] = {}       # (database path, scope code) -> the view of its partition
 _views_lock = threading.Lock()
+# Files that answered a search with fewer hits than asked though they hold more: an HNSW graph with nodes no search
+# reaches any more. Readers fall back to the exact scan for them; the next ``maintain`` in this process builds the
+# files again (ann_build.py). By database path, the files' names.
+_short: dict[str, set[str]] = {}
 
 
 def index_path(db_path: Path, name: str) -> Path:
@@ -120,6 +124,21 @@ def _view(db_path: Path, code: int, name: str) -> Index | None:
             return None
         _views[key] = _View(name, index)
         return index
+
+
+def _note_short(db_path: Path, name: str) -> None:
+    path = str(db_path.resolve())
+    with _views_lock:
+        if name not in _short.setdefault(path, set()):
+            log.warning("the approximate chunk index %s answered short: its graph has nodes no search reaches; it will "
+                        "be rebuilt", name)
+        _short[path].add(name)
+
+
+def answered_short(db_path: Path, names: Collection[str]) -> bool:
+    """Whether one of these files of the memory answered a search short in this process (it is to be rebuilt)."""
+    with _views_lock:
+        return bool(_short.get(str(db_path.resolve()), set()) & set(names))
 
 
 def release(db_path: Path | str) -> None:
@@ -199,11 +218,13 @@ def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str
         name, _held = ann_recorded(conn)
         if not name:
             return None
-        indexes = _scope_views(db_path, partitions(conn), codes)
+        recorded = partitions(conn)
+        indexes = _scope_views(db_path, recorded, codes)
         if indexes is None or any(index.ndim != query.shape[0] for index in indexes):
             return None
+        names = [recorded[code][0] for code in dict.fromkeys(codes) if code in recorded]     # _scope_views' order
         pending = _pending(conn, query)
-        searched = _search(conn, indexes, query, k, scopes, now, pending)
+        searched = _search(conn, indexes, query, k, scopes, now, pending, lambda i: _note_short(db_path, names[i]))
         if searched is None:
             return None
         found, visible = searched
@@ -213,11 +234,13 @@ def nearest_chunks(conn: Connection, vector: bytes, k: int, scopes: Sequence[str
 
 
 def _search(conn: Connection, indexes: Sequence[Index], query: np.ndarray, k: int, scopes: Sequence[str], now: float,
-            pending: Mapping[int, float]) -> tuple[dict[int, float], dict[int, int]] | None:
+            pending: Mapping[int, float], short: Callable[[int], None] = lambda i: None,
+            ) -> tuple[dict[int, float], dict[int, int]] | None:
     """The partitions' hits merged (chunk id -> distance) and those that pass the filter (chunk id -> event rowid).
     The partitions share the first round's hits; one is asked for more while its farthest hit is nearer than the
     ``k``-th nearest that passes (it may hold nearer ones) and it has more, so the ``k`` nearest of all are among
-    them. None when one would be asked for more than :data:`MAX_FETCH`."""
+    them. None when one would be asked for more than :data:`MAX_FETCH`, or when one answers with fewer than half the
+    hits asked of it though it holds them (``short`` is told which: its graph is damaged)."""
     fetch = [min(max(k * OVERFETCH // len(indexes), MIN_FETCH), len(index)) for index in indexes]
     hits: list[dict[int, float]] = [{} for _ in indexes]
     asking = list(range(len(indexes)))
@@ -225,6 +248,9 @@ def _search(conn: Connection, indexes: Sequence[Index], query: np.ndarray, k: in
         for i in asking:
             matches = indexes[i].search(query, fetch[i], threads=1)
             hits[i] = dict(zip(matches.keys.tolist(), matches.distances.tolist(), strict=True))
+            if len(hits[i]) < fetch[i] // 2:      # fetch never exceeds the file's vectors: nodes are unreachable
+                short(i)
+                return None
         found = {key: distance for part in hits for key, distance in part.items()}
         visible = _visible(conn, [*found, *pending], scopes, now)
         passing = sorted(distance for key, distance in found.items() if key in visible and key not in pending)

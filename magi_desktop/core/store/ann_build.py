@@ -28,6 +28,7 @@ from .ann import (
     _snapshot,
     _vectors,
     _view,
+    answered_short,
     index_path,
     partitions,
     pending_vectors,
@@ -51,6 +52,11 @@ IDLE_FOLD_SECONDS = 30.0
 CONNECTIVITY = 16
 EXPANSION_ADD = 64           # 128 built 1.7-2x slower for the same recall (docs/performance.md, "Build cost")
 READ_BATCH = 20_000      # vectors read from vec0 at a time while building
+# A fold that would remove more than this share of a partition's vectors builds every file from vec0 instead:
+# usearch's HNSW does not mend a graph that loses most of its nodes. At 1M events, the first tiering run took 62% of
+# the fact file's vectors out (~400k) and left it answering some questions with one hit: those fell back to the
+# exact scan (590 ms). Steady tiering and forget remove far less (forget's scrub builds anyway).
+REBUILD_SHARE = 0.1
 # usearch's threads while adding vectors (0: one per core). With several, the graph depends on the order the
 # threads happen to insert in, so two builds from the same vectors differ (and miss different neighbours);
 # tests build with one, which gives the same file every time.
@@ -165,7 +171,8 @@ def build(db: Database, started_from: str | None = None) -> bool:
 def fold(db: Database, name: str) -> bool:
     """Write a new generation (the claim held): each pending vector added to its chunk's scope's partition and
     deleted chunks' keys removed, a partition in which nothing changed keeping its file. usearch leaves a removed
-    vector's bytes in the file: after a forget :func:`maintain` builds from vec0 instead."""
+    vector's bytes in the file: after a forget :func:`maintain` builds from vec0 instead, and so does a fold that would
+    remove more than :data:`REBUILD_SHARE` of a partition."""
     assert isinstance(db.path, Path)
     reader = db.reader()
     with read_snapshot(reader):
@@ -196,7 +203,8 @@ def _fold_partition(db_path: Path, recorded: tuple[str, int] | None, dimension: 
                     live: np.ndarray, rewritten: np.ndarray) -> Index | tuple[str, int] | None:
     """One scope's partition after a fold: its recorded (file, count) when none of its keys died and nothing was
     added, else an index without the keys of deleted chunks and of those written again (``rewritten``: the pending
-    chunk ids of every scope), with ``added``; None when its file cannot be read."""
+    chunk ids of every scope), with ``added``; None when its file cannot be read or would lose more than
+    :data:`REBUILD_SHARE` of its vectors (the caller builds from vec0)."""
     if recorded is None:
         index = _new_index(dimension)
     else:
@@ -210,6 +218,8 @@ def _fold_partition(db_path: Path, recorded: tuple[str, int] | None, dimension: 
                           np.intersect1d(keys, rewritten))      # ids reused: their vectors change
         if not dead.size and not added:
             return recorded
+        if dead.size > REBUILD_SHARE * len(keys):
+            return None
         loaded = _open(path, view=False)
         if loaded is None:
             return None
@@ -282,7 +292,7 @@ def _maintain(db: Database, db_path: Path, min_vectors: int | None, fold_at: int
         # for this erase to find, so no file descended from the old one is safe.
         release(db_path)
         return "built" if build(db, started_from=name) else ""
-    if not _intact(db_path, reader, held):
+    if not _intact(db_path, reader, held) or answered_short(db_path, [f for f, _ in partitions(reader).values()]):
         release(db_path)
         return "built" if build(db, started_from=name) else ""
     pending = pending_vectors(reader)
