@@ -189,28 +189,36 @@ def _upgrade_layout(conn: Connection, dimension: int) -> int:
     return copied
 
 
+def _rebuild(conn: Connection, dimension: int, table: str, triggers: Sequence[str], staged: str, columns: str,
+             values: str) -> int:
+    """Rebuild the vec0 ``table`` in the current shape from its own rows, returning how many were copied: sqlite-vec
+    cannot alter or rename a vec0 table, so the rows wait in a plain table meanwhile — ``staged`` (a SELECT) fills it,
+    ``values`` (over its columns, its first the rowid) the new table's ``columns``. Its ``triggers`` go with it and
+    come back with the new table."""
+    conn.execute("DROP TABLE IF EXISTS vectors_upgrade")
+    conn.execute(f"CREATE TABLE vectors_upgrade AS {staged}")
+    for trigger in triggers:
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    conn.execute(f"DROP TABLE {table}")
+    _create_table(conn, dimension)
+    copied = conn.execute(f"INSERT INTO {table} ({columns}) SELECT {values} FROM vectors_upgrade ORDER BY 1").rowcount
+    conn.execute("DROP TABLE vectors_upgrade")
+    return copied
+
+
 def _upgrade_scope_codes(conn: Connection, dimension: int) -> int:
-    """Rebuild a layout-1 chunk table (text scopes) with integer scope codes, copying its vectors (sqlite-vec
-    cannot rename a vec0 table, so the rows wait in a plain table meanwhile)."""
+    """Rebuild a layout-1 chunk table (text scopes) with integer scope codes, copying its vectors."""
     declared = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VEC_TABLE,)).fetchone()[0]
     if "scope_code" in declared:     # already that layout
         return 0
     found = {scope for (scope,) in conn.execute(f"SELECT DISTINCT l1_scope FROM {VEC_TABLE}")}
     if found - SCOPE_CODES.keys():
         raise ValueError(f"chunk vectors carry unknown scope(s) {sorted(found - SCOPE_CODES.keys())}")
-    conn.execute("DROP TABLE IF EXISTS chunk_vectors_upgrade")
-    conn.execute(f"CREATE TABLE chunk_vectors_upgrade AS SELECT rowid AS chunk_id, embedding, l1_scope, "
-                 f"occurred_at, event_rowid FROM {VEC_TABLE}")
-    conn.execute("DROP TRIGGER IF EXISTS event_chunks_vec_delete")
-    conn.execute(f"DROP TABLE {VEC_TABLE}")
-    _create_table(conn, dimension)
     codes = " ".join(f"WHEN '{scope}' THEN {code}" for scope, code in SCOPE_CODES.items())
-    copied = conn.execute(
-        f"INSERT INTO {VEC_TABLE} (rowid, embedding, scope_code, occurred_at, event_rowid) "
-        f"SELECT chunk_id, embedding, CASE l1_scope {codes} END, occurred_at, event_rowid "
-        "FROM chunk_vectors_upgrade ORDER BY chunk_id").rowcount
-    conn.execute("DROP TABLE chunk_vectors_upgrade")
-    return copied
+    return _rebuild(conn, dimension, VEC_TABLE, ["event_chunks_vec_delete"],
+                    f"SELECT rowid AS chunk_id, embedding, l1_scope, occurred_at, event_rowid FROM {VEC_TABLE}",
+                    "rowid, embedding, scope_code, occurred_at, event_rowid",
+                    f"chunk_id, embedding, CASE l1_scope {codes} END, occurred_at, event_rowid")
 
 
 # A partition key in SQL, as tiers.month_of counts (UTC months since year 0): a table's upgrade copies its vectors
@@ -225,19 +233,11 @@ def _partition_cold(conn: Connection, dimension: int) -> int:
     if declared is None or "partition key" in declared[0]:
         _create_table(conn, dimension)
         return 0
-    conn.execute("DROP TABLE IF EXISTS chunk_vectors_upgrade")
-    conn.execute(f"CREATE TABLE chunk_vectors_upgrade AS SELECT v.rowid AS chunk_id, v.embedding, v.scope_code, "
-                 f"v.occurred_at, v.event_rowid, e.timestamp FROM {COLD_VEC_TABLE} v "
-                 "JOIN fact_events e ON e.id = v.event_rowid")
-    conn.execute("DROP TRIGGER IF EXISTS event_chunks_cold_vec_delete")
-    conn.execute(f"DROP TABLE {COLD_VEC_TABLE}")
-    _create_table(conn, dimension)
-    copied = conn.execute(
-        f"INSERT INTO {COLD_VEC_TABLE} (rowid, month, embedding, scope_code, occurred_at, event_rowid) "
-        f"SELECT chunk_id, {_SQL_MONTH.format('timestamp')}, embedding, scope_code, occurred_at, "
-        "event_rowid FROM chunk_vectors_upgrade ORDER BY chunk_id").rowcount
-    conn.execute("DROP TABLE chunk_vectors_upgrade")
-    return copied
+    return _rebuild(conn, dimension, COLD_VEC_TABLE, ["event_chunks_cold_vec_delete"],
+                    f"SELECT v.rowid AS chunk_id, v.embedding, v.scope_code, v.occurred_at, v.event_rowid, e.timestamp "
+                    f"FROM {COLD_VEC_TABLE} v JOIN fact_events e ON e.id = v.event_rowid",
+                    "rowid, month, embedding, scope_code, occurred_at, event_rowid",
+                    f"chunk_id, {_SQL_MONTH.format('timestamp')}, embedding, scope_code, occurred_at, event_rowid")
 
 
 def _partition_summaries(conn: Connection, dimension: int) -> int:
@@ -250,19 +250,11 @@ def _partition_summaries(conn: Connection, dimension: int) -> int:
     if declared is None:
         _create_table(conn, dimension)
         return 0
-    conn.execute("DROP TABLE IF EXISTS summary_vectors_upgrade")
-    conn.execute(f"CREATE TABLE summary_vectors_upgrade AS SELECT v.rowid AS summary_id, v.embedding, "
-                 f"s.window_start, s.window_end FROM {SUMMARY_VEC_TABLE} v JOIN l3_summaries s "
-                 "ON s.summary_id = v.rowid")
-    conn.execute("DROP TRIGGER IF EXISTS l3_summaries_vec_delete")
-    conn.execute(f"DROP TABLE {SUMMARY_VEC_TABLE}")
-    _create_table(conn, dimension)
-    copied = conn.execute(
-        f"INSERT INTO {SUMMARY_VEC_TABLE} (rowid, month, embedding, window_start, window_end) "
-        f"SELECT summary_id, {_SQL_MONTH.format('window_end')}, embedding, window_start, window_end "
-        "FROM summary_vectors_upgrade ORDER BY summary_id").rowcount
-    conn.execute("DROP TABLE summary_vectors_upgrade")
-    return copied
+    return _rebuild(conn, dimension, SUMMARY_VEC_TABLE, ["l3_summaries_vec_delete"],
+                    f"SELECT v.rowid AS summary_id, v.embedding, s.window_start, s.window_end FROM {SUMMARY_VEC_TABLE} "
+                    "v JOIN l3_summaries s ON s.summary_id = v.rowid",
+                    "rowid, month, embedding, window_start, window_end",
+                    f"summary_id, {_SQL_MONTH.format('window_end')}, embedding, window_start, window_end")
 
 
 def ensure_vector_index(conn: Connection, model: str, dimension: int, now: float | None = None) -> IndexChange:
