@@ -246,11 +246,12 @@ def _quiet(db_path: Path, pending: int) -> bool:
 
 
 def _intact(db_path: Path, conn: Connection, held: int) -> bool:
-    """Whether every file of the recorded generation can be read and holds the vectors recorded for it, ``held``
-    in all."""
+    """Whether every file of the recorded generation can be read, holds the vectors recorded for it (``held`` in
+    all) and answered no search in this process short (store/ann.py)."""
     with _snapshot(conn):
         recorded = partitions(conn)
-    if sum(count for _, count in recorded.values()) != held:
+    files = [file for file, _ in recorded.values()]
+    if sum(count for _, count in recorded.values()) != held or answered_short(db_path, files):
         return False
     # The cached views: opening a view reads every node's offset (12 ms for 68k vectors, linear), and this runs
     # after every embedding batch.
@@ -296,7 +297,7 @@ def _maintain(db: Database, db_path: Path, min_vectors: int | None, fold_at: int
         # for this erase to find, so no file descended from the old one is safe.
         release(db_path)
         return "built" if build(db, started_from=name) else ""
-    if not _intact(db_path, reader, held) or answered_short(db_path, [f for f, _ in partitions(reader).values()]):
+    if not _intact(db_path, reader, held):
         release(db_path)
         return "built" if build(db, started_from=name) else ""
     pending = pending_vectors(reader)
