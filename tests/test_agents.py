@@ -8,40 +8,49 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from payloads import chat
 
-from magi_desktop.agents.turns import TurnLog
+from magi_desktop.core import InvalidInput
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_772_000_000.0
 
 
-def message(i, role="user", provenance="human_input"):
-    return {"id": f"m{i}", "role": role, "text": f"message {i}", "provenance": provenance}
+def test_the_current_turn_is_what_the_memory_stored_since_the_last_assistant_message(memory):
+    """Read from the stored events — so another server, a restarted one or the CLI sees the same turn — each
+    message as stored (secrets redacted), every role kept (the quote gate says why a tool's words are refused)."""
+    assert memory.current_turn("s") is None                         # nothing stored for the session
+    ids = [memory.ingest(chat(text, role=role, session="s", at=T0 + i, provenance=provenance)).event_id
+           for i, (role, text, provenance) in enumerate([
+               ("user", "message one", None), ("assistant", "an answer", None),
+               ("user", "my token is ghp_abcdefghijklmnopqrstuvwxyz0123456789", None),
+               ("tool", "a tool's output", None), ("user", "Done: 3 files uploaded.", "task_result")])]
+    memory.ingest(chat("another session", session="other", at=T0 + 9))
+    turn = memory.current_turn("s")
+    assert [m["id"] for m in turn] == ids[2:]
+    assert [(m["role"], m.get("provenance")) for m in turn] == [("user", "human_input"), ("tool", None),
+                                                                 ("user", "task_result")]
+    assert "ghp_" not in turn[0]["text"] and "[REDACTED]" in turn[0]["text"]
+    memory.ingest(chat("Noted.", role="assistant", session="s", at=T0 + 10))
+    assert memory.current_turn("s") == []                           # the assistant spoke last
+    assert [m["text"] for m in memory.current_turn("other")] == ["another session"]
 
 
-def test_the_current_turn_is_everything_logged_since_the_last_assistant_message():
-    turns = TurnLog()
-    assert turns.current("s") is None                               # nothing logged here
-    turns.add("s", message(1))
-    turns.add("s", message(2, role="assistant", provenance=None))
-    assert turns.current("s") == []                                 # the assistant spoke last
-    turns.add("s", message(3))
-    turns.add("s", message(4, role="tool", provenance=None))        # a tool's output stays in the turn:
-    turns.add("s", message(5, provenance="task_result"))            # the quote gate says why it is refused
-    turns.add("other", message(6))
-    assert [m["id"] for m in turns.current("s")] == ["m3", "m4", "m5"]
-    assert [m["id"] for m in turns.current("other")] == ["m6"]
+def test_the_current_turn_is_bounded_and_a_sessions_messages_page_back(memory):
+    from magi_desktop.core.services.sessions import TURN_MESSAGES
 
-
-def test_the_turn_log_is_bounded():
-    turns = TurnLog(sessions_kept=2, messages_kept=3)
-    for i in range(5):
-        turns.add("a", message(i))
-    assert [m["id"] for m in turns.current("a")] == ["m2", "m3", "m4"]
-    turns.add("b", message(9))
-    turns.add("c", message(9))
-    assert turns.current("a") is None and turns.current("c") is not None     # least recently used goes first
+    memory.ingest_many([chat(f"message {i}", session="long", at=T0 + i, item=f"m{i}")
+                        for i in range(TURN_MESSAGES + 5)])
+    turn = memory.current_turn("long")
+    assert len(turn) == TURN_MESSAGES and turn[-1]["text"] == f"message {TURN_MESSAGES + 4}"
+    assert turn[0]["text"] == "message 5"                           # the latest, oldest first
+    last = memory.session_messages("long", limit=3)
+    assert [m["text"] for m in last] == [f"message {i}" for i in range(TURN_MESSAGES + 2, TURN_MESSAGES + 5)]
+    before = memory.session_messages("long", limit=3, before=last[0]["id"])
+    assert [m["source_item_id"] for m in before] == [f"m{i}" for i in range(TURN_MESSAGES - 1, TURN_MESSAGES + 2)]
+    with pytest.raises(InvalidInput, match="no message"):
+        memory.session_messages("other", before=last[0]["id"])      # a message of another session is no anchor
 
 
 def test_usage_is_counted_per_client_and_tool_without_content(memory):

@@ -77,6 +77,23 @@ def find_targets(conn: Connection, *, event_ids=None, source_item_ids=None, enti
     return Targets(events, traces, entities if alone else [])
 
 
+PREVIEW_SAMPLE = 10
+
+
+def preview(conn: Connection, criteria: dict, sample: int = PREVIEW_SAMPLE) -> dict:
+    """What forgetting by ``criteria`` would remove now, without removing anything: the events per source, the
+    newest ``sample`` of them, the runtime traces, the entities forgotten by name, and the saved facts that cite
+    one of the events (they go too). ``InvalidInput`` when the criteria say nothing."""
+    targets = find_targets(conn, **criteria)
+    newest = forget_rows.newest_of_rowids(conn, targets.events, sample)
+    pointers = forget_rows.chat_pointers_of_rowids(conn, targets.events)
+    return {"events": len(targets.events), "by_source": forget_rows.sources_of_rowids(conn, targets.events),
+            "traces": len(targets.traces), "entities": forget_rows.entity_names_of(conn, targets.entities),
+            "facts": sorted(forget_rows.facts_citing(conn, pointers)),
+            "newest": [{"id": event_id, "at": at, "source": source, "text": text, "source_item_id": item_id,
+                        "session_id": session_id} for event_id, at, source, text, item_id, session_id in newest]}
+
+
 def _counts(conn: Connection) -> dict[str, int]:
     counts = forget_rows.row_counts(conn, COUNTED)
     # chunk_vectors holds one row per event_chunks row (a trigger deletes it with its chunk); counting the

@@ -32,6 +32,7 @@ from .retrieval import EvidencePack, Retriever
 from .retrieval.structured import L2Graph
 from .services.agents import AgentDesk
 from .services.belief_review import BeliefReview
+from .services.browsing import Browsing
 from .services.collector_state import CollectorState
 from .services.fact_book import FactBook
 from .services.forgetting import Forgetting
@@ -126,6 +127,7 @@ class Memory:
                                  belief_review=self.belief_review, notify=self._notify)
         self.forgetting = Forgetting(db, lock=lock, linker=linker, l0=self._l0, normalize=self._normalize)
         self.redactor = Redactor(db, lock=lock, linker=linker, normalize=self._normalize, notify=self._notify)
+        self.browsing = Browsing(db)
         self.statistics = Statistics(db, embedder, llm, vectors_ready=ready, l0=self._l0,
                                      collector_state=self.collector_state, storage=self.storage,
                                      redactor=self.redactor)
@@ -232,6 +234,12 @@ class Memory:
 
     def working_memory(self, session_id: str) -> dict[str, Any] | None:
         return self.sessions.working_memory(session_id)
+
+    def session_messages(self, session_id: str, limit: int = 100, before: str | None = None) -> list[dict[str, Any]]:
+        return self.sessions.session_messages(session_id, limit, before)
+
+    def current_turn(self, session_id: str) -> list[dict[str, Any]] | None:
+        return self.sessions.current_turn(session_id)
 
     def set_goal(self, session_id: str, goal: str) -> None:
         self.sessions.set_goal(session_id, goal)
@@ -356,6 +364,15 @@ class Memory:
     def stats(self) -> MemoryStats:
         return self.statistics.stats()
 
+    def list_events(self, *, source: str | None = None, start: float | None = None, end: float | None = None,
+                    session_id: str | None = None, limit: int = 50, before: str | None = None,
+                    members: bool = False) -> dict[str, Any]:
+        return self.browsing.list_events(source=source, start=start, end=end, session_id=session_id, limit=limit,
+                                         before=before, members=members)
+
+    def recent_activity(self, hours: float = 24, now: float | None = None, limit: int = 20) -> dict[str, Any]:
+        return self.browsing.recent_activity(hours, now, limit)
+
     def activity_by_day(self, days: int = 14, now: float | None = None) -> dict[str, dict[str, int]]:
         return self.statistics.activity_by_day(days, now)
 
@@ -443,6 +460,11 @@ class Memory:
                end: float | None = None) -> dict[str, Any]:
         return self.forgetting.forget(event_ids, source_item_ids, entity, source, start, end)
 
+    def forget_preview(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
+                       entity: str | None = None, source: str | None = None, start: float | None = None,
+                       end: float | None = None) -> dict[str, Any]:
+        return self.forgetting.forget_preview(event_ids, source_item_ids, entity, source, start, end)
+
     def forget_receipts(self, limit: int = 50, *, entity: str | None = None,
                         source_item_id: str | None = None) -> list[dict[str, Any]]:
         return self.forgetting.forget_receipts(limit, entity=entity, source_item_id=source_item_id)
@@ -490,8 +512,8 @@ class Memory:
 
 def _document_delegates() -> None:
     """A flat method that delegates shows its service's docstring (``help(mem.remember)``), kept in one place."""
-    for service in (Ingestion, Sessions, FactBook, BeliefReview, SearchIndex, Statistics, Storage, CollectorState,
-                    AgentDesk, Transfer, Forgetting, Redactor, Processing, PeriodicJobs):
+    for service in (Ingestion, Sessions, FactBook, BeliefReview, Browsing, SearchIndex, Statistics, Storage,
+                    CollectorState, AgentDesk, Transfer, Forgetting, Redactor, Processing, PeriodicJobs):
         for name, function in vars(service).items():
             flat = vars(Memory).get(name)
             if callable(flat) and not name.startswith("_") and flat.__doc__ is None:

@@ -86,8 +86,10 @@ def quote_in(quote: str, text: str) -> bool:
     return re.search(r"(?<!\w)" + re.escape(quote) + r"(?!\w)", text) is not None
 
 
-def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
-    """The qualifying human message of this turn that holds the quote; else RememberRejected."""
+def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]], *,
+                statement: bool = True) -> Mapping[str, Any]:
+    """The qualifying human message of this turn that holds the quote; else RememberRejected. A fact needs a
+    ``statement``; a request ("can you forget my old address?") may be a question (``statement=False``)."""
     wanted = normalise(quote)
     if not wanted:
         raise RememberRejected("empty_quote", "give the user's exact words that state this fact")
@@ -95,7 +97,7 @@ def match_quote(quote: str, turn_messages: Sequence[Mapping[str, Any]]) -> Mappi
         raise RememberRejected("quote_too_short", "quote the whole phrase that states the fact (two words or more)")
     for message in turn_messages:
         if qualifies(message) and quote_in(wanted, _said(message)):
-            if text_kind(_said(message)) in (QUESTION, HYPOTHETICAL):
+            if statement and text_kind(_said(message)) in (QUESTION, HYPOTHETICAL):
                 raise RememberRejected("quote_from_a_question", "the human asked or supposed this; a question or "
                                                                 "a supposition states no fact")
             if not message.get("id"):

@@ -13,6 +13,6 @@ from typing import Final
 #: shorter than a break between two tasks (§2: L0 "after 30 idle minutes"; §9: "went quiet for 30 minutes").
 SESSION_IDLE_SECONDS: Final = 30 * 60
 
-#: Live sessions a process keeps state for (L0's workbenches, the MCP server's current turns), the least
+#: Live sessions a process keeps state for (L0's workbenches), the least
 #: recently used dropped first: far more than one person runs at once, small enough to stay a few MB.
 SESSIONS_KEPT: Final = 256

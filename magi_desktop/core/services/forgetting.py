@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .. import forget_job
+from .. import forget, forget_job
 from ..aggregation.fold import Normalize, refold
 from ..errors import MemoryUnavailable
 from ..l0 import WorkingMemory
@@ -63,6 +63,16 @@ class Forgetting:
         report = self._run_job(receipt_id)
         receipt = forget_job.receipts(self.db.reader(), receipt_id=receipt_id)[0]
         return receipt | {"backups_replaced": report.backups_replaced}
+
+    def forget_preview(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
+                       entity: str | None = None, source: str | None = None, start: float | None = None,
+                       end: float | None = None) -> dict[str, Any]:
+        """What :meth:`forget` with the same criteria would remove now — a dry run that writes nothing:
+        ``events`` (how many), ``by_source``, the ``newest`` few of them, ``traces``, the ``entities`` forgotten
+        by name and the ``facts`` (ids) that cite one of the events. ``InvalidInput`` when the criteria say
+        nothing."""
+        criteria = forget_job.criteria_of(event_ids, source_item_ids, entity, source, start, end)
+        return forget.preview(self.db.reader(), criteria) | {"criteria": criteria}
 
     def forget_receipts(self, limit: int = 50, *, entity: str | None = None,
                         source_item_id: str | None = None) -> list[dict[str, Any]]:

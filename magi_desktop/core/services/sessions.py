@@ -3,6 +3,7 @@ recent tool runs and threads — and its end, after which its conversation is re
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -12,7 +13,23 @@ from ..l0 import WorkingMemory
 from ..l2.constants import SELF_KEY
 from ..store import Database
 from ..store.entities import EntityLinker, entity_names
+from ..store.l1_reads import chat_message_position, latest_chat_messages
 from ..store.sessions import next_generation
+
+#: The current turn holds at most this many messages (the latest): a turn is what the human said since the
+#: agent last answered, rarely more than a few; a runaway loop must not make every remember() read thousands.
+TURN_MESSAGES = 50
+#: A page of a session's messages, at most.
+MESSAGES_PAGE = 500
+
+
+def _message(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A stored chat message as agents see it: the text as stored (secrets redacted, recalled memory cut out)."""
+    _, event_id, timestamp, content, metadata_json, source_item_id = row
+    timeline = json.loads(metadata_json).get("timeline", {})
+    message = {"id": event_id, "role": timeline.get("role"), "text": content, "provenance": timeline.get("provenance"),
+               "at": timestamp, "source_item_id": source_item_id, "tool_name": timeline.get("tool_name")}
+    return {key: value for key, value in message.items() if value is not None}
 
 
 class Sessions:
@@ -37,6 +54,41 @@ class Sessions:
             return [names[i] for i, _ in counts.most_common() if i in names]
 
         return self.l0.get(session_id, focus_of)
+
+    def session_messages(self, session_id: str, limit: int = 100,
+                         before: str | None = None) -> list[dict[str, Any]]:
+        """A conversation's stored chat messages, oldest first: the latest ``limit`` (at most
+        :data:`MESSAGES_PAGE`), or the ``limit`` before the message whose event id is ``before`` (the
+        previous page). Each is ``{id, role, text, provenance, at, source_item_id, tool_name}``, its text
+        as stored: secrets redacted, recalled memory cut out."""
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidInput("session_id must be a non-empty string")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MESSAGES_PAGE:
+            raise InvalidInput(f"limit must be a whole number from 1 to {MESSAGES_PAGE}")
+        conn = self.db.reader()
+        cursor = None
+        if before is not None:
+            cursor = chat_message_position(conn, session_id, before)
+            if cursor is None:
+                raise InvalidInput(f"no message {before!r} in session {session_id!r}")
+        rows = latest_chat_messages(conn, session_id, limit, before=cursor)
+        return [_message(r) for r in reversed(rows)]
+
+    def current_turn(self, session_id: str) -> list[dict[str, Any]] | None:
+        """The session's current turn, oldest first: its messages stored since its latest assistant message
+        (all of them when the assistant has not spoken yet), at most the latest :data:`TURN_MESSAGES`. None
+        when the memory holds no message of the session. Read from the stored events, so every process
+        on the memory — another MCP server, one restarted, the CLI — sees the same turn."""
+        rows = latest_chat_messages(self.db.reader(), session_id, TURN_MESSAGES + 1)
+        if not rows:
+            return None
+        turn = []
+        for row in rows[:TURN_MESSAGES]:
+            message = _message(row)
+            if message.get("role") == "assistant":
+                break
+            turn.append(message)
+        return turn[::-1]
 
     def set_goal(self, session_id: str, goal: str) -> None:
         """The agent states what the session is for (otherwise the first request is taken as the goal)."""

@@ -8,6 +8,7 @@ order the caller relies on (a cascade or trigger of one is what the next one rea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,6 +93,32 @@ def events_of_rowids(conn: Connection, rowids: Sequence[int]) -> list[tuple[str,
         return []
     return conn.execute(f"SELECT event_id, source_item_id, session_id, source FROM fact_events WHERE id IN "
                         f"({placeholders(len(rowids))})", list(rowids)).fetchall()
+
+
+def sources_of_rowids(conn: Connection, rowids: Sequence[int]) -> dict[str, int]:
+    """How many of these events each source holds."""
+    return dict(conn.execute("SELECT source, count(*) FROM fact_events WHERE id IN (SELECT value FROM json_each(?)) "
+                             "GROUP BY source ORDER BY count(*) DESC", (json.dumps(list(rowids)),)).fetchall())
+
+
+def newest_of_rowids(conn: Connection, rowids: Sequence[int], limit: int) -> list[tuple[Any, ...]]:
+    """(event id, timestamp, source, content, source_item_id, session_id) of the newest ``limit`` of these events."""
+    return conn.execute("SELECT event_id, timestamp, source, content, source_item_id, session_id FROM fact_events "
+                        "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY timestamp DESC LIMIT ?",
+                        (json.dumps(list(rowids)), limit)).fetchall()
+
+
+def chat_pointers_of_rowids(conn: Connection, rowids: Sequence[int]) -> list[str]:
+    """The event ids and item ids of the chat messages among these events: what a fact's pointers name."""
+    return [pointer for row in conn.execute(
+        "SELECT event_id, source_item_id FROM fact_events WHERE id IN (SELECT value FROM json_each(?)) "
+        "AND source = 'chat'", (json.dumps(list(rowids)),)) for pointer in row if pointer]
+
+
+def entity_names_of(conn: Connection, entity_ids: Sequence[int]) -> list[str]:
+    """The canonical names of these entities."""
+    return [r[0] for r in conn.execute("SELECT name FROM entity_catalog WHERE entity_id IN "
+                                       "(SELECT value FROM json_each(?))", (json.dumps(list(entity_ids)),))]
 
 
 def extractions_of_events(conn: Connection, rowids: Sequence[int]) -> list[str]:

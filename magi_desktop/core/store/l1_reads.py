@@ -201,6 +201,27 @@ def listed_events_of_source(conn: Connection, where: EventFilter, source: str, a
     return rows
 
 
+# What a page of the memory's events shows (``Memory.list_events``): the listing columns and the tier.
+_PAGE_COLUMNS = "id, " + _LISTING_COLUMNS + ", tier"
+
+
+def events_page(conn: Connection, where: EventFilter, limit: int,
+                before: tuple[float, int] | None = None) -> list[tuple[Any, ...]]:
+    """Up to ``limit`` events passing ``where``, newest first (rowid, then the listing columns, then the tier);
+    with ``before`` (timestamp, rowid) only those older than it: the next page."""
+    clause, args = where.clause, list(where.args)
+    if before is not None:
+        clause += " AND (timestamp < ? OR (timestamp = ? AND id < ?))"
+        args += [before[0], before[0], before[1]]
+    return conn.execute(f"SELECT {_PAGE_COLUMNS} FROM fact_events WHERE {clause} ORDER BY timestamp DESC, id DESC "
+                        "LIMIT ?", [*args, limit]).fetchall()
+
+
+def event_position(conn: Connection, event_id: str) -> tuple[float, int] | None:
+    """(timestamp, rowid) of a stored event, or None."""
+    return conn.execute("SELECT timestamp, id FROM fact_events WHERE event_id = ?", (event_id,)).fetchone()
+
+
 def assistant_turns(conn: Connection, now: float, window: tuple[float, float] | None,
                     limit: int) -> list[tuple[Any, ...]]:
     """The assistant's conversation turns up to ``now`` (in [start, end) if a window is given), newest first,
@@ -349,6 +370,26 @@ def last_chat_message(conn: Connection, session_id: str) -> tuple[str, float, st
         "SELECT event_id, timestamp, content, metadata_json, ingest_target, evidence_class FROM fact_events "
         "WHERE session_id = ? AND event_type = 'CHAT_MESSAGE' ORDER BY timestamp DESC, id DESC LIMIT 1",
         (session_id,)).fetchone()
+
+
+def chat_message_position(conn: Connection, session_id: str, event_id: str) -> tuple[float, int] | None:
+    """(timestamp, rowid) of a chat message of the session, or None."""
+    return conn.execute("SELECT timestamp, id FROM fact_events WHERE event_id = ? AND session_id = ? "
+                        "AND event_type = 'CHAT_MESSAGE'", (event_id, session_id)).fetchone()
+
+
+def latest_chat_messages(conn: Connection, session_id: str, limit: int,
+                         before: tuple[float, int] | None = None) -> list[tuple[Any, ...]]:
+    """A session's latest ``limit`` chat messages, newest first, as (rowid, event_id, timestamp, content,
+    metadata_json, source_item_id); with ``before`` (timestamp, rowid) only those older than it (a page)."""
+    where, args = "", list[Any]([session_id])
+    if before is not None:
+        where = " AND (timestamp < ? OR (timestamp = ? AND id < ?))"
+        args = [session_id, before[0], *before]
+    return conn.execute(
+        "SELECT id, event_id, timestamp, content, metadata_json, source_item_id FROM fact_events "
+        f"WHERE session_id = ? AND event_type = 'CHAT_MESSAGE'{where} ORDER BY timestamp DESC, id DESC LIMIT ?",
+        [*args, limit]).fetchall()
 
 
 # --- the activity timeline of the memory viewer (core/l2/beliefs.py) ------------------------------------------
