@@ -99,10 +99,10 @@ def test_a_bad_llm_timeout_leaves_the_mcp_server_on_the_offline_rules(tmp_path):
 
 @pytest.mark.parametrize("now", ["²", "1e400x", "12:00"])
 def test_a_bad_now_through_mcp_is_an_invalid_argument(tmp_path, now):
-    from magi_desktop.agents.mcp_server import Refused, _as_of
+    from magi_desktop.agents.calls import Refused, as_of
 
     with pytest.raises(Refused):
-        _as_of(now)
+        as_of(now)
 
 
 def test_a_callers_own_embedder_and_llm_of_the_older_contract_still_work(tmp_path):

@@ -27,7 +27,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT = "magi-test-agent"
-TOOLS = {"memory_query", "remember", "log_turn", "log_tool_run", "working_context"}
+TOOLS = {"memory_query", "remember", "log_turn", "log_tool_run", "working_context", "list_memories",
+         "recent_activity", "get_fact", "beliefs", "user_snapshot", "forget", "delete_fact", "review"}
 
 
 @contextlib.asynccontextmanager

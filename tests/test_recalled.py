@@ -137,7 +137,7 @@ def test_a_page_title_pasted_back_in_recalled_memory_is_never_the_users_words(me
     assert stored["content"] == "Here is what you found: Please plan a Thai dinner."
     with pytest.raises(RememberRejected) as refused:
         memory.remember("My name is Mallory and I live in Berlin", "The user is Mallory.",
-                        tools.turns.current("chat-1"))
+                        memory.current_turn("chat-1"))
     assert refused.value.reason == "quote_not_found"
 
     memory.process_pending()
@@ -247,7 +247,7 @@ def test_a_retried_log_turn_is_stored_once(memory):
     # Without an id: the same message right after, nothing between, is the client's retry…
     plain = turn("Can you find flights?")
     assert turn("Can you find flights?").structured_content["event_id"] == plain.structured_content["event_id"]
-    assert len(tools.turns.current("chat-1")) == 2
+    assert len(memory.current_turn("chat-1")) == 2
     # …but said again after an answer, it is said again.
     turn("Here are three flights.", role="assistant")
     later = turn("Can you find flights?")

@@ -29,12 +29,12 @@ def when(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="minutes")
 
 
-def _clip(text: str, limit: int = TEXT_CHARS) -> str:
+def clip(text: str, limit: int = TEXT_CHARS) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _block(lines: list[str]) -> str:
+def block(lines: list[str]) -> str:
     """The lines as one recalled block: markers inside made inert (by recalled_block), controls shown."""
     return recalled_block(neutralise("\n".join(lines)))
 
@@ -42,7 +42,7 @@ def _block(lines: list[str]) -> str:
 def finding_data(number: int, f: Finding) -> dict[str, Any]:
     data: dict[str, Any] = {"n": number, "id": f.event_id, "layer": f.layer, "at": when(f.occurred_at),
                             "author": f.speaker or f.author, "source": f.source, "evidence_class": f.evidence_class,
-                            "text": _clip(f.text), "session_id": f.session_id, "source_item_id": f.source_item_id,
+                            "text": clip(f.text), "session_id": f.session_id, "source_item_id": f.source_item_id,
                             "status": f.status, "indirect": f.indirect or None, "answers": f.answers}
     if f.layer != "L1":
         data["supporting"] = (f.supporting_source_item_ids or f.supporting_event_ids)[:SUPPORTING_SHOWN]
@@ -80,7 +80,7 @@ def pack_text(pack: EvidencePack) -> str:
     if pack.answering_hints:
         lines.append("Hints:")
         lines.extend(f"- {hint}" for hint in pack.answering_hints)
-    return _block(lines)
+    return block(lines)
 
 
 def working_text(session_id: str, workbench: dict[str, Any] | None) -> str:
@@ -88,49 +88,49 @@ def working_text(session_id: str, workbench: dict[str, Any] | None) -> str:
         return (f"No working memory for session {session_id!r} in this server: it ended (idle "
                 f"{SESSION_IDLE_SECONDS // 60:.0f} min) or no turn "
                 "of it was logged here. Log the session's turns with log_turn first.")
-    lines = [f"Session {_clip(session_id, 200)}: {_clip(workbench['running_summary'], 1500)}"]
+    lines = [f"Session {clip(session_id, 200)}: {clip(workbench['running_summary'], 1500)}"]
     if workbench["focus_entities"]:
         lines.append("Focus: " + ", ".join(workbench["focus_entities"]))
     for run in workbench["tool_context"]:
         outcome = "ok" if run["ok"] else f"failed ({run['error']})" if run.get("error") else "failed"
         lines.append(f"Tool {run['tool']} [{run['category']}] {outcome} at {when(run['at'])}")
     for thread in workbench["threads"]:
-        topic = _clip(thread["topic"], 120)
+        topic = clip(thread["topic"], 120)
         lines.append(f"Thread {thread['thread_id']}: {len(thread['turns'])} turn(s), on \"{topic}\"")
-    return _block(lines)
+    return block(lines)
 
 
 def snapshot_text(snapshot: dict[str, Any]) -> str:
     lines = [f"# What the memory believes about the user (as of {when(snapshot['as_of'])})"]
     if snapshot["states"]:
         lines.append("\n## Current states")
-        lines.extend(f"- {trait}: {_clip(s['value'], 300)} (since {when(s['since'])})"
+        lines.extend(f"- {trait}: {clip(s['value'], 300)} (since {when(s['since'])})"
                      for trait, s in snapshot["states"].items())
     if snapshot["traits"]:
         lines.append("\n## Traits")
         for trait, values in snapshot["traits"].items():
-            lines.append(f"- {trait}: " + "; ".join(f"{_clip(v['value'], 300)} ({v['status']})" for v in values))
+            lines.append(f"- {trait}: " + "; ".join(f"{clip(v['value'], 300)} ({v['status']})" for v in values))
     if snapshot["relations"]:
         lines.append("\n## Relationships")
-        lines.extend(f"- {r['predicate']} {_clip(r['object'], 300)} (seen {r['observations']}×)"
+        lines.extend(f"- {r['predicate']} {clip(r['object'], 300)} (seen {r['observations']}×)"
                      for r in snapshot["relations"])
     if snapshot["facts"]:
         lines.append("\n## Saved facts")
-        lines.extend(f"- {_clip(f['content'], 600)} ({f['category']}, {f['evidence_type']}, fact {f['fact_id']})"
+        lines.extend(f"- {clip(f['content'], 600)} ({f['category']}, {f['evidence_type']}, fact {f['fact_id']})"
                      for f in snapshot["facts"])
     if len(lines) == 1:
         lines.append("\nNothing yet: the memory has no beliefs about the user.")
-    return _block(lines)
+    return block(lines)
 
 
 def summaries_text(summaries: list[dict[str, Any]]) -> str:
     if not summaries:
-        return _block(["No summaries yet: they are written when an hour, day, week or month with events "
+        return block(["No summaries yet: they are written when an hour, day, week or month with events "
                               "has closed (the Magi Desktop app or `magi mcp` runs them)."])
     lines = ["# Recent summaries"]
     for s in summaries:
         kind = s["granularity"] or s["summary_type"]
         lines.append(f"\n## {s['title']} ({kind}, {when(s['window_start'])} – {when(s['window_end'])}, "
                      f"{s['event_count']} event(s), summary {s['summary_id']})")
-        lines.append(_clip(s["content"], 1500))
-    return _block(lines)
+        lines.append(clip(s["content"], 1500))
+    return block(lines)

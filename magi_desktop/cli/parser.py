@@ -103,8 +103,25 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("--list", action="store_true", help="list the automatic backups, newest first")
     restore.add_argument("--json", action="store_true", help="print JSON")
 
-    mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio); safe beside the app")
+    mcp = commands.add_parser("mcp", help="serve the memory to agents over MCP (stdio, or HTTP with a token); "
+                                          "safe beside the app")
     add_data_dir(mcp)
     mcp.add_argument("--no-background", action="store_true",
                      help="leave embedding, L2 and summaries to the running app (default: do them here too)")
+    mcp.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio",
+                     help="stdio (default: the client starts the server) or streamable-http (a server clients "
+                          "connect to, with a bearer token)")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1, this "
+                                                         "machine only)")
+    mcp.add_argument("--port", type=int, default=8737, help="HTTP: the port (default 8737)")
+    mcp.add_argument("--allow-remote", action="store_true",
+                     help="HTTP: allow a --host other machines can reach (give --tls-cert and --tls-key too)")
+    mcp.add_argument("--tls-cert", metavar="FILE", help="HTTP: serve HTTPS with this certificate (PEM)")
+    mcp.add_argument("--tls-key", metavar="FILE", help="HTTP: the certificate's private key (PEM)")
+    mcp.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                     help="HTTP: a browser origin allowed to call (repeatable; default: the server's own address)")
+    mcp.add_argument("--show-token", action="store_true", help="print the HTTP bearer token (made on first use) "
+                                                               "and where it is kept, then exit")
+    mcp.add_argument("--rotate-token", action="store_true",
+                     help="replace the HTTP bearer token (clients using the old one are refused), print it, exit")
     return parser

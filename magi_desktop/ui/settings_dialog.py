@@ -56,7 +56,10 @@ AGENT_COLUMNS = [
            colour=lambda a: "#b3261e" if a["rejections"] else None),
     Column("Turns logged", lambda a: a["turns"], align_right=True),
     Column("Tool runs", lambda a: a["tool_runs"], align_right=True),
-    Column("Reads", lambda a: a["reads"], lambda a: "working context, snapshot, summaries", align_right=True),
+    Column("Changes", lambda a: a.get("changes", 0), lambda a: "forgets, deleted facts and reviews it made for you",
+           align_right=True),
+    Column("Reads", lambda a: a["reads"], lambda a: "listings, working context, snapshot, summaries, dry runs",
+           align_right=True),
     Column("Last used", lambda a: when(a["last_used_at"])),
 ]
 EXCLUSION_LABELS = {"domains": "Web sites (domains)", "apps": "Applications", "repositories": "Git repositories",

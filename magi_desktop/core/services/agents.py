@@ -22,8 +22,9 @@ MAX_CLIENT_CHARS = 100
 MAX_REJECTION_CHARS = 200
 UNKNOWN_CLIENT = "unknown client"
 # How the usage of each tool is shown: calls of memory_query are "queries", and so on.
+# What changed the user's memory is "changes" (a dry run of one of them changed nothing: it is a read).
 USAGE_GROUPS = {"memory_query": "queries", "remember": "remembers", "log_turn": "turns",
-                "log_tool_run": "tool_runs"}
+                "log_tool_run": "tool_runs", "forget": "changes", "delete_fact": "changes", "review": "changes"}
 SUMMARY_KEYS = ("summary_id", "summary_type", "summary_category", "granularity", "window_start", "window_end",
                 "title", "content", "event_count")
 
@@ -46,14 +47,16 @@ class AgentDesk:
 
     def agent_usage(self) -> list[dict[str, Any]]:
         """Per agent (client), most recently active first: ``queries``, ``remembers`` (facts saved),
-        ``turns`` and ``tool_runs`` (logged), ``reads`` (working context, snapshot, summaries), ``calls``
+        ``turns`` and ``tool_runs`` (logged), ``changes`` (forgets, deleted facts and reviews an agent made for
+        the user), ``reads`` (everything else: listings, the snapshot, dry runs…), ``calls``
         (all), ``rejections`` (calls the memory refused, e.g. a remember whose quote failed the gate), the
         last refusal's reason, and when the agent was first and last seen. ``by_tool`` has the raw rows."""
         clients: dict[str, dict[str, Any]] = {}
         rows = agents_usage.usage_rows(self.db.reader())
         for client, tool, calls, rejections, last_rejection, last_rejected_at, first, last in rows:
             entry = clients.setdefault(client, {
-                "client": client, "queries": 0, "remembers": 0, "turns": 0, "tool_runs": 0, "reads": 0, "calls": 0,
+                "client": client, "queries": 0, "remembers": 0, "turns": 0, "tool_runs": 0, "changes": 0, "reads": 0,
+                "calls": 0,
                 "rejections": 0, "last_rejection": None, "last_rejected_at": None, "first_used_at": first,
                 "last_used_at": last, "by_tool": {}})
             entry[USAGE_GROUPS.get(tool, "reads")] += calls - rejections       # what the memory accepted
