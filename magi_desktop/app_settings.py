@@ -3,7 +3,8 @@ where the data folder is, and starting with the session (autostart).
 
     {"llm": {"base_url": "http://localhost:11434/v1", "model": "qwen2.5:7b",
              "tier_models": {"reasoning": "qwen2.5:14b"}},
-     "autostart": false}
+     "autostart": false,
+     "mcp_http": {"enabled": false, "port": 8737}}
 
 The API key is never in this file: it lives in the OS keyring (service ``magi-desktop``).
 """
@@ -24,6 +25,7 @@ from .core.llm.openai import TIERS, OpenAICompatibleLLM, OpenAISettings
 from .core.paths import APP_NAME
 
 FILE_NAME = "settings.json"
+DEFAULT_HTTP_PORT = 8737            # agents/http.py DEFAULT_PORT: the app and `magi mcp` agree
 DESKTOP_ENTRY = """[Desktop Entry]
 Type=Application
 Name=Magi Desktop
@@ -45,6 +47,8 @@ class AppSettings:
     llm_model: str = ""
     tier_models: dict[str, str] = field(default_factory=dict)
     autostart: bool = False
+    http_enabled: bool = False          # the app serves MCP over HTTP (agents/http.py), on loopback
+    http_port: int = DEFAULT_HTTP_PORT
 
     def llm_settings(self) -> OpenAISettings | None:
         """The endpoint to use, or None for the offline rules. Raises InvalidInput if half-configured."""
@@ -55,6 +59,8 @@ class AppSettings:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"autostart": self.autostart}
+        if self.http_enabled or self.http_port != DEFAULT_HTTP_PORT:
+            data["mcp_http"] = {"enabled": self.http_enabled, "port": self.http_port}
         if self.llm_base_url:
             data["llm"] = {"base_url": self.llm_base_url, "model": self.llm_model,
                            "tier_models": {t: m for t, m in self.tier_models.items() if m}}
@@ -67,7 +73,7 @@ def settings_path(data_folder: Path) -> Path:
 
 def load_app_settings(data_folder: Path) -> AppSettings:
     path = settings_path(data_folder)
-    raw = read_json_object(path, AppSettingsError, {"llm", "autostart"})
+    raw = read_json_object(path, AppSettingsError, {"llm", "autostart", "mcp_http"})
     if raw is None:
         return AppSettings()
     if not isinstance(raw.get("autostart", False), bool):
@@ -85,7 +91,16 @@ def load_app_settings(data_folder: Path) -> AppSettings:
         if tier not in TIERS:
             raise AppSettingsError(path, f"llm.tier_models.{setting_name(tier)}",
                                    f"unknown tier; one of {', '.join(TIERS)}")
-    settings = AppSettings(llm.get("base_url", ""), llm.get("model", ""), dict(tiers), raw.get("autostart", False))
+    http = raw.get("mcp_http", {})
+    if not isinstance(http, dict) or set(http) - {"enabled", "port"}:
+        raise AppSettingsError(path, "mcp_http", "must be an object with enabled and port")
+    if not isinstance(http.get("enabled", False), bool):
+        raise AppSettingsError(path, "mcp_http.enabled", "must be true or false")
+    port = http.get("port", DEFAULT_HTTP_PORT)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise AppSettingsError(path, "mcp_http.port", "must be a TCP port (1-65535)")
+    settings = AppSettings(llm.get("base_url", ""), llm.get("model", ""), dict(tiers), raw.get("autostart", False),
+                           http.get("enabled", False), port)
     try:
         settings.llm_settings()
     except InvalidInput as exc:

@@ -138,3 +138,27 @@ def test_each_periodic_job_runs_on_its_own_schedule_on_the_pool(desktop, qtbot):
     jobs = {job.id: job.trigger.interval.total_seconds() for job in desktop.scheduler.scheduler.get_jobs()}
     assert {job: jobs[job] for job in PERIODIC_SECONDS} == PERIODIC_SECONDS
     assert desktop.scheduler.last_error is None
+
+
+def test_the_app_serves_mcp_over_http_when_the_settings_say_so_and_stops_on_quit(qtbot, tmp_path):
+    import json
+    import socket
+
+    import httpx2
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "settings.json").write_text(json.dumps({"mcp_http": {"enabled": True, "port": port}}))
+    app = DesktopApp(QApplication.instance(), Memory.open(data, embedder="hashing"))
+    qtbot.addWidget(app.window)
+    app.start()
+    try:
+        assert app.http.url == f"http://127.0.0.1:{port}/mcp"
+        assert httpx2.post(app.http.url, json={}, timeout=30).status_code == 401     # up, and wants its token
+    finally:
+        app.shutdown()
+    with pytest.raises(httpx2.ConnectError):
+        httpx2.post(f"http://127.0.0.1:{port}/mcp", json={}, timeout=5)

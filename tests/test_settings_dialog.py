@@ -94,6 +94,16 @@ def test_a_malformed_settings_file_names_its_field(tmp_path):
     assert caught.value.where == "llm.tier_models.huge"
 
 
+@pytest.mark.parametrize(("http", "where"), [
+    ({"enabled": "yes"}, "mcp_http.enabled"), ({"port": 70000}, "mcp_http.port"), ({"port": True}, "mcp_http.port"),
+    ({"host": "0.0.0.0"}, "mcp_http")])
+def test_a_malformed_http_setting_names_its_field(tmp_path, http, where):
+    (tmp_path / "settings.json").write_text(json.dumps({"mcp_http": http}))
+    with pytest.raises(AppSettingsError) as caught:
+        load_app_settings(tmp_path)
+    assert caught.value.where == where
+
+
 def test_autostart_and_data_folder(dialog, tmp_path, monkeypatch):
     dialog.autostart.setChecked(True)
     dialog.choose_data_folder(tmp_path / "elsewhere")
@@ -144,6 +154,77 @@ def test_the_agents_page_shows_each_agents_usage_and_the_registration_snippet(qt
         assert server["args"][-3:] == ["mcp", "--data-dir", str(tmp_path / "data")]
         dialog.copy_mcp_snippet()
         assert json.loads(QApplication.clipboard().text()) == snippet
+
+
+def test_serve_over_http_starts_the_apps_server_and_rotating_the_token_locks_out_the_old_one(qtbot, tmp_path,
+                                                                                             monkeypatch):
+    """Settings → Agents → Serve over HTTP (issue 21): saved, the app's in-process server answers with the token
+    shown in the dialog; Rotate restarts it, so the old token is refused; unticked, it stops."""
+    import socket
+
+    import httpx2
+    import keyring
+    from keyring.backends import fail
+
+    from magi_desktop.agents.http import AppHttp
+    from magi_desktop.core import Memory
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())            # a headless machine: the token is in a 0600 file
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
+
+    def status(token: str) -> int:
+        return httpx2.post(f"http://127.0.0.1:{port}/mcp", json=initialize, timeout=30, headers={
+            "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}).status_code
+
+    try:
+        with Memory.open(tmp_path / "data", embedder="hashing") as memory:
+            http = AppHttp(memory)
+            dialog = SettingsDialog(tmp_path / "data", [], memory=memory, http=http)
+            qtbot.addWidget(dialog)
+            assert dialog.http_state.text() == "off" and not dialog.http_enabled.isChecked()
+            dialog.http_enabled.setChecked(True)
+            dialog.http_port.setValue(port)
+            assert dialog.save(), dialog.error.text()
+            assert load_app_settings(tmp_path / "data").http_enabled
+            assert dialog.http_state.text() == f"serving http://127.0.0.1:{port}/mcp"
+            dialog.show_http_token()
+            token = dialog.http_token.text()
+            assert token and str(tmp_path / "data" / "mcp-http-token") in dialog.http_token_where.text()
+            assert status(token) == 200 and status("wrong") == 401
+            dialog.rotate_http_token()
+            rotated = dialog.http_token.text()
+            assert rotated != token and status(token) == 401 and status(rotated) == 200
+            dialog.http_enabled.setChecked(False)
+            assert dialog.save()
+            assert dialog.http_state.text() == "off" and http.url is None
+            with pytest.raises(httpx2.ConnectError):
+                status(rotated)
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_a_port_that_is_taken_is_said_and_the_settings_are_still_saved(qtbot, tmp_path):
+    import socket
+
+    from magi_desktop.agents.http import AppHttp
+    from magi_desktop.core import Memory
+
+    with socket.socket() as taken, Memory.open(tmp_path / "data", embedder="hashing") as memory:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        http = AppHttp(memory)
+        dialog = SettingsDialog(tmp_path / "data", [], memory=memory, http=http)
+        qtbot.addWidget(dialog)
+        dialog.http_enabled.setChecked(True)
+        dialog.http_port.setValue(taken.getsockname()[1])
+        assert dialog.save()
+        assert "could not serve on port" in dialog.error.text() and dialog.http_state.text().startswith("off — ")
+        assert http.url is None
 
 
 def test_without_the_running_app_the_agents_page_says_where_usage_shows(dialog):

@@ -22,11 +22,12 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from mcp.server.transport_security import TransportSecuritySettings
+from typing import TYPE_CHECKING, Any
 
 from ..core.llm.openai import KEYRING_SERVICE
+
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,8 @@ def is_loopback(host: str) -> bool:
 
 def transport_security(host: str, port: int, origins: tuple[str, ...] = ()) -> TransportSecuritySettings:
     """Host and Origin checks against DNS rebinding: the bound address (and on loopback its other names)."""
+    from mcp.server.transport_security import TransportSecuritySettings  # the SDK only once a server starts
+
     bracketed = f"[{host}]" if ":" in host and not host.startswith("[") else host
     names = list(LOOPBACK_NAMES) if is_loopback(host) else [bracketed]
     schemes = ("http", "https")
@@ -203,8 +206,14 @@ class BackgroundHttp:
     def __init__(self, server: Any, token: Token, options: HttpOptions):
         self._uvicorn = uvicorn_server(server, token, options)
         self._uvicorn.install_signal_handlers = lambda: None     # the app owns the signals, not this thread
-        self._thread = threading.Thread(target=self._uvicorn.run, name="magi-mcp-http", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="magi-mcp-http", daemon=True)
         self.options = options
+
+    def _run(self) -> None:
+        try:
+            self._uvicorn.run()
+        except SystemExit:              # uvicorn's answer to a port it cannot bind: start() reports it
+            log.debug("the MCP HTTP server stopped at startup", exc_info=True)
 
     def start(self, timeout: float = 10.0) -> None:
         self._thread.start()
@@ -218,3 +227,58 @@ class BackgroundHttp:
     def stop(self, timeout: float = 10.0) -> None:
         self._uvicorn.should_exit = True
         self._thread.join(timeout)
+
+
+class AppHttp:
+    """The app's in-process HTTP server (Settings → Agents → Serve over HTTP) on the app's own memory: on, off,
+    moved to another port, restarted with a rotated token. Loopback only: a server for other machines is
+    ``magi mcp --allow-remote`` with TLS, a choice made on a command line, not a checkbox."""
+
+    def __init__(self, memory: Any):
+        self.memory = memory
+        self._running: BackgroundHttp | None = None
+        self.error: str | None = None           # why the last start failed (a taken port), for the settings
+
+    @property
+    def url(self) -> str | None:
+        return self._running.options.url if self._running is not None else None
+
+    def token(self, *, rotate: bool = False) -> Token:
+        return http_token(Path(self.memory.path).parent, rotate=rotate)
+
+    def apply(self, enabled: bool, port: int) -> str | None:
+        """Serve on ``port`` (restarting if it moved), or stop; returns the error when it could not start."""
+        if self._running is not None and (not enabled or self._running.options.port != port):
+            self.stop()
+        if enabled and self._running is None:
+            self.start(port)
+        return self.error
+
+    def start(self, port: int) -> None:
+        from .mcp_server import build_server
+
+        self.error = None
+        options = HttpOptions(port=port)
+        try:
+            running = BackgroundHttp(build_server(self.memory), self.token(), options)
+            running.start()
+        except OSError as exc:
+            self.error = f"could not serve on port {port}: {exc}"
+            log.error("%s", self.error)
+            return
+        self._running = running
+        log.info("serving MCP over HTTP on %s", options.url)
+
+    def rotate(self) -> Token:
+        """A new token; a running server is restarted with it, so the old one is refused at once."""
+        token = self.token(rotate=True)
+        if self._running is not None:
+            port = self._running.options.port
+            self.stop()
+            self.start(port)
+        return token
+
+    def stop(self) -> None:
+        if self._running is not None:
+            self._running.stop()
+            self._running = None

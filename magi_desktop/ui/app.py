@@ -7,6 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
+from ..agents.http import AppHttp
 from ..core import Memory
 from .gc_main_thread import MainThreadCollector
 from .models import shown
@@ -49,6 +50,7 @@ class DesktopApp:
         self.runner = TaskRunner()
         self.supervisor = _supervisor(memory)
         self.scheduler = AppScheduler(memory, self.runner, supervisor=self.supervisor)
+        self.http = AppHttp(memory)          # started by start() when Settings → Agents says so
         self.tray: QSystemTrayIcon | None = None
         self.viewer: ViewerWindow | None = None
         tray_available = QSystemTrayIcon.isSystemTrayAvailable()
@@ -130,6 +132,7 @@ class DesktopApp:
 
     def start(self) -> None:
         self.scheduler.start()
+        self._serve_http()
         if self.tray is not None:
             self.tray.show()
         else:
@@ -153,7 +156,7 @@ class DesktopApp:
         from ..collectors import load_plugins
 
         return SettingsDialog(self.memory.path.parent, load_plugins().collectors(), self.window, memory=self.memory,
-                              release=self.release_collector)
+                              release=self.release_collector, http=self.http)
 
     def release_collector(self, name: str) -> bool:
         """Settings' Release button: lifted in the memory (for every process), and in this app's supervisor now
@@ -246,8 +249,21 @@ class DesktopApp:
                     self.supervisor.cancel(status.name)
             self.window.hide_progress()
 
+    def _serve_http(self) -> None:
+        """Settings → Agents → Serve over HTTP: the MCP server in this process, on this memory."""
+        from ..app_settings import AppSettingsError, load_app_settings
+
+        try:
+            settings = load_app_settings(self.memory.path.parent)
+        except AppSettingsError as exc:
+            log.error("not serving over HTTP: %s", exc)
+            return
+        if settings.http_enabled:
+            self.http.apply(True, settings.http_port)
+
     def shutdown(self) -> None:
         self.window.timer.stop()
+        self.http.stop()
         if self.tray is not None:
             self.tray.hide()
         if self.long_task is not None:

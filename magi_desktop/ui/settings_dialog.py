@@ -38,6 +38,7 @@ from .qt import (
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSpinBox,
     Qt,
     QTabWidget,
     QVBoxLayout,
@@ -112,11 +113,13 @@ class CollectorBox(QGroupBox):
 
 class SettingsDialog(QDialog):
     def __init__(self, data_folder: Path, collectors: list[Any], parent=None, memory=None,
-                 release: Callable[[str], bool] | None = None):
+                 release: Callable[[str], bool] | None = None, http: Any = None):
         """``memory`` (the running app's) shows each collector's health and the agents' usage; ``release`` lifts
-        a quarantine (the app's also tells its running supervisor; default ``memory.release_collector``)."""
+        a quarantine (the app's also tells its running supervisor; default ``memory.release_collector``);
+        ``http`` is the app's in-process MCP HTTP server (``agents.http.AppHttp``), started and stopped on save."""
         super().__init__(parent)
         self.memory = memory
+        self.http = http
         self.release = release or (memory.release_collector if memory is not None else None)
         self.setWindowTitle("Magi Desktop — settings")
         self.resize(720, 640)
@@ -259,8 +262,75 @@ class SettingsDialog(QDialog):
         copy.clicked.connect(self.copy_mcp_snippet)
         form.addWidget(copy, 0, Qt.AlignmentFlag.AlignRight)
         layout.addWidget(connect)
+        layout.addWidget(self._http_box())
         self.refresh_agents()
         return page
+
+    def _http_box(self) -> QGroupBox:
+        box = QGroupBox("Serve over HTTP")
+        form = QFormLayout(box)
+        form.addRow(wrapped_label("For clients that connect by URL rather than start a server (streamable HTTP, "
+                                  "this machine only). Each request needs the token below."))
+        self.http_enabled = QCheckBox("Serve this memory at http://127.0.0.1:<port>/mcp while the app runs")
+        self.http_enabled.setChecked(self.app_settings.http_enabled)
+        form.addRow(self.http_enabled)
+        self.http_port = QSpinBox()
+        self.http_port.setRange(1024, 65535)
+        self.http_port.setValue(self.app_settings.http_port)
+        form.addRow("Port:", self.http_port)
+        self.http_state = QLabel("")
+        self.http_state.setWordWrap(True)
+        form.addRow("Now:", self.http_state)
+        self.http_token = QLineEdit("")
+        self.http_token.setReadOnly(True)
+        self.http_token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.http_token.setPlaceholderText("made when first shown or used")
+        row = QHBoxLayout()
+        row.addWidget(self.http_token, 1)
+        for label, slot in (("Show", self.show_http_token), ("Copy", self.copy_http_token),
+                            ("Rotate", self.rotate_http_token)):
+            button = QPushButton(label)
+            button.clicked.connect(slot)
+            row.addWidget(button)
+        form.addRow("Token:", row)
+        self.http_token_where = QLabel("")
+        self.http_token_where.setWordWrap(True)
+        form.addRow("", self.http_token_where)
+        self.refresh_http()
+        return box
+
+    def refresh_http(self) -> None:
+        if self.http is None:
+            self.http_state.setText("shown when the settings are opened from the running app; `magi mcp "
+                                    "--transport streamable-http` serves over HTTP from a terminal")
+        elif self.http.url:
+            self.http_state.setText(f"serving {self.http.url}")
+        else:
+            self.http_state.setText(f"off — {self.http.error}" if self.http.error else "off")
+
+    def _shown_token(self, rotate: bool = False) -> None:
+        from ..agents.http import http_token
+
+        if self.http is not None:
+            token = self.http.rotate() if rotate else self.http.token()
+        else:
+            token = http_token(self.data_folder, rotate=rotate)
+        self.http_token.setText(token.value)
+        self.http_token_where.setText(("A new token: clients with the old one are refused. " if rotate else "")
+                                      + f"Kept in {token.kept_in}.")
+        self.refresh_http()
+
+    def show_http_token(self) -> None:
+        self._shown_token()
+        self.http_token.setEchoMode(QLineEdit.EchoMode.Normal)
+
+    def copy_http_token(self) -> None:
+        if not self.http_token.text():
+            self._shown_token()
+        QApplication.clipboard().setText(self.http_token.text())
+
+    def rotate_http_token(self) -> None:
+        self._shown_token(rotate=True)
 
     def refresh_health(self) -> None:
         """Each collector's health as the memory keeps it (what its last run found, in any process)."""
@@ -314,7 +384,7 @@ class SettingsDialog(QDialog):
                                        entries=entries)
         app = AppSettings(self.base_url.text().strip(), self.model.text().strip(),
                           {t: e.text().strip() for t, e in self.tier_models.items() if e.text().strip()},
-                          self.autostart.isChecked())
+                          self.autostart.isChecked(), self.http_enabled.isChecked(), self.http_port.value())
         try:
             app.llm_settings()
         except InvalidInput as exc:
@@ -347,6 +417,11 @@ class SettingsDialog(QDialog):
         self.collector_settings, self.app_settings = collectors, app
         self.api_key.clear()
         self.error.setText("")
+        if self.http is not None:
+            failed = self.http.apply(app.http_enabled, app.http_port)
+            self.refresh_http()
+            if failed:
+                self.error.setText(f"Saved, but the HTTP server {failed}")
         return True
 
     def save_and_close(self) -> None:
