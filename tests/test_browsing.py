@@ -79,3 +79,20 @@ def test_a_forget_preview_says_what_would_go_and_removes_nothing(memory):
     assert receipt["removed"]["fact_events"] == preview["events"]
     with pytest.raises(InvalidInput, match="say what to forget"):
         memory.forget_preview()
+
+
+def test_forgetting_a_name_the_rules_never_made_an_entity_of_finds_the_events_saying_it(memory):
+    """Offline, "Anna" and "Porto" are no entities; "forget everything about Anna" must still find her."""
+    memory.ingest(chat("My sister Anna lives in Porto.", session="s", at=T0))
+    memory.ingest(chat("Annabel called about the invoice.", session="s", at=T0 + 1))
+    memory.ingest(chat("我在西湖边散步", session="s", at=T0 + 2))
+    memory.ingest(sensor("visit_page", {"url": "https://trains.example/", "title": "Trains to Porto"},
+                         source="chrome", at=T0 + 3, item="visit-porto"))
+    memory.process_pending()
+    assert "Anna" not in {e["name"] for e in memory.entities()}
+    assert memory.forget_preview(entity="Anna")["events"] == 1             # not Annabel
+    assert memory.forget_preview(entity="西湖")["events"] == 1
+    assert memory.forget_preview(entity="Porto")["by_source"] == {"chat": 1, "chrome": 1}
+    receipt = memory.forget(entity="Porto")
+    assert receipt["removed"]["fact_events"] == 2
+    assert [e["text"] for e in memory.list_events()["events"]] == ["我在西湖边散步", "Annabel called about the invoice."]

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_dir(forget)
     forget.add_argument("--event", action="append", default=[], help="an event id (repeatable)")
     forget.add_argument("--item", action="append", default=[], help="a source item id (repeatable)")
-    forget.add_argument("--entity", help="every event that mentions this entity (name or alias)")
+    forget.add_argument("--entity", help="every event linked to this entity (name or alias) or saying its name")
     forget.add_argument("--source", help="every event of this source (e.g. chrome)")
     forget.add_argument("--from", dest="start", help="from this ISO-8601 time")
     forget.add_argument("--to", dest="end", help="until this ISO-8601 time")

@@ -33,6 +33,7 @@ from .store.connection import Connection
 from .store.entities import name_key
 from .store.generations import note_events_deleted
 from .store.summaries import redraw_citing
+from .text import fts_phrase
 
 COUNTED = ("fact_events", "event_chunks", "embedding_jobs", "l2_projection_jobs", "l1_event_entities",
            "entity_mentions", "l2_evidence", "kg_edges", "tom_trait_assertions", "l2_episodes",
@@ -63,7 +64,8 @@ def find_targets(conn: Connection, *, event_ids=None, source_item_ids=None, enti
         raise InvalidInput("say what to forget: event ids, item ids, an entity, a source or a time range")
     events = forget_rows.event_rowids_matching(conn, event_ids=event_ids, source_item_ids=source_item_ids,
                                                source=source, start=start, end=end,
-                                               entity_key=name_key(entity) if entity else None, entity_ids=entities)
+                                               entity_key=name_key(entity) if entity else None, entity_ids=entities,
+                                               phrase=fts_phrase(entity) if entity else None)
     if event_ids or source_item_ids:
         # An activity block named by id stands for its members: forgetting it forgets the visits it counts.
         events = sorted(set(events) | set(activity_blocks.member_rowids_of_blocks(

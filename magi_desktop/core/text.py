@@ -115,6 +115,14 @@ def query_terms(text: str) -> list[str]:
     return terms
 
 
+def fts_phrase(text: str) -> str | None:
+    """An FTS5 phrase matching ``text``'s words in order as the index holds them (CJK segmented); None when it
+    has no word."""
+    tokens = [piece for match in _WORD.finditer(text)
+              for piece in (_cut_precise(match.group()) if has_cjk(match.group()) else (match.group().lower(),))]
+    return '"' + " ".join(t.replace('"', '""') for t in tokens) + '"' if tokens else None
+
+
 def fts_or_query(terms: list[str]) -> str:
     """An FTS5 MATCH expression that ORs quoted terms; quoting neutralises FTS syntax."""
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -44,15 +44,25 @@ def _criteria(id_column: str, event_ids: Sequence[str] | None, source_item_ids: 
 
 def event_rowids_matching(conn: Connection, *, event_ids: Sequence[str] | None, source_item_ids: Sequence[str] | None,
                           source: str | None, start: float | None, end: float | None,
-                          entity_key: str | None = None, entity_ids: Sequence[int] = ()) -> list[int]:
+                          entity_key: str | None = None, entity_ids: Sequence[int] = (),
+                          phrase: str | None = None) -> list[int]:
     """The events the criteria (combined with AND) name, by rowid; ``entity_key``: only those linked to one of
-    ``entity_ids`` or mentioning the name (its :func:`~.entities.name_key`). At least one criterion is given."""
+    ``entity_ids`` or mentioning the name — recorded as a mention (its :func:`~.entities.name_key`), or its words
+    in the text, hot or cold (``phrase``, an FTS5 phrase): a name the offline rules never made an entity of
+    ("Anna", "Porto") is still found. At least one criterion is given."""
     where, args = _criteria("e.event_id", event_ids, source_item_ids, source, start, end)
     if entity_key is not None:
         marks = placeholders(len(entity_ids)) or "NULL"
+        said = ""
+        if phrase is not None:
+            said = (" OR e.id IN (SELECT rowid FROM fact_events_fts WHERE fact_events_fts MATCH ?)"
+                    " OR e.id IN (SELECT rowid FROM fact_events_cold_fts WHERE fact_events_cold_fts MATCH ?)")
         where.append(f"(e.id IN (SELECT event_rowid FROM l1_event_entities WHERE entity_id IN ({marks})) OR "
-                     f"e.id IN (SELECT event_rowid FROM entity_mentions WHERE name_key = ? OR entity_id IN ({marks})))")
+                     f"e.id IN (SELECT event_rowid FROM entity_mentions WHERE name_key = ? OR entity_id IN ({marks}))"
+                     f"{said})")
         args += [*entity_ids, entity_key, *entity_ids]
+        if phrase is not None:
+            args += [f"content : {phrase}"] * 2
     return [r[0] for r in conn.execute(f"SELECT e.id FROM fact_events e WHERE {' AND '.join(where)} ORDER BY e.id",
                                        args)]
 
