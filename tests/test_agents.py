@@ -37,6 +37,28 @@ def test_the_current_turn_is_what_the_memory_stored_since_the_last_assistant_mes
     assert [m["text"] for m in memory.current_turn("other")] == ["another session"]
 
 
+def test_a_conversation_quiet_past_the_idle_time_or_imported_has_no_current_turn(memory, tmp_path):
+    """An old message is not this turn's: after 30 idle minutes the conversation ended, and an imported one was
+    never said to the agent now asking — neither may confirm a remember() or a forget."""
+    import time
+
+    from magi_desktop.core import Memory
+    from magi_desktop.core.session_constants import SESSION_IDLE_SECONDS
+
+    memory.ingest(chat("My cat is called Miso.", session="old", at=T0))
+    assert [m["text"] for m in memory.current_turn("old")] == ["My cat is called Miso."]
+    assert memory.current_turn("old", now=time.time() + SESSION_IDLE_SECONDS + 1) is None
+    memory.export_jsonl(tmp_path / "export.jsonl")
+    # The export of a memory that received the message long ago: the import keeps when it was received.
+    export = (tmp_path / "export.jsonl").read_text("utf-8")
+    received = re.search(r'"ingested_at":([0-9.]+)', export).group(1)
+    (tmp_path / "old.jsonl").write_text(export.replace(f'"ingested_at":{received}', f'"ingested_at":{T0}'), "utf-8")
+    with Memory.open(tmp_path / "other", embedder="hashing") as other:
+        assert other.import_jsonl(tmp_path / "old.jsonl").to_dict()["imported"]["fact_events"] == 1
+        assert [m["text"] for m in other.session_messages("old")] == ["My cat is called Miso."]
+        assert other.current_turn("old") is None
+
+
 def test_the_current_turn_is_bounded_and_a_sessions_messages_page_back(memory):
     from magi_desktop.core.services.sessions import TURN_MESSAGES
 

@@ -45,6 +45,7 @@ QUOTES = {
         f"go quiet for {IDLE_MINUTES} minutes",
         f"idle sessions end after {IDLE_MINUTES} min",
         f"went quiet ({IDLE_MINUTES} min)",
+        f"only those the memory received in the last {IDLE_MINUTES} minutes",
         f"after {FAIL} failures in a row the breaker opens and the {FAIL + 1}th call is not made",
         f"after {BREAKER_AFTER} failed requests the provider pauses its calls, {BREAKER_COOLDOWN:.0f} s doubling up "
         f"to {BREAKER_MAX_COOLDOWN // 60:.0f} min",

@@ -238,8 +238,8 @@ class Memory:
     def session_messages(self, session_id: str, limit: int = 100, before: str | None = None) -> list[dict[str, Any]]:
         return self.sessions.session_messages(session_id, limit, before)
 
-    def current_turn(self, session_id: str) -> list[dict[str, Any]] | None:
-        return self.sessions.current_turn(session_id)
+    def current_turn(self, session_id: str, now: float | None = None) -> list[dict[str, Any]] | None:
+        return self.sessions.current_turn(session_id, now)
 
     def set_goal(self, session_id: str, goal: str) -> None:
         self.sessions.set_goal(session_id, goal)

@@ -4,6 +4,7 @@ recent tool runs and threads — and its end, after which its conversation is re
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import Any
 
@@ -11,6 +12,7 @@ from ..contracts import MemoryEvent
 from ..errors import InvalidInput
 from ..l0 import WorkingMemory
 from ..l2.constants import SELF_KEY
+from ..session_constants import SESSION_IDLE_SECONDS
 from ..store import Database
 from ..store.entities import EntityLinker, entity_names
 from ..store.l1_reads import chat_message_position, latest_chat_messages
@@ -74,12 +76,16 @@ class Sessions:
         rows = latest_chat_messages(conn, session_id, limit, before=cursor)
         return [_message(r) for r in reversed(rows)]
 
-    def current_turn(self, session_id: str) -> list[dict[str, Any]] | None:
+    def current_turn(self, session_id: str, now: float | None = None) -> list[dict[str, Any]] | None:
         """The session's current turn, oldest first: its messages stored since its latest assistant message
-        (all of them when the assistant has not spoken yet), at most the latest :data:`TURN_MESSAGES`. None
-        when the memory holds no message of the session. Read from the stored events, so every process
-        on the memory — another MCP server, one restarted, the CLI — sees the same turn."""
-        rows = latest_chat_messages(self.db.reader(), session_id, TURN_MESSAGES + 1)
+        (all of them when the assistant has not spoken yet), at most the latest :data:`TURN_MESSAGES`, and only
+        those the memory received in the last :data:`SESSION_IDLE_SECONDS` before ``now`` — an older message
+        belongs to a conversation that has ended (and an imported one was never said to this agent). None when
+        no such message is stored. Read from the stored events, so every process on the memory — another MCP
+        server, one restarted, the CLI — sees the same turn."""
+        now = time.time() if now is None else now
+        rows = latest_chat_messages(self.db.reader(), session_id, TURN_MESSAGES + 1,
+                                    stored_since=now - SESSION_IDLE_SECONDS)
         if not rows:
             return None
         turn = []

@@ -378,14 +378,18 @@ def chat_message_position(conn: Connection, session_id: str, event_id: str) -> t
                         "AND event_type = 'CHAT_MESSAGE'", (event_id, session_id)).fetchone()
 
 
-def latest_chat_messages(conn: Connection, session_id: str, limit: int,
-                         before: tuple[float, int] | None = None) -> list[tuple[Any, ...]]:
+def latest_chat_messages(conn: Connection, session_id: str, limit: int, before: tuple[float, int] | None = None,
+                         stored_since: float | None = None) -> list[tuple[Any, ...]]:
     """A session's latest ``limit`` chat messages, newest first, as (rowid, event_id, timestamp, content,
-    metadata_json, source_item_id); with ``before`` (timestamp, rowid) only those older than it (a page)."""
+    metadata_json, source_item_id); with ``before`` (timestamp, rowid) only those older than it (a page); with
+    ``stored_since`` only those the memory received since then (``ingested_at``)."""
     where, args = "", list[Any]([session_id])
     if before is not None:
         where = " AND (timestamp < ? OR (timestamp = ? AND id < ?))"
-        args = [session_id, before[0], *before]
+        args += [before[0], *before]
+    if stored_since is not None:
+        where += " AND ingested_at >= ?"
+        args.append(stored_since)
     return conn.execute(
         "SELECT id, event_id, timestamp, content, metadata_json, source_item_id FROM fact_events "
         f"WHERE session_id = ? AND event_type = 'CHAT_MESSAGE'{where} ORDER BY timestamp DESC, id DESC LIMIT ?",
