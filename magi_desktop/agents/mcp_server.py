@@ -60,8 +60,6 @@ message so the memory never learns it again as something new."""
 
 READING = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-# log_turn with a message_id, and a retry within two minutes without one, stores once
-LOGGING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 DESTROYING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 REVIEWING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
@@ -142,7 +140,7 @@ def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
         return tools.call(client_of(ctx), "memory_query",
                           lambda: tools.query(question, query_mode, now, session_id, limit))
 
-    @_tool(server, LOGGING, "Log a chat message")
+    @_tool(server, WRITING, "Log a chat message")      # not idempotent: the same words later are said again
     def log_turn(session_id: str, role: Literal["user", "assistant", "tool"], text: str,
                  provenance: Provenance | None = None, tool_name: str | None = None, message_id: str | None = None,
                  ctx: Context | None = None) -> Annotated[CallToolResult, out.LogTurnOut]:
