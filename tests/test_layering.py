@@ -1,5 +1,5 @@
 """The house rules of architecture §2: the core and workers never import Qt; SQL lives in core/store/;
-plugins import only the plugin API; the UI reaches the core through Memory."""
+plugins import only the plugin API; the UI and the framework integrations reach the core through Memory."""
 
 import ast
 import re
@@ -287,3 +287,42 @@ def test_the_ui_reaches_the_core_only_through_memory():
             if _is_core(module) and not allowed:
                 offenders.setdefault(path.name, []).append(module)
     assert offenders == {}
+
+
+# --- framework integrations: optional extras, over Memory only --------------------------------------------------
+
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langsmith")
+
+# What an integration may import from magi_desktop: what a user of the Python API imports (README, "Python").
+INTEGRATIONS_REACH_THE_CORE_THROUGH = {
+    "magi_desktop.core": "the facade: Memory, what it answers (EvidencePack, Finding) and the errors it raises",
+    "magi_desktop.core.recalled": "recalled_block: recalled text handed to a framework is marked as recalled",
+}
+
+
+def test_only_the_integrations_import_agent_frameworks():
+    offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                 if "integrations" not in p.relative_to(PACKAGE).parts[:1]
+                 and any(name.split(".")[0] in FRAMEWORKS for name in _imports(p))]
+    assert offenders == []
+
+
+def test_the_integrations_reach_the_core_only_through_memory():
+    offenders = {}
+    for path in (PACKAGE / "integrations").rglob("*.py"):
+        for module, names in _import_statements(path, "magi_desktop"):
+            allowed = (module in INTEGRATIONS_REACH_THE_CORE_THROUGH
+                       or all(n in INTEGRATIONS_REACH_THE_CORE_THROUGH for n in names))
+            if module.split(".")[0] == "magi_desktop" and not allowed:
+                offenders.setdefault(path.name, []).append(module)
+    assert list((PACKAGE / "integrations").rglob("*.py")) and offenders == {}
+
+
+def test_the_package_runs_without_loading_a_framework():
+    # The extras are optional: the app, the CLI and the MCP server must not need them, nor load them.
+    code = ("import sys\n"
+            "import magi_desktop.core, magi_desktop.workers, magi_desktop.cli, magi_desktop.doctor\n"
+            "import magi_desktop.agents.mcp_server, magi_desktop.integrations\n"
+            f"print(sorted(n for n in sys.modules if n.split('.')[0] in {FRAMEWORKS!r}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
