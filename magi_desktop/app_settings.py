@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .agents.http import DEFAULT_PORT
 from .collectors.settings import SettingsFileError, is_text, read_json_object, setting_name, write_private
 from .core.errors import InvalidInput
 from .core.llm.openai import TIERS, OpenAICompatibleLLM, OpenAISettings
 from .core.paths import APP_NAME
 
 FILE_NAME = "settings.json"
-DEFAULT_HTTP_PORT = 8737            # agents/http.py DEFAULT_PORT: the app and `magi mcp` agree
+DEFAULT_HTTP_PORT = DEFAULT_PORT        # the app's HTTP server and `magi mcp`'s agree
 DESKTOP_ENTRY = """[Desktop Entry]
 Type=Application
 Name=Magi Desktop

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from .. import __version__
+from ..agents.http import DEFAULT_PORT as HTTP_PORT
 from .query import modes
 
 
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "connect to, with a bearer token)")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1, this "
                                                          "machine only)")
-    mcp.add_argument("--port", type=int, default=8737, help="HTTP: the port (default 8737)")
+    mcp.add_argument("--port", type=int, default=HTTP_PORT, help=f"HTTP: the port (default {HTTP_PORT})")
     mcp.add_argument("--allow-remote", action="store_true",
                      help="HTTP: allow a --host other machines can reach (give --tls-cert and --tls-key too)")
     mcp.add_argument("--tls-cert", metavar="FILE", help="HTTP: serve HTTPS with this certificate (PEM)")
