@@ -336,3 +336,36 @@ def test_a_client_that_asks_the_user_confirms_through_elicitation(tmp_path):
     assert "decline" in declined["message"]
     assert accepted["confirmed_by"] == "elicitation" and accepted["receipt"]["removed"]["fact_events"] == VISITS
     assert len(asked) == 2 and all(f"chrome {VISITS}" in message for message in asked)
+
+
+def test_https_with_a_certificate_and_a_loud_warning_without_one_beyond_this_machine(tmp_path):
+    import shutil
+
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed to make the test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True, timeout=60)
+    data = tmp_path / "data"
+    with open(tmp_path / "tls.log", "w+") as errlog, http_server(data, errlog, "--tls-cert", str(cert),
+                                                                   "--tls-key", str(key)) as (url, token):
+        secure = url.replace("http://", "https://")
+        with httpx2.Client(verify=False, timeout=30) as http:
+            assert http.post(secure, json={}).status_code == 401             # TLS up, and the token still asked
+            with pytest.raises(httpx2.HTTPError):
+                httpx2.post(url, json={}, timeout=10)                        # no plain HTTP beside it
+    port = _free_port()
+    with open(tmp_path / "remote.log", "w+") as errlog:
+        process = subprocess.Popen(_command(data, "--transport", "streamable-http", "--host", "0.0.0.0", "--port",
+                                            str(port), "--allow-remote"), cwd=ROOT, env=_env(),
+                                   stdout=subprocess.DEVNULL, stderr=errlog)
+        try:
+            deadline = time.monotonic() + 60
+            while "clear text" not in (tmp_path / "remote.log").read_text() and time.monotonic() < deadline:
+                assert process.poll() is None
+                time.sleep(0.2)
+        finally:
+            process.terminate()
+            process.wait(30)
+        said = (tmp_path / "remote.log").read_text()
+    assert "without TLS" in said and "clear text" in said, said
