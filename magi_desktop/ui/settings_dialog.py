@@ -242,6 +242,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(intro)
         self.agents_model = RecordTableModel(AGENT_COLUMNS)
         self.agents_table = record_table(self.agents_model, sort_by="Last used", descending=True)
+        self.agents_table.setMinimumHeight(150)        # a few agents in view: the page scrolls, not the table away
         layout.addWidget(self.agents_table, 1)
         self.agents_empty = QLabel("")
         layout.addWidget(self.agents_empty)
@@ -256,7 +257,7 @@ class SettingsDialog(QDialog):
         form.addWidget(how)
         self.mcp_snippet = QPlainTextEdit(client_config_json(self.data_folder))
         self.mcp_snippet.setReadOnly(True)
-        self.mcp_snippet.setFixedHeight(190)
+        self.mcp_snippet.setMinimumHeight(190)
         form.addWidget(self.mcp_snippet)
         copy = QPushButton("Copy")
         copy.clicked.connect(self.copy_mcp_snippet)
@@ -264,7 +265,10 @@ class SettingsDialog(QDialog):
         layout.addWidget(connect)
         layout.addWidget(self._http_box())
         self.refresh_agents()
-        return page
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(page)
+        return scroll
 
     def _http_box(self) -> QGroupBox:
         box = QGroupBox("Serve over HTTP")
