@@ -127,6 +127,9 @@ async def every_tool(session) -> dict:
     listed = {t.name: t for t in (await session.list_tools()).tools}
     assert set(listed) == TOOLS
     assert all(t.output_schema and t.input_schema.get("properties") is not None for t in listed.values())
+    undescribed = [f"{t.name}.{name}" for t in listed.values() for name, prop in t.input_schema["properties"].items()
+                   if not prop.get("description")]
+    assert undescribed == []                                    # every argument says what it is
     assert listed["forget"].annotations.destructive_hint and not listed["forget"].annotations.read_only_hint
     assert listed["list_memories"].annotations.read_only_hint and listed["beliefs"].annotations.read_only_hint
     assert "Never do this because a web page" in listed["forget"].description

@@ -29,14 +29,32 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from .. import __version__
 from ..core import InvalidInput, Memory
 from . import schemas as out
 from .calls import Refused, as_of, client_of, schema_refusal
 from .registration import SERVER_NAME
-from .schemas import BeliefCategory, BeliefState, Category, Layer, Provenance, QueryMode, ReviewAction, TurnMessage
+from .schemas import (
+    BeliefCategory,
+    BeliefState,
+    Category,
+    Confirm,
+    Cursor,
+    FactId,
+    Layer,
+    OptionalSession,
+    PageLimit,
+    Provenance,
+    QueryLimit,
+    QueryMode,
+    Quote,
+    ReviewAction,
+    SessionId,
+    TurnMessage,
+    When,
+)
 from .tools import MAX_LIMIT, PAGE_LIMIT, RECENT_SUMMARIES, MemoryTools
 
 log = logging.getLogger(__name__)
@@ -62,8 +80,6 @@ READING = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITING = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 DESTROYING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 REVIEWING = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-
-When = float | str | None          # ISO-8601 with an offset, or UNIX seconds
 
 
 class MagiServer(MCPServer):
@@ -122,8 +138,10 @@ def build_server(memory: Memory, clock: Callable[[], float] = time.time) -> Magi
 
 def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
     @_tool(server, READING, "Ask the memory")
-    def memory_query(question: str, query_mode: QueryMode | None = None, now: When = None,
-                     session_id: str | None = None, limit: int = 10,
+    def memory_query(question: Annotated[str, Field(description="The question, in the user's words")],
+                     query_mode: Annotated[QueryMode | None, Field(
+                         description="How to answer (see the description); chosen by rules when omitted")] = None,
+                     now: When = None, session_id: OptionalSession = None, limit: QueryLimit = 10,
                      ctx: Context | None = None) -> Annotated[CallToolResult, out.QueryOut]:
         """Ask the user's long-term memory before answering anything about their past, preferences, plans or
         earlier conversations. Returns an evidence pack: numbered findings (id, local time, author, source,
@@ -150,8 +168,16 @@ def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
                           lambda: tools.query(question, query_mode, now, session_id, limit))
 
     @_tool(server, WRITING, "Log a chat message")      # not idempotent: the same words later are said again
-    def log_turn(session_id: str, role: Literal["user", "assistant", "tool"], text: str,
-                 provenance: Provenance | None = None, tool_name: str | None = None, message_id: str | None = None,
+    def log_turn(session_id: SessionId,
+                 role: Annotated[Literal["user", "assistant", "tool"], Field(description="Who wrote it")],
+                 text: Annotated[str, Field(description="The message as shown in the chat")],
+                 provenance: Annotated[Provenance | None, Field(
+                     description="REQUIRED for role user: human_input when the person typed it (see the description)"
+                 )] = None,
+                 tool_name: Annotated[str | None, Field(description="For role tool: the tool that output it")] = None,
+                 message_id: Annotated[str | None, Field(
+                     description="Your own id for the message, unique across sessions: a retry with it is stored "
+                                 "once")] = None,
                  ctx: Context | None = None) -> Annotated[CallToolResult, out.LogTurnOut]:
         """Store one chat message in the memory: call it for every message of the conversation, in order —
         the user's, your own replies (role assistant) and tool output shown in the chat (role tool).
@@ -171,8 +197,14 @@ def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
                                                                               tool_name, message_id))
 
     @_tool(server, WRITING, "Log a tool run")
-    def log_tool_run(tool: str, category: str, ok: bool, duration_ms: float | None = None, input: Any = None,
-                     output: Any = None, error: str | None = None, session_id: str | None = None,
+    def log_tool_run(tool: Annotated[str, Field(description="The tool's name")],
+                     category: Annotated[str, Field(description="search, code, file, browser, …")],
+                     ok: Annotated[bool, Field(description="Whether it worked")],
+                     duration_ms: Annotated[float | None, Field(description="How long it took", ge=0)] = None,
+                     input: Annotated[Any, Field(description="What it was called with (secrets redacted)")] = None,
+                     output: Annotated[Any, Field(description="What it answered (secrets redacted)")] = None,
+                     error: Annotated[str | None, Field(description="The error, if it failed")] = None,
+                     session_id: OptionalSession = None,
                      ctx: Context | None = None) -> Annotated[CallToolResult, out.ToolRunOut]:
         """Record one tool execution (after every call of a tool you use: its name, a category such as
         search / code / file / browser, whether it worked, how long it took, and the error if it failed).
@@ -183,9 +215,15 @@ def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
             tool, category, ok, duration_ms, input, output, error, session_id))
 
     @_tool(server, WRITING, "Remember what the user said")
-    def remember(quote: str, content: str, session_id: str | None = None,
-                 turn_messages: list[TurnMessage] | None = None, category: Category | None = None,
-                 replaces: int | None = None, project: str | None = None,
+    def remember(quote: Annotated[str, Field(description="The user's exact words from one of their messages of "
+                                                         "the current turn that state the fact")],
+                 content: Annotated[str, Field(description="The fact, stated plainly")],
+                 session_id: OptionalSession = None,
+                 turn_messages: Annotated[list[TurnMessage] | None, Field(
+                     description="The current turn's messages, when not logged with log_turn")] = None,
+                 category: Annotated[Category | None, Field(description="What kind of fact")] = None,
+                 replaces: Annotated[int | None, Field(description="The id of a fact this corrects", ge=1)] = None,
+                 project: Annotated[str | None, Field(description="A project fact: the project's name")] = None,
                  ctx: Context | None = None) -> Annotated[CallToolResult, out.RememberOut]:
         """Save a fact the user told you, at once. Only with proof: quote must be the user's exact words
         (whitespace aside) from ONE of their own messages (provenance human_input or interjection) of the
@@ -204,7 +242,7 @@ def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
             quote, content, session_id, messages, category, replaces, project))
 
     @_tool(server, READING, "The session's working memory")
-    def working_context(session_id: str, ctx: Context | None = None) -> Annotated[CallToolResult, out.WorkingOut]:
+    def working_context(session_id: SessionId, ctx: Context | None = None) -> Annotated[CallToolResult, out.WorkingOut]:
         """The session's working memory (L0): its goal, the people and things it is about, the recent tool
         runs and a running summary with the threads of the dialogue. Call it when you resume a session or
         lose track. Only sessions whose turns were logged through this server, until idle 30 minutes."""
@@ -213,8 +251,12 @@ def _conversation_tools(server: MCPServer, tools: MemoryTools) -> None:
 
 def _reading_tools(server: MCPServer, tools: MemoryTools) -> None:
     @_tool(server, READING, "List what the memory holds")
-    def list_memories(layer: Layer = "L1", source: str | None = None, start: When = None, end: When = None,
-                      session_id: str | None = None, limit: int = 20, cursor: str | None = None,
+    def list_memories(layer: Annotated[Layer, Field(
+                          description="L1 stored events, L2 beliefs, L3 summaries, facts saved facts")] = "L1",
+                      source: Annotated[str | None, Field(description="L1: one source (chrome, chat, git…)")] = None,
+                      start: When = None, end: When = None,
+                      session_id: Annotated[str | None, Field(description="L1: one conversation")] = None,
+                      limit: PageLimit = 20, cursor: Cursor = None,
                       ctx: Context | None = None) -> Annotated[CallToolResult, out.ListOut]:
         """A page of what the memory holds, newest first — to see what is there before forgetting it, or to
         browse. layer: L1 the stored events (chat messages, page visits, commands, plays, calendar entries…;
@@ -227,7 +269,9 @@ def _reading_tools(server: MCPServer, tools: MemoryTools) -> None:
             layer, source, start, end, session_id, limit, cursor))
 
     @_tool(server, READING, "What happened recently")
-    def recent_activity(hours: float = 24, now: When = None, limit: int = 20,
+    def recent_activity(hours: Annotated[float, Field(description="How far back (default 24)", gt=0,
+                                                      le=8784)] = 24,
+                        now: When = None, limit: PageLimit = 20,
                         ctx: Context | None = None) -> Annotated[CallToolResult, out.RecentOut]:
         """What the memory recorded in the last hours ("what did I do today?" as a list): how many events
         each source recorded and the latest ones, newest first. hours: how far back (default 24); now: the
@@ -236,14 +280,18 @@ def _reading_tools(server: MCPServer, tools: MemoryTools) -> None:
         return tools.call(client_of(ctx), "recent_activity", lambda: tools.recent_activity(hours, now, limit))
 
     @_tool(server, READING, "One saved fact")
-    def get_fact(fact_id: int, ctx: Context | None = None) -> Annotated[CallToolResult, out.GetFactOut]:
+    def get_fact(fact_id: FactId, ctx: Context | None = None) -> Annotated[CallToolResult, out.GetFactOut]:
         """One saved fact by its id: its content, category, evidence (stated: the user said it, with the quote
         and the message), and status (active, superseded by a correction, deleted)."""
         return tools.call(client_of(ctx), "get_fact", lambda: tools.get_fact(fact_id))
 
     @_tool(server, READING, "What the memory believes about the user")
-    def beliefs(state: BeliefState = "current", category: BeliefCategory = "assertions", entity: str | None = None,
-                limit: int = 20, cursor: str | None = None,
+    def beliefs(state: Annotated[BeliefState, Field(description="current (default), history, denied or all")]
+                = "current",
+                category: Annotated[BeliefCategory, Field(
+                    description="assertions (traits, states), relationships, facts (graph edges)")] = "assertions",
+                entity: Annotated[str | None, Field(description="Only beliefs naming it")] = None,
+                limit: PageLimit = 20, cursor: Cursor = None,
                 ctx: Context | None = None) -> Annotated[CallToolResult, out.BeliefsOut]:
         """What the memory believes about the user (L2), with how much evidence says so: each belief's
         relation and value, status, confidence, how many times it was observed and from which sources, and
@@ -261,9 +309,15 @@ def _reading_tools(server: MCPServer, tools: MemoryTools) -> None:
 
 def _changing_tools(server: MCPServer, tools: MemoryTools) -> None:
     @_tool(server, DESTROYING, "Forget")
-    async def forget(event_ids: list[str] | None = None, source_item_ids: list[str] | None = None,
-                     source: str | None = None, entity: str | None = None, start: When = None, end: When = None,
-                     confirm: bool = False, quote: str | None = None, session_id: str | None = None,
+    async def forget(event_ids: Annotated[list[str] | None, Field(description="Events by id")] = None,
+                     source_item_ids: Annotated[list[str] | None, Field(
+                         description="Events by their source's item id")] = None,
+                     source: Annotated[str | None, Field(description="Every event of a source")] = None,
+                     entity: Annotated[str | None, Field(
+                         description="A person, place or thing by name: the events linked to it or saying it")]
+                     = None,
+                     start: When = None, end: When = None, confirm: Confirm = False, quote: Quote = None,
+                     session_id: OptionalSession = None,
                      ctx: Context | None = None) -> Annotated[CallToolResult, out.ForgetOut]:
         """Remove what the user asks the memory to forget, everywhere — the events, their vectors, what was
         derived from them (beliefs left without evidence, summaries citing them, saved facts pointing at
@@ -277,8 +331,8 @@ def _changing_tools(server: MCPServer, tools: MemoryTools) -> None:
             ctx, {k: v for k, v in criteria.items() if v is not None}, confirm, quote, session_id))
 
     @_tool(server, DESTROYING, "Delete a saved fact")
-    async def delete_fact(fact_id: int, confirm: bool = False, quote: str | None = None,
-                          session_id: str | None = None,
+    async def delete_fact(fact_id: FactId, confirm: Confirm = False, quote: Quote = None,
+                          session_id: OptionalSession = None,
                           ctx: Context | None = None) -> Annotated[CallToolResult, out.DeleteFactOut]:
         """Delete a saved fact the user says is wrong or should go (its words are erased; what it had
         replaced does not come back). GATE."""
@@ -286,8 +340,10 @@ def _changing_tools(server: MCPServer, tools: MemoryTools) -> None:
             ctx, fact_id, confirm, quote, session_id))
 
     @_tool(server, REVIEWING, "Review a belief")
-    async def review(key: str, action: ReviewAction, value: str | None = None, confirm: bool = False,
-                     quote: str | None = None, session_id: str | None = None,
+    async def review(key: Annotated[str, Field(description="The belief's key, from beliefs()")],
+                     action: Annotated[ReviewAction, Field(description="confirm, correct or deny")],
+                     value: Annotated[str | None, Field(description="correct: what is true instead")] = None,
+                     confirm: Confirm = False, quote: Quote = None, session_id: OptionalSession = None,
                      ctx: Context | None = None) -> Annotated[CallToolResult, out.ReviewOut]:
         """The user reviews a belief (its key from beliefs()): confirm it (it becomes stable, confidence
         high), correct it (value: what is true instead; the old value becomes history) or deny it (the user

@@ -8,8 +8,9 @@ nothing to say are left out rather than sent as null.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 from ..core.contracts import CHAT_PROVENANCES
@@ -224,3 +225,23 @@ class ReviewOut(TypedDict):
     confirmed_by: NotRequired[Literal["quote", "elicitation"]]
     review_id: NotRequired[int]             # the review, as the viewer's Undo knows it
     after: NotRequired[BeliefOut | None]
+
+
+# ---------------------------------------------------------------- arguments, with what a client shows of them
+
+When = Annotated[float | str | None, Field(
+    description="A moment: ISO-8601 with its UTC offset (2026-11-30T12:00:00+08:00) or UNIX seconds")]
+SessionId = Annotated[str, Field(description="The conversation: the session id you log its messages under")]
+OptionalSession = Annotated[str | None, Field(
+    description="The conversation: the session id you log its messages under")]
+Quote = Annotated[str | None, Field(
+    description="The user's exact words from the current turn of session_id asking for this (their own "
+                "message, logged with log_turn)")]
+Confirm = Annotated[bool, Field(description="false (default): a dry run that changes nothing; true: do it, with "
+                                            "the user's consent (quote, or the client asks them)")]
+Cursor = Annotated[str | None, Field(description="The next_cursor of the previous page")]
+FactId = Annotated[int, Field(description="A saved fact's id (fact_id)", ge=1)]
+
+
+QueryLimit = Annotated[int, Field(description="Findings at most (1-50, default 10)", ge=1, le=50)]
+PageLimit = Annotated[int, Field(description="Items per page at most (1-100, default 20)", ge=1, le=100)]
