@@ -264,12 +264,13 @@ def test_secrets_in_side_fields_and_rejections_are_not_stored(memory):
                          "chat": {"role": token, "text": "hi"}}], on_error="report")
     memory.ingest_many([{"source_type": f"PASSWORD={token}", "occurred_at": 1.7e9,
                          "activity": {"action_code": "x"}}], on_error="report")
-    memory.ingest_many([
-        chat("hi again", session=f"session-{token}", user_id=f"user {token}", l2_batch_owner=f"owner {token}"),
-        {"source_type": "runtime", "occurred_at": 1.7e9, "session_id": f"s?token={token}",
-         "action": {"tool": f"tool-{token}", "category": f"cat {token}", "ok": True,
-                    "input": {token: "x", "nested": {"password": 123456}}}},
-    ])
+    with pytest.warns(DeprecationWarning, match="user_id"):       # deprecated, still stored: no secret in it
+        memory.ingest_many([
+            chat("hi again", session=f"session-{token}", user_id=f"user {token}", l2_batch_owner=f"owner {token}"),
+            {"source_type": "runtime", "occurred_at": 1.7e9, "session_id": f"s?token={token}",
+             "action": {"tool": f"tool-{token}", "category": f"cat {token}", "ok": True,
+                        "input": {token: "x", "nested": {"password": 123456}}}},
+        ])
     stored = _everything_stored(memory)
     assert token not in stored
     assert '"password":123456' not in stored and '"password":"[REDACTED]"' in stored

@@ -176,13 +176,14 @@ def test_memory_settings_that_ingest_uses_live_on_its_normalizer(tmp_path):
 
     memory = Memory.open(tmp_path / "m", embedder="hashing")
     try:
-        memory.user_id = "anna"
+        with pytest.warns(DeprecationWarning, match="one memory is one person"):
+            memory.user_id = "anna"
         older = CURRENT.without("high_entropy")
         memory.redaction = older
         stored = memory.ingest(chat("I live in Porto."))
         event = memory.get_event(stored.event_id)
         assert event["user_id"] == "anna" and memory.redaction is older and memory._normalize.rules is older
         assert memory.templates is memory._normalize.templates
-        assert Memory.user_id.__doc__ == "The user the events are stored for."
+        assert Memory.user_id.__doc__.startswith("The user new events are stored for. Deprecated")
     finally:
         memory.close()

@@ -14,6 +14,7 @@ from typing import IO, Any, Generic, Literal, TypeVar, overload
 from . import extraction, l2, l4
 from .aggregation import fold as aggregation
 from .contracts import IngestResult, MemoryEvent
+from .deprecation import DEFAULT_USER_ID, warn_user_id
 from .embed import Embedder, resolve_embedder
 from .errors import InvalidInput, MemoryUnavailable
 from .import_report import ImportReport
@@ -82,6 +83,15 @@ class _OnNormalizer(Generic[V]):
         setattr(memory._normalize, self.name, value)
 
 
+class _UserId(_OnNormalizer[str]):
+    """``memory.user_id``, deprecated: setting a user other than the default warns (core/deprecation.py)."""
+
+    def __set__(self, memory: Memory, value: str) -> None:
+        if value != DEFAULT_USER_ID:
+            warn_user_id("Memory.user_id")
+        super().__set__(memory, value)
+
+
 class Memory:
     """Layered long-term memory over one SQLite database.
 
@@ -138,7 +148,8 @@ class Memory:
     # What ingest normalises with lives in the Normalizer the services share: these read and set it there.
     redaction = _OnNormalizer[RuleSet]("rules", "The rules ingest redacts with (``Memory.open(redaction=...)``).")
     templates = _OnNormalizer[TemplateRegistry]("templates", "The content templates ingest renders with.")
-    user_id = _OnNormalizer[str]("user_id", "The user the events are stored for.")
+    user_id = _UserId("user_id", "The user new events are stored for. Deprecated: one memory is one person; "
+                                 "people who share a machine use separate data folders.")
 
     # ----------------------------------------------------------- lifecycle
 
@@ -149,7 +160,7 @@ class Memory:
         embedder: str | Embedder = "default",
         llm: str | LLMProvider = "rules",
         *,
-        user_id: str = "local",
+        user_id: str = DEFAULT_USER_ID,
         templates: TemplateRegistry | None = None,
         redaction: RuleSet | None = None,
         lock_wait: LockWait | None = None,
@@ -165,7 +176,14 @@ class Memory:
         (default: the process's, see ``store.connection.on_lock_wait``); after ``lock_patience`` seconds
         (default 300) the write gives up with :class:`MemoryBusy`. Opening writes only when the database
         needs it (a migration, a first start, a forget a crash interrupted), so it normally waits for nobody.
+
+        ``user_id`` is deprecated: one memory is one person, and a memory opened for another user still
+        answers from everything stored in it. A value other than the default warns
+        (:class:`DeprecationWarning`) and is stored with new events as before; the next release refuses it.
+        People who share a machine use separate data folders (``path``).
         """
+        if user_id != DEFAULT_USER_ID:
+            warn_user_id("Memory.open(user_id=...)")
         llm = resolve_llm(llm)
         embedder = resolve_embedder(embedder)
         location = database_path(path)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from .. import l4, retries
 from ..aggregation.fold import fold as fold_into_blocks
 from ..contracts import IngestResult, MemoryEvent, PayloadError, is_valid_source_type, tool_run_of
+from ..deprecation import DEFAULT_USER_ID, warn_user_id
 from ..errors import InvalidInput
 from ..ingest import L0_ONLY, RUNTIME_TRACE
 from ..l0 import WorkingMemory
@@ -80,6 +81,7 @@ class Ingestion:
                             self._count_rejections([(raw, error)])
                             raise error from None
                         normalized.append((raw, error))
+        _warn_if_user_id(payloads)
         results: list[IngestResult] = []
         took = 0.0
         for first in range(0, len(normalized), WRITE_BATCH):
@@ -98,6 +100,7 @@ class Ingestion:
         (:class:`PayloadError` on ``source_item_id``)."""
         now = time.time()
         event, target = self.normalize(payload, now)
+        _warn_if_user_id([payload])
         return self._write([(event, target)], now, guard=lambda conn: retries.repeated(conn, event, retry_within))[0]
 
     def _write(self, items: Sequence[_Normalized], now: float,
@@ -175,6 +178,12 @@ class Ingestion:
                 _count_rejections(conn, rejections)
         except Exception:  # counting must never mask the payload error
             log.exception("could not count a rejected payload")
+
+
+def _warn_if_user_id(payloads: Sequence[Any]) -> None:
+    """A payload's ``user_id`` is deprecated (core/deprecation.py): warned once per call that sends another user."""
+    if any(isinstance(raw, Mapping) and raw.get("user_id") not in (None, DEFAULT_USER_ID) for raw in payloads):
+        warn_user_id("a payload's user_id")
 
 
 @contextlib.contextmanager
