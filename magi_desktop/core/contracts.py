@@ -388,6 +388,30 @@ def parse_timestamp(value: Any, path: str = "occurred_at") -> float:
     return ts
 
 
+#: A moment a caller names (a query's ``now``): UNIX seconds, an ISO-8601 string with a UTC offset, or a
+#: :class:`~datetime.datetime` — aware, or naive for this machine's local time.
+Instant = float | str | datetime
+
+
+def parse_now(value: Instant | None, path: str = "now") -> float | None:
+    """``value`` (an :data:`Instant`) as UNIX seconds; None stays None (the caller reads the clock). Anything else,
+    or a moment outside 1970-01-02 .. 2100-01-01, raises :class:`PayloadError` naming ``path``."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        try:
+            ts = value.timestamp()          # a naive datetime is local time (datetime.timestamp's own rule)
+        except (OverflowError, OSError, ValueError):
+            ts = math.inf
+        if not MIN_TIMESTAMP <= ts <= MAX_TIMESTAMP:
+            _fail(path, f"{_preview(value)} is outside 1970-01-02 .. 2100-01-01")
+        return ts
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        _fail(path, f"must be a datetime, an ISO-8601 string with an offset or UNIX seconds, "
+                    f"got {type(value).__name__}")
+    return parse_timestamp(value, path)
+
+
 def _validate_chat(raw: Mapping) -> ChatTurn:
     chat = _mapping(raw, "chat", "chat", required=True)
     _check_keys(chat, _CHAT_FIELDS, "chat.")

@@ -13,7 +13,7 @@ from typing import IO, Any, Generic, Literal, TypeVar, overload
 
 from . import extraction, l2, l4
 from .aggregation import fold as aggregation
-from .contracts import IngestResult, MemoryEvent
+from .contracts import IngestResult, Instant, MemoryEvent, parse_now
 from .deprecation import DEFAULT_USER_ID, warn_user_id
 from .embed import Embedder, resolve_embedder
 from .errors import InvalidInput, MemoryUnavailable
@@ -97,6 +97,10 @@ class Memory:
 
     Open with :meth:`open`; every method is thread-safe. Writes are serialised
     on one writer connection; reads use a connection per thread.
+
+    Every method that takes ``now`` (the moment it acts as of; default: the clock) takes UNIX seconds, an
+    ISO-8601 string with a UTC offset (``"2026-11-30T09:15:00+08:00"``) or a :class:`~datetime.datetime` —
+    aware, or naive for this machine's local time; anything else raises :class:`PayloadError` on ``now``.
 
     The facade answers queries itself and holds a service per domain (see :mod:`.services`): ``ingestion``,
     ``sessions``, ``fact_book``, ``belief_review``, ``search_index``, ``statistics``, ``storage``,
@@ -256,8 +260,8 @@ class Memory:
     def session_messages(self, session_id: str, limit: int = 100, before: str | None = None) -> list[dict[str, Any]]:
         return self.sessions.session_messages(session_id, limit, before)
 
-    def current_turn(self, session_id: str, now: float | None = None) -> list[dict[str, Any]] | None:
-        return self.sessions.current_turn(session_id, now)
+    def current_turn(self, session_id: str, now: Instant | None = None) -> list[dict[str, Any]] | None:
+        return self.sessions.current_turn(session_id, parse_now(now))
 
     def set_goal(self, session_id: str, goal: str) -> None:
         self.sessions.set_goal(session_id, goal)
@@ -274,21 +278,22 @@ class Memory:
 
     # ---------------------------------------------------------------- read
 
-    def query(self, text: str, mode: str | None = None, now: float | None = None, limit: int = 10,
+    def query(self, text: str, mode: str | None = None, now: Instant | None = None, limit: int = 10,
               session_id: str | None = None, tz: tzinfo | None = None,
               summary_type: str | None = None, search_all: bool = False) -> EvidencePack:
         """Answer a question with an evidence pack (architecture §5).
 
         ``mode`` is one of the nine query modes (chosen by rules when None);
-        ``now`` (UNIX seconds) answers as of that moment — later events are
-        invisible; ``session_id`` is the asking conversation, whose own turns
+        ``now`` (UNIX seconds, ISO-8601 with an offset, or a datetime: naive is local time) answers as of
+        that moment — later events are invisible; ``session_id`` is the asking conversation, whose own turns
         are not evidence for it; ``tz`` is the asker's timezone for "yesterday" and
-        friends (default: this machine's local time). Old events L3 has summarised are cold and searched
-        only when the question's window is that old, nothing else answers, or ``search_all``.
+        friends (default: this machine's local time, whatever offset ``now`` was written with). Old events L3
+        has summarised are cold and searched only when the question's window is that old, nothing else
+        answers, or ``search_all``.
         """
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("the question is empty")
-        pack = self._retriever.query(text, mode=mode, now=now, limit=limit, session_id=session_id, tz=tz,
+        pack = self._retriever.query(text, mode=mode, now=parse_now(now), limit=limit, session_id=session_id, tz=tz,
                                      summary_type=summary_type, search_all=search_all)
         if session_id is not None:
             pack.working_memory = self.working_memory(session_id)
@@ -298,10 +303,11 @@ class Memory:
 
     # ------------------------------------------------------------ L4 (architecture §8)
 
-    def tool_decision(self, tool: str, category: str | None = None, now: float | None = None) -> l4.Decision:
+    def tool_decision(self, tool: str, category: str | None = None, now: Instant | None = None) -> l4.Decision:
         """Ask before using a tool: refused while its circuit breaker is open (3 failures in a row; it
         half-opens after 600 s and closes after 2 successes)."""
-        return l4.decision(self.db.reader(), tool, category, time.time() if now is None else now)
+        at = parse_now(now)
+        return l4.decision(self.db.reader(), tool, category, time.time() if at is None else at)
 
     def skills(self) -> list[dict[str, Any]]:
         """Every tool's experience: runs, success rate, breaker, the distilled strategy."""
@@ -330,8 +336,8 @@ class Memory:
     def delete_fact(self, fact_id: int) -> bool:
         return self.fact_book.delete_fact(fact_id)
 
-    def extract_facts(self, now: float | None = None, limit: int | None = None) -> dict[str, Any]:
-        return self.fact_book.extract_facts(now, limit)
+    def extract_facts(self, now: Instant | None = None, limit: int | None = None) -> dict[str, Any]:
+        return self.fact_book.extract_facts(parse_now(now), limit)
 
     def extractions(self, limit: int = 50) -> list[dict[str, Any]]:
         return self.fact_book.extractions(limit)
@@ -388,11 +394,11 @@ class Memory:
         return self.browsing.list_events(source=source, start=start, end=end, session_id=session_id, limit=limit,
                                          before=before, members=members)
 
-    def recent_activity(self, hours: float = 24, now: float | None = None, limit: int = 20) -> dict[str, Any]:
-        return self.browsing.recent_activity(hours, now, limit)
+    def recent_activity(self, hours: float = 24, now: Instant | None = None, limit: int = 20) -> dict[str, Any]:
+        return self.browsing.recent_activity(hours, parse_now(now), limit)
 
-    def activity_by_day(self, days: int = 14, now: float | None = None) -> dict[str, dict[str, int]]:
-        return self.statistics.activity_by_day(days, now)
+    def activity_by_day(self, days: int = 14, now: Instant | None = None) -> dict[str, dict[str, int]]:
+        return self.statistics.activity_by_day(days, parse_now(now))
 
     # -------------------------------------------------- storage (Storage)
 
@@ -448,14 +454,14 @@ class Memory:
     # -------------------------------------------------- agents (AgentDesk)
 
     def record_agent_call(self, client: str | None, tool: str, *, rejected: str | None = None,
-                          now: float | None = None) -> None:
-        return self.agents.record_agent_call(client, tool, rejected=rejected, now=now)
+                          now: Instant | None = None) -> None:
+        return self.agents.record_agent_call(client, tool, rejected=rejected, now=parse_now(now))
 
     def agent_usage(self) -> list[dict[str, Any]]:
         return self.agents.agent_usage()
 
-    def user_snapshot(self, now: float | None = None) -> dict[str, Any]:
-        return self.agents.user_snapshot(now)
+    def user_snapshot(self, now: Instant | None = None) -> dict[str, Any]:
+        return self.agents.user_snapshot(parse_now(now))
 
     def recent_summaries(self, limit: int = 5, summary_type: str | None = None) -> list[dict[str, Any]]:
         return self.agents.recent_summaries(limit, summary_type)
@@ -506,9 +512,9 @@ class Memory:
 
     # -------------------------------------------------- processing (Processing)
 
-    def process_pending(self, limit: int | None = None, now: float | None = None,
+    def process_pending(self, limit: int | None = None, now: Instant | None = None,
                         queues: tuple[str, ...] = QUEUES) -> PendingReport:
-        return self.processing.process_pending(limit, now, queues)
+        return self.processing.process_pending(limit, parse_now(now), queues)
 
     def pending_by_queue(self) -> dict[str, int]:
         return self.processing.pending_by_queue()
@@ -524,8 +530,8 @@ class Memory:
 
     # -------------------------------------------------- periodic (PeriodicJobs)
 
-    def run_due(self, now: float | None = None, jobs: Iterable[str] | None = None) -> DueReport:
-        return self.periodic.run_due(now, jobs)
+    def run_due(self, now: Instant | None = None, jobs: Iterable[str] | None = None) -> DueReport:
+        return self.periodic.run_due(parse_now(now), jobs)
 
 
 def _document_delegates() -> None:
