@@ -8,10 +8,10 @@ from .memory import Memory
 from .outbound import safe_text
 from .remember import RememberRejected
 from .reports import DueReport, MemoryStats, PendingReport, QueueState
-from .retrieval import EvidencePack, Finding
+from .retrieval import EvidencePack, Finding, Layer, PackStatus, QueryMode
 from .services.storage import list_backups, restore_backup
 
 __all__ = ["Belief", "DatabaseCorrupt", "DiskFull", "DueReport", "EvidencePack", "Finding", "IngestResult",
-           "InvalidInput", "MagiError", "Memory", "MemoryBusy", "MemoryEvent", "MemoryStats", "MemoryUnavailable",
-           "PayloadError", "PendingReport", "QueueState", "RememberRejected", "ReviewError", "list_backups",
-           "restore_backup", "safe_text"]
+           "InvalidInput", "Layer", "MagiError", "Memory", "MemoryBusy", "MemoryEvent", "MemoryStats",
+           "MemoryUnavailable", "PackStatus", "PayloadError", "PendingReport", "QueryMode", "QueueState",
+           "RememberRejected", "ReviewError", "list_backups", "restore_backup", "safe_text"]

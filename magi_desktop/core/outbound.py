@@ -51,9 +51,10 @@ def safe_text(text: str) -> str:
 
 
 def safe(value: T) -> T:
-    """``value`` with every string in it made safe (dicts, lists, tuples and dataclasses, recursively)."""
+    """``value`` with every string in it made safe (dicts, lists, tuples and dataclasses, recursively), and plain:
+    an enum member (``Layer.L1``) leaves as its string, so what is sent as JSON is plain data."""
     if isinstance(value, str):
-        return safe_text(value)  # type: ignore[return-value]
+        return safe_text(str.__str__(value))  # type: ignore[return-value]
     if isinstance(value, dict):
         return {safe(key): safe(item) for key, item in value.items()}  # type: ignore[return-value]
     if isinstance(value, list):

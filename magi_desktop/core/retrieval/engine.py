@@ -21,12 +21,14 @@ from . import aggregate, current_facts, paths, requests, schedule
 from .address import addressed_only
 from .facts import FactRecall
 from .fusion import RECENCY_BONUS, RerankFeatures, diversify, rerank, short_unmatched, weighted_rrf
-from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, classify_mode, scopes_for
+from .modes import FACT_MODES, MODES, PATH_WEIGHTS, SESSION_SPREAD, QueryMode, classify_mode, scopes_for
 from .pack import (
     DEFAULT_TOKEN_BUDGET,
     FINDING_TEXT_CHARS,
     EvidencePack,
     Finding,
+    Layer,
+    PackStatus,
     bundles_of,
     fit_budget,
     iso,
@@ -458,7 +460,7 @@ class Retriever:
     def _finding(c: _Candidate, score: float, found_by: list[str]) -> Finding:
         text = c.content if len(c.content) <= FINDING_TEXT_CHARS else c.content[: FINDING_TEXT_CHARS - 1] + "…"
         return Finding(
-            layer="L1", text=text, occurred_at=c.timestamp, source=c.source, source_item_id=c.source_item_id,
+            layer=Layer.L1, text=text, occurred_at=c.timestamp, source=c.source, source_item_id=c.source_item_id,
             session_id=c.session_id, author=c.author, evidence_class=c.evidence_class, score=score,
             event_id=c.event_id, speaker=c.speaker, supporting_event_ids=[c.event_id],
             supporting_source_item_ids=[c.source_item_id] if c.source_item_id else [], paths=found_by,
@@ -543,9 +545,9 @@ class Retriever:
         else:
             summary = f"No stored evidence answers this ({mode} mode)."
         return EvidencePack(
-            status="insufficient" if insufficient else "ok", query=text, query_mode=mode, summary=summary,
-            findings=findings, insufficient_evidence=insufficient, answering_hints=hints, entity_refs=entity_refs,
-            timeline=timeline_of(findings) if len(findings) > 1 else [],
+            status=PackStatus.INSUFFICIENT if insufficient else PackStatus.OK, query=text, query_mode=QueryMode(mode),
+            summary=summary, findings=findings, insufficient_evidence=insufficient, answering_hints=hints,
+            entity_refs=entity_refs, timeline=timeline_of(findings) if len(findings) > 1 else [],
             bundles=bundles_of(findings) if len(findings) > 1 else [], trace=trace,
         )
 

@@ -18,7 +18,7 @@ from ..instructions import is_standing_instruction
 from ..store import l1, search
 from ..store.connection import Connection
 from ..text import fts_or_query, has_cjk
-from .pack import Finding
+from .pack import Finding, Layer
 from .paths import QueryContext
 
 FETCH_K = 20
@@ -51,7 +51,7 @@ class FactRecall:
             text = f"[fact · {evidence}: {LABELS.get(evidence, evidence)}] {content}"
             if evidence == "stated" and quote:
                 text += f" (the user: “{quote}”)"
-            out.append(Finding(layer="L2", text=text, occurred_at=said_at, source="memory_facts",
+            out.append(Finding(layer=Layer.L2, text=text, occurred_at=said_at, source="memory_facts",
                                source_item_id=None, session_id=session_id, author=AUTHORS.get(evidence, "memory"),
                                evidence_class=f"fact_{evidence}", score=-rank, event_id=f"fact:{fact_id}",
                                supporting_event_ids=[e[0] for e in events],

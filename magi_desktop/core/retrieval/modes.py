@@ -10,11 +10,26 @@ place.
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 
-MODES = (
-    "exact_fact", "current_state", "temporal_compare", "episode_recall", "cross_session",
-    "event_stream", "summary", "activity_summary", "strategy",
-)
+
+class QueryMode(StrEnum):
+    """The nine query modes: which evidence a question may trust and which recall paths lead (the README's mode
+    table). A member is its string (``QueryMode.SUMMARY == "summary"``, and JSON writes it as ``"summary"``), so
+    ``Memory.query(mode=...)`` takes either."""
+
+    EXACT_FACT = "exact_fact"                #: "What is my cat called?" — the default
+    CURRENT_STATE = "current_state"          #: "Where do I live now?" — newer evidence wins
+    TEMPORAL_COMPARE = "temporal_compare"    #: "What did I buy before the air fryer?" — anchored in time
+    EPISODE_RECALL = "episode_recall"        #: "What did you recommend last time?" — conversation turns too
+    CROSS_SESSION = "cross_session"          #: "Across our chats, what recipes came up?" — conversation turns too
+    EVENT_STREAM = "event_stream"            #: "What happened recently?" — conversation turns too
+    SUMMARY = "summary"                      #: "Summarise my week" — L3 summaries of the window lead
+    ACTIVITY_SUMMARY = "activity_summary"    #: "What was I busy with last week?" — L3 summaries lead
+    STRATEGY = "strategy"                    #: "How did we handle web search last time?" — L4 experience leads
+
+
+MODES = tuple(mode.value for mode in QueryMode)     # as plain strings, in this order
 FACT_MODES = frozenset({"exact_fact", "current_state", "temporal_compare", "summary", "activity_summary", "strategy"})
 
 FACT_SCOPES = ("fact_authoritative",)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from enum import StrEnum
 from typing import Any
+
+from .modes import QueryMode
 
 DEFAULT_TOKEN_BUDGET = 2000
 FINDING_TEXT_CHARS = 800      # a finding's text is cut here (the event id leads to the rest)
@@ -20,9 +23,26 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+class Layer(StrEnum):
+    """The memory's layers (architecture §2). A member is its string (``Layer.L2 == "L2"``; JSON writes ``"L2"``)."""
+
+    L0 = "L0"       #: working memory of a session: rides along as ``EvidencePack.working_memory``, never a finding
+    L1 = "L1"       #: a stored event: a chat turn, an observation, a tool run
+    L2 = "L2"       #: derived belief: a graph edge, an assertion, a snapshot, an episode, a saved fact
+    L3 = "L3"       #: a summary of a time window, or an insight
+    L4 = "L4"       #: a tool's experience: its runs, breaker and distilled strategy
+
+
+class PackStatus(StrEnum):
+    """Whether an evidence pack answers its question (``EvidencePack.status``; JSON writes the string)."""
+
+    OK = "ok"                       #: at least one finding answers
+    INSUFFICIENT = "insufficient"   #: none does (related findings may still be there, ``answers`` false)
+
+
 @dataclass
 class Finding:
-    layer: str
+    layer: Layer
     text: str
     occurred_at: float
     source: str
@@ -41,11 +61,15 @@ class Finding:
     kind: str | None = None       # "request": the user's request to the agent, not a fact (requests.py)
     answers: bool = False         # does it answer the question, or is it only related (retrieval/sufficiency.py)
 
+    def __post_init__(self) -> None:
+        self.layer = Layer(self.layer)          # "L1" given as a plain string is the member
+
     def occurred_at_iso(self) -> str:
         return iso(self.occurred_at)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["layer"] = self.layer.value          # JSON-ready: plain strings, as before the enum
         data["occurred_at_iso"] = iso(self.occurred_at)
         data["score"] = round(self.score, 4)
         return data
@@ -53,9 +77,9 @@ class Finding:
 
 @dataclass
 class EvidencePack:
-    status: str                        # "ok" | "insufficient"
+    status: PackStatus
     query: str
-    query_mode: str
+    query_mode: QueryMode
     summary: str
     findings: list[Finding]
     insufficient_evidence: bool
@@ -68,11 +92,14 @@ class EvidencePack:
     # The asking session's L0 workbench (goal, focus, tools, running summary): context, never evidence.
     working_memory: dict[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        self.status, self.query_mode = PackStatus(self.status), QueryMode(self.query_mode)
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "status": self.status,
+            "status": self.status.value,
             "query": self.query,
-            "query_mode": self.query_mode,
+            "query_mode": self.query_mode.value,
             "summary": self.summary,
             "findings": [f.to_dict() for f in self.findings],
             "entity_refs": self.entity_refs,

@@ -29,7 +29,7 @@ from ..instructions import is_standing_instruction
 from ..store import l1, search
 from ..store.connection import Connection
 from ..text import fts_or_query
-from .pack import FINDING_TEXT_CHARS, Finding
+from .pack import FINDING_TEXT_CHARS, Finding, Layer
 from .paths import QueryContext
 from .terms import shared_stems, stem
 
@@ -133,10 +133,10 @@ class RequestRecall:
                 return None
             content = " ".join(wanted)
         text = content if len(content) <= FINDING_TEXT_CHARS else content[:FINDING_TEXT_CHARS - 1] + "…"
-        return Finding(layer="L1", text=text, occurred_at=at, source=source, source_item_id=item, session_id=session,
-                       author="user", evidence_class=evidence_class, score=score, event_id=event_id, speaker=speaker,
-                       supporting_event_ids=[event_id], supporting_source_item_ids=[item] if item else [],
-                       paths=["requests"], kind=REQUEST_KIND)
+        return Finding(layer=Layer.L1, text=text, occurred_at=at, source=source, source_item_id=item,
+                       session_id=session, author="user", evidence_class=evidence_class, score=score,
+                       event_id=event_id, speaker=speaker, supporting_event_ids=[event_id],
+                       supporting_source_item_ids=[item] if item else [], paths=["requests"], kind=REQUEST_KIND)
 
     def _facts(self, terms: list[str], ctx: QueryContext) -> list[Finding]:
         """Standing instructions the fact extractor (or an agent's remember) saved, in the user's words."""
@@ -153,7 +153,8 @@ class RequestRecall:
             at = event[1] if event else created_at
             if at > ctx.now:
                 continue
-            out.append(Finding(layer="L2", text=f"[request · stated: the user said it] {content} (the user: “{said}”)",
+            out.append(Finding(layer=Layer.L2,
+                               text=f"[request · stated: the user said it] {content} (the user: “{said}”)",
                                occurred_at=at, source="memory_facts", source_item_id=None, session_id=session_id,
                                author="user", evidence_class="fact_stated", score=0.5, event_id=f"fact:{fact_id}",
                                supporting_event_ids=[event[0]] if event else [],

@@ -12,7 +12,7 @@ from ..store import skills as store_skills
 from ..store.connection import Connection
 from ..text import fts_or_query
 from .fusion import weighted_rrf
-from .pack import Finding
+from .pack import Finding, Layer
 from .paths import QueryContext, keyword_tokens
 
 FETCH_K = 20
@@ -40,7 +40,7 @@ class L4Recall:
             text = f"[skill] {tool} ({category}): {runs} runs, {rate} succeeded, breaker {state}."
             if prompt:
                 text += f" Strategy: {prompt}"
-            out.append(Finding(layer="L4", text=text, occurred_at=min(last or ctx.now, ctx.now), source="l4",
+            out.append(Finding(layer=Layer.L4, text=text, occurred_at=min(last or ctx.now, ctx.now), source="l4",
                                source_item_id=None, session_id=traces[0][2] if traces else None, author="memory",
                                evidence_class="derived", score=score, event_id=f"skill:{skill_id}",
                                supporting_event_ids=[t[0] for t in traces],

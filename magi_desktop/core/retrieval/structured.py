@@ -27,7 +27,7 @@ from ..store import entities as store_entities
 from ..store import episodes as store_episodes
 from ..store.connection import Connection
 from ..store.evidence import visible_evidence
-from .pack import Finding, iso
+from .pack import Finding, Layer, iso
 from .paths import QueryContext, selective_entities
 from .temporal import TemporalIntent, Window
 from .terms import stem
@@ -259,7 +259,7 @@ class L2Recall:
                 continue
             text = f"{snap['name']} — " + "; ".join(parts)
             evidence = self._evidence_of_entity(entity_id)
-            out.append(Finding(layer="L2", text=text, occurred_at=row[1], source="l2", source_item_id=None,
+            out.append(Finding(layer=Layer.L2, text=text, occurred_at=row[1], source="l2", source_item_id=None,
                                session_id=None, author="memory", evidence_class="derived", score=0.9,
                                event_id=f"snapshot:{entity_id}", supporting_event_ids=[e[0] for e in evidence],
                                supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=["l2_snapshot"],
@@ -293,7 +293,7 @@ class L2Recall:
         # Only the evidence visible as of now, and inside the question's window if it has one.
         start, end = (self.window.start, self.window.end) if self.window is not None else (float("-inf"), now + 1)
         evidence = visible_evidence(self.conn, kind, str(key), now, start, end)
-        return Finding(layer="L2", text=text, occurred_at=at, source="l2", source_item_id=None,
+        return Finding(layer=Layer.L2, text=text, occurred_at=at, source="l2", source_item_id=None,
                        session_id=evidence[-1][3] if evidence else None, author="memory",
                        evidence_class=evidence[-1][2] if evidence else "derived", score=score, event_id=ref,
                        supporting_event_ids=[e[0] for e in evidence],

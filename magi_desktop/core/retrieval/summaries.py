@@ -18,7 +18,7 @@ from ..store.connection import Connection
 from ..store.summaries import SummaryFilter
 from ..text import fts_or_query
 from .fusion import weighted_rrf
-from .pack import Finding
+from .pack import Finding, Layer
 from .paths import QueryContext, keyword_tokens
 from .temporal import TemporalIntent, Window
 
@@ -131,7 +131,7 @@ class L3Recall:
         sid, stype, category, granularity, title, content, start, end = row
         evidence = store_summaries.cited_events(self.conn, sid, now, SUPPORT)
         kind = granularity or category
-        return Finding(layer="L3", text=f"[{stype} · {kind}] {content}", occurred_at=min(end, now), source="l3",
+        return Finding(layer=Layer.L3, text=f"[{stype} · {kind}] {content}", occurred_at=min(end, now), source="l3",
                        source_item_id=None, session_id=None, author="memory", evidence_class="derived", score=score,
                        event_id=f"summary:{sid}", supporting_event_ids=[e[0] for e in evidence],
                        supporting_source_item_ids=[e[1] for e in evidence if e[1]], paths=[f"l3_{p}" for p in paths],

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..store import activity_blocks, l1
 from ..store.connection import Connection
-from .pack import FINDING_TEXT_CHARS, Finding
+from .pack import FINDING_TEXT_CHARS, Finding, Layer
 from .paths import QueryContext
 from .sufficiency import source_kind
 from .summaries import L3Recall
@@ -160,7 +160,7 @@ def _shares(sizes: list[int], limit: int) -> list[int]:
 def _finding(row, path: str) -> Finding:
     event_id, at, content, source, item, session, author, evidence, speaker = row
     text = content if len(content) <= FINDING_TEXT_CHARS else content[: FINDING_TEXT_CHARS - 1] + "…"
-    return Finding(layer="L1", text=text, occurred_at=at, source=source, source_item_id=item, session_id=session,
+    return Finding(layer=Layer.L1, text=text, occurred_at=at, source=source, source_item_id=item, session_id=session,
                    author=author, evidence_class=evidence, score=1.0, event_id=event_id, speaker=speaker,
                    supporting_event_ids=[event_id], supporting_source_item_ids=[item] if item else [], paths=[path],
                    answers=True)
