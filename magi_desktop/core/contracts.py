@@ -172,7 +172,20 @@ class Payload(NamedTuple):
 
 
 class MemoryEvent(NamedTuple):
-    """One normalised event as the core stores it (architecture §3.2)."""
+    """One normalised event as the core stores it (architecture §3.2); ``Memory.get_event`` gives the same as a dict.
+
+    ``event_id`` (a ULID), ``timestamp`` (UNIX seconds it is about), ``event_type`` (``CHAT_MESSAGE``,
+    ``SENSOR_EVENT``, ``ACTION_EXECUTED``), ``source`` (the payload's source_type), ``source_item_id``,
+    ``idempotency_key`` (what dedupes it), ``session_id``, ``user_id`` (deprecated: always ``local`` unless a
+    caller set another), ``content`` (the rendered, redacted sentence), ``memory_domain``, ``ingest_target``
+    (where it went, as ``IngestResult.target``), ``cognition_eligible`` (may feed L2), ``retention_class``,
+    ``author_type`` (user, assistant, tool, external, system), ``content_type``, ``evidence_class`` and
+    ``l1_retrieval_scope`` (what it may prove and which questions see it, architecture §4), ``metadata``
+    (the payload's own fields under ``timeline``, the entity hints…), ``ingested_at`` (when it was
+    stored), ``dedupe_aliases`` (other keys it dedupes against, never stored), ``recorded_at`` (when the memory
+    could first have known it; None: ``timestamp``), ``natural_key`` (what it is a version of) and ``retire``
+    (it retires that key's stored version).
+    """
 
     event_id: str
     timestamp: float
@@ -222,10 +235,12 @@ def tool_run_of(event: MemoryEvent) -> ToolRun | None:
 class IngestResult(NamedTuple):
     """What ``Memory.ingest`` returns for one payload.
 
+    ``event_id`` is the stored event's id (None for a refused payload, or a retire that found nothing).
     ``duplicate`` is true when the same (source, event_type, idempotency_key)
     was already stored; ``event_id`` is then the id of the stored event.
     ``target`` says where the event went (l1_only, l1_and_l2, runtime_trace,
-    l0_only). ``error`` is only set by ``ingest_many(..., on_error="report")``.
+    l0_only, retired). ``evidence_class`` is the class governance gave it (``user_self_report``…,
+    architecture §4). ``error`` is only set by ``ingest_many(..., on_error="report")``; ``ok`` is its absence.
     """
 
     event_id: str | None

@@ -27,6 +27,11 @@ class Tally:
 
 @dataclass
 class ImportReport:
+    """What ``Memory.import_jsonl`` did: ``schema_version`` and ``exported_at`` of the export, rows ``imported``
+    per table (``events`` the events among them), tables ``rebuilt`` instead of loaded and why, values
+    ``changed`` (by table, column, reason) and rows ``dropped`` (by table, reason) with a few example ids, and
+    the work ``queued`` for the workers. ``lines()`` is the report as ``magi import`` prints it."""
+
     schema_version: int
     exported_at: float | None
     imported: dict[str, int] = field(default_factory=dict)       # rows taken per table

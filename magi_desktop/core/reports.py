@@ -51,7 +51,13 @@ def _remade(cls: type[DictView], values: dict[str, Any]) -> DictView:
 
 @dataclass(frozen=True, eq=False)
 class PendingReport(DictView):
-    """One ``process_pending`` call: what each queue did."""
+    """One ``process_pending`` call: what each queue did.
+
+    ``embedding`` (an ``EmbedReport``: ``embedded``, ``failed``, ``dead``, ``errors``) the embedding queue, ``l2``
+    (an ``L2Report``: ``projected``, ``batches``, ``failed``…) the L2 projection queue, ``distilled`` the L4
+    strategies distilled, ``facts`` (an ``ExtractionReport``: ``runs``, ``facts``, ``rejected``…) the fact
+    extraction of conversations that ended or went quiet. ``handled`` is 0 when the call found nothing to do.
+    """
 
     embedding: EmbedReport = field(default_factory=EmbedReport)
     l2: L2Report = field(default_factory=L2Report)
@@ -86,7 +92,13 @@ class PendingReport(DictView):
 
 @dataclass(frozen=True, eq=False)
 class DueReport(DictView):
-    """One ``run_due`` call: the report of each periodic job that ran (None: not asked for)."""
+    """One ``run_due`` call: the report of each periodic job that ran (None: not asked for).
+
+    ``backup`` the daily backup (made or not, and why), ``forget`` an interrupted forget resumed, ``l2_maintenance``
+    L2 upkeep (TTL expiry, episodes, entity merges, orphans, jobs a crash left running), ``l0_sessions_ended`` the
+    idle working-memory sessions ended, ``l3`` the summaries written per granularity and the insights, ``tiers``
+    the events moved to the cold tier.
+    """
 
     backup: dict[str, Any] | None = None
     forget: dict[str, Any] | None = None
@@ -135,7 +147,20 @@ class QueueState:
 
 @dataclass(frozen=True, eq=False)
 class MemoryStats(DictView):
-    """``stats()``: counts per layer, queue states, storage, redaction and model health."""
+    """``stats()``: counts per layer, queue states, storage, redaction and model health.
+
+    ``database`` the file's path, ``size_bytes`` with its WAL and journal, ``schema_version`` the last migration;
+    ``events`` L1 counts (``total``, ``by_evidence_class``, ``by_scope``, ``by_source``, the hot and cold
+    ``tiers``, ``activity_blocks``); ``runtime_traces`` tool runs kept for the audit; ``chat_sessions``;
+    ``embedding`` the vector index (``model``, ``dimension``, ``chunks``, ``pending``, ``dead``, whether vectors are
+    ready and the model loaded); ``sources`` per source ``accepted``, ``duplicates``, ``rejected`` and the last
+    rejection; ``l2`` the L2 queue (``jobs`` per state, ``oldest_pending_seconds``) and its entities, edges,
+    assertions and episodes; ``facts`` saved facts ``by_evidence``, ``extractions``, ``conversations_due``,
+    ``failed``; ``collectors`` each collector's last status; ``storage`` disk and backups (``writable``…);
+    ``redaction`` the rule set stored text was redacted with; ``llm`` the provider's health;
+    ``working_memory_sessions`` live L0 sessions. ``event_count``, ``writable`` and ``queued`` are the totals the
+    app shows.
+    """
 
     database: str
     size_bytes: int

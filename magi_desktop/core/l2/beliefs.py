@@ -28,6 +28,15 @@ PEOPLE = ("person", "creator")
 
 @dataclass
 class Belief:
+    """What the memory believes (``Memory.beliefs`` / ``Memory.belief``), as the review shows it.
+
+    ``key`` (``kind:row``, what ``confirm`` / ``deny`` / ``correct`` take), ``category`` (assertions, facts or
+    relationships), ``subject``, ``relation`` (the trait or predicate), ``value``, ``status`` as stored,
+    ``state`` (``current``, ``history`` or ``denied``), ``confidence``, ``observations`` (how many events support
+    it), ``first_observed_at`` / ``last_observed_at`` / ``confirmed_at`` (UNIX seconds), ``subject_id`` (the
+    entity), ``sources`` (the sources of its evidence). ``to_dict()`` adds ``kind``.
+    """
+
     key: str
     category: str               # assertions | facts | relationships
     subject: str

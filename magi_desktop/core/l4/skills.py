@@ -34,6 +34,10 @@ def distill_threshold(runs: int) -> int:
 
 @dataclass(frozen=True)
 class Decision:
+    """``Memory.tool_decision``: whether to call a tool now. ``allowed`` is False while its circuit breaker is open;
+    ``state`` is the breaker's (closed, open, half_open, or unknown for a tool never run); ``retry_after`` the
+    seconds until it half-opens, when open; ``reason`` says why, for a person or a model."""
+
     allowed: bool
     state: str                    # closed | open | half_open | unknown
     retry_after: float | None     # seconds until half_open, when open

@@ -42,6 +42,31 @@ class PackStatus(StrEnum):
 
 @dataclass
 class Finding:
+    """One piece of evidence in a pack: an event, or something the memory derived from events, with what it rests on.
+
+    - ``layer``: a :class:`Layer` — ``L1`` a stored event, ``L2`` a belief or a saved fact, ``L3`` a summary or an
+      insight, ``L4`` a tool's experience.
+    - ``text``: what it says; an event's is cut at 800 characters (``Memory.get_event(event_id)`` has it all).
+    - ``occurred_at``: UNIX seconds it is about (``occurred_at_iso()``, and ``to_dict()["occurred_at_iso"]``, in UTC).
+    - ``source``: where it came from — the event's source (``chat``, ``git``, ``netease_music``…), or ``l2``,
+      ``memory_facts``, ``l3``, ``l4`` for derived findings; ``source_item_id``: the source's own id of the event.
+    - ``session_id``: the conversation it belongs to, if any.
+    - ``author``: who said or did it — ``user``, ``assistant``, ``tool``, ``external``, ``system``, or ``memory`` for
+      what the memory derived; ``speaker``: a named speaker of a chat turn ("Caroline"), when known.
+    - ``evidence_class``: what it may prove (an :class:`~magi_desktop.core.governance.EvidenceClass` value such as
+      ``user_self_report``; ``derived`` or ``fact_stated`` / ``fact_accepted`` for derived findings).
+    - ``score``: how well it ranked where it was found, higher is better; compare it only within one pack and
+      layer (the order of ``EvidencePack.findings`` is the pack's own ranking).
+    - ``event_id``: the event's id, or the derived row's key (``fact:12``, ``summary:3``, ``skill:2``…).
+    - ``supporting_event_ids`` / ``supporting_source_item_ids``: the events it rests on (an event: itself).
+    - ``paths``: the recall paths that found it (``bm25``, ``vector``, ``entity``…).
+    - ``indirect``: it shares no word of the question — at most indirect evidence.
+    - ``status``: ``current``, ``history`` (replaced as of the question's ``now``) or ``planned`` (a scheduled
+      event after ``now``); None when no such label applies.
+    - ``kind``: ``request`` for the user's own request to the agent (a directive, not a fact); else None.
+    - ``answers``: whether it answers the question, not only relates to it (``retrieval/sufficiency.py``).
+    """
+
     layer: Layer
     text: str
     occurred_at: float
@@ -57,7 +82,7 @@ class Finding:
     supporting_source_item_ids: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     indirect: bool = False
-    status: str | None = None     # "current" or "history" as of the question's now (L2; L1 by current_facts.py)
+    status: str | None = None     # current / history as of the question's now (L2; L1 by current_facts.py), planned
     kind: str | None = None       # "request": the user's request to the agent, not a fact (requests.py)
     answers: bool = False         # does it answer the question, or is it only related (retrieval/sufficiency.py)
 
@@ -77,6 +102,28 @@ class Finding:
 
 @dataclass
 class EvidencePack:
+    """What ``Memory.query`` returns: the findings an agent can answer from, and what to make of them.
+
+    - ``status``: a :class:`PackStatus` — ``ok`` when at least one finding answers, ``insufficient`` when none does
+      (``insufficient_evidence`` says the same as a bool).
+    - ``query``: the question as asked; ``query_mode``: the :class:`QueryMode` it was answered in (the caller's, or
+      the one the rules chose — ``trace["mode_source"]`` says which).
+    - ``summary``: one line saying how many findings there are and the best one.
+    - ``findings``: the :class:`Finding` list, best first, cut to the token budget.
+    - ``answering_hints``: how to read them ("Prefer the most recent finding…", a window that held nothing…).
+    - ``entity_refs``: the entities the findings mention (``entity_id``, ``name``, ``entity_type``, ``findings``).
+    - ``asset_refs``: always empty in this version (kept in the JSON shape).
+    - ``timeline``: the findings in time order (``occurred_at``, ``occurred_at_iso``, ``event_id``, ``text``), when
+      there are several; ``bundles``: them grouped by conversation or by source and day (``key``, ``start``,
+      ``end``, ``event_ids``).
+    - ``trace``: how it was found — the recall paths with their hits and timings, the grounding, each finding's
+      sufficiency checks, ``total_ms``; for reading and debugging, its keys may change.
+    - ``working_memory``: the asking session's L0 workbench (goal, focus, tools, running summary) when
+      ``session_id`` was given — context, never evidence.
+
+    ``to_dict()`` gives all of it as JSON-ready data (enum members as their plain strings).
+    """
+
     status: PackStatus
     query: str
     query_mode: QueryMode
@@ -89,7 +136,6 @@ class EvidencePack:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     bundles: list[dict[str, Any]] = field(default_factory=list)
     trace: dict[str, Any] = field(default_factory=dict)
-    # The asking session's L0 workbench (goal, focus, tools, running summary): context, never evidence.
     working_memory: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
