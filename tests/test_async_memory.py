@@ -3,13 +3,19 @@ memory (SQLite files, the hashing embedder)."""
 
 import asyncio
 import inspect
+import os
+import re
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from payloads import chat
 
 from magi_desktop.core import AsyncMemory, InvalidInput, Memory, PayloadError
 
+ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_765_000_000.0
 NOT_OFFLOADED = {"close": "its own coroutine", "add_listener": "registers a callback: AsyncMemory.memory has it"}
 
@@ -117,3 +123,13 @@ def test_overlapping_writes_and_reads_all_land(memory):
     assert len({r.event_id for r in stored}) == 20 and not any(r.duplicate for r in stored)
     assert memory.stats().event_count == 20
     assert committed_on and loop_thread not in committed_on       # listeners run on the worker threads
+
+
+def test_the_readme_asyncio_example_runs_as_written(tmp_path):
+    section = (ROOT / "README.md").read_text("utf-8").split("**From asyncio**", 1)[1]
+    example = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    env = {**os.environ, "MAGI_DATA_DIR": str(tmp_path / "data")}
+    out = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, env=env, timeout=120,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "ok ['My cat is called Miso.'] True\n"
