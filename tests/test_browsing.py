@@ -97,3 +97,19 @@ def test_forgetting_a_name_the_rules_never_made_an_entity_of_finds_the_events_sa
     assert receipt["removed"]["fact_events"] == 2
     left = [e["text"] for e in memory.list_events()["events"]]
     assert left == ["我在西湖边散步", "Annabel called about the invoice."]
+
+
+def test_a_range_is_seconds_an_iso_string_or_a_datetime(memory):
+    from datetime import datetime, timezone
+
+    from magi_desktop.core import PayloadError
+
+    memory.ingest_many(visits(4))
+    start = datetime.fromtimestamp(T0 + 4000, timezone.utc)
+    end = datetime.fromtimestamp(T0 + 12000, timezone.utc).isoformat()
+    assert [e["source_item_id"] for e in memory.list_events(start=start, end=end)["events"]] == ["chrome-2", "chrome-1"]
+    assert memory.forget_preview(source="chrome", start=start, end=end)["events"] == 2
+    with pytest.raises(PayloadError) as bad:
+        memory.forget(source="chrome", start="last tuesday")
+    assert bad.value.field == "start"
+    assert memory.forget_preview(source="chrome")["events"] == 4            # the bad call removed nothing

@@ -388,11 +388,11 @@ class Memory:
     def stats(self) -> MemoryStats:
         return self.statistics.stats()
 
-    def list_events(self, *, source: str | None = None, start: float | None = None, end: float | None = None,
+    def list_events(self, *, source: str | None = None, start: Instant | None = None, end: Instant | None = None,
                     session_id: str | None = None, limit: int = 50, before: str | None = None,
                     members: bool = False) -> dict[str, Any]:
-        return self.browsing.list_events(source=source, start=start, end=end, session_id=session_id, limit=limit,
-                                         before=before, members=members)
+        return self.browsing.list_events(source=source, start=parse_now(start, "start"), end=parse_now(end, "end"),
+                                         session_id=session_id, limit=limit, before=before, members=members)
 
     def recent_activity(self, hours: float = 24, now: Instant | None = None, limit: int = 20) -> dict[str, Any]:
         return self.browsing.recent_activity(hours, parse_now(now), limit)
@@ -480,14 +480,16 @@ class Memory:
     # -------------------------------------------------- forgetting (Forgetting)
 
     def forget(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
-               entity: str | None = None, source: str | None = None, start: float | None = None,
-               end: float | None = None) -> dict[str, Any]:
-        return self.forgetting.forget(event_ids, source_item_ids, entity, source, start, end)
+               entity: str | None = None, source: str | None = None, start: Instant | None = None,
+               end: Instant | None = None) -> dict[str, Any]:
+        return self.forgetting.forget(event_ids, source_item_ids, entity, source, parse_now(start, "start"),
+                                      parse_now(end, "end"))
 
     def forget_preview(self, event_ids: Sequence[str] | None = None, source_item_ids: Sequence[str] | None = None,
-                       entity: str | None = None, source: str | None = None, start: float | None = None,
-                       end: float | None = None) -> dict[str, Any]:
-        return self.forgetting.forget_preview(event_ids, source_item_ids, entity, source, start, end)
+                       entity: str | None = None, source: str | None = None, start: Instant | None = None,
+                       end: Instant | None = None) -> dict[str, Any]:
+        return self.forgetting.forget_preview(event_ids, source_item_ids, entity, source, parse_now(start, "start"),
+                                              parse_now(end, "end"))
 
     def forget_receipts(self, limit: int = 50, *, entity: str | None = None,
                         source_item_id: str | None = None) -> list[dict[str, Any]]:
