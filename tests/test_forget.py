@@ -76,7 +76,8 @@ def test_magi_forget_prints_a_receipt(tmp_path):
         memory.ingest(chat("I live in Shanghai.", at=T0, item="e1"))
         memory.ingest(chat("Nothing to see.", at=T0 + 1, item="e2"))
     env = {"MAGI_DATA_DIR": str(tmp_path / "d"), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "forget", "--item", "e1", "--json"],
+    out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "forget", "--item", "e1", "--json",
+                          "--yes"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["removed"]["fact_events"] == 1
@@ -211,3 +212,47 @@ def test_forgotten_words_leave_no_bytes_in_the_database_files(memory):
     files = [p for p in memory.path.parent.iterdir() if p.name.startswith(memory.path.name)]
     assert files and not any(b"zebrafinch" in p.read_bytes() for p in files)
     assert memory.query("where do I live?", now=T0 + 3 * DAY).findings            # the rest still answers
+
+
+def test_magi_forget_shows_a_dry_run_asks_in_a_terminal_and_never_blocks_a_script(tmp_path, monkeypatch, capsys):
+    """Issue 22, item 4: --dry-run removes nothing; without --yes a terminal is asked and a script is refused
+    (exit 2, never waiting for an answer); criteria that match nothing say so and write no receipt."""
+    import io
+    import json
+    import subprocess
+    import sys
+
+    from magi_desktop.cli import main
+    from magi_desktop.core import Memory
+
+    folder = tmp_path / "d"
+    with Memory.open(folder, embedder="hashing") as memory:
+        memory.ingest(chat("I live in Shanghai.", at=T0, item="e1"))
+        memory.ingest(chat("Nothing to see.", at=T0 + 1, item="e2"))
+
+    def run(*args, stdin=""):
+        return subprocess.run([sys.executable, "-m", "magi_desktop.cli", "forget", "--data-dir", str(folder), *args],
+                              capture_output=True, text=True, input=stdin, timeout=120)
+
+    dry = run("--item", "e1", "--dry-run")
+    assert dry.returncode == 0 and "would remove 1 event(s) (chat 1)" in dry.stdout
+    assert "I live in Shanghai" in dry.stdout
+    dry_json = json.loads(run("--item", "e1", "--dry-run", "--json").stdout)
+    assert dry_json["dry_run"] and dry_json["would_forget"]["events"] == 1
+    script = run("--item", "e1", stdin="y\n")                 # piped stdin is no terminal: no question, no forget
+    assert script.returncode == 2 and "--yes" in script.stderr
+    nothing = run("--item", "nope-123", "--yes")
+    assert nothing.returncode == 0 and "nothing matches --item nope-123" in nothing.stderr
+    with Memory.open(folder, embedder="hashing") as memory:
+        assert memory.forget_receipts() == [] and memory.stats()["events"]["total"] == 2
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    assert main(["forget", "--data-dir", str(folder), "--item", "e1"]) == 1        # the person said no
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    assert main(["forget", "--data-dir", str(folder), "--item", "e1"]) == 0
+    said = capsys.readouterr()
+    assert "this removes, everywhere and for good, 1 event(s)" in said.err and "receipt 1: 1 event(s)" in said.out
+    with Memory.open(folder, embedder="hashing") as memory:
+        assert memory.stats()["events"]["total"] == 1

@@ -180,7 +180,7 @@ def test_magi_forget_prints_the_scrub_and_the_exports_that_still_hold_it(tmp_pat
     with Memory.open(folder, embedder="hashing") as memory:
         memory.ingest(chat("I live in Shanghai.", at=T0, item="e1"))
         memory.export_jsonl(tmp_path / "old.jsonl")
-    out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "forget", "--item", "e1", "--data-dir",
+    out = subprocess.run([sys.executable, "-m", "magi_desktop.cli", "forget", "--yes", "--item", "e1", "--data-dir",
                           str(folder)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "scrub done" in out.stdout

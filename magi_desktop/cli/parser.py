@@ -72,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--source", help="every event of this source (e.g. chrome)")
     forget.add_argument("--from", dest="start", help="from this ISO-8601 time")
     forget.add_argument("--to", dest="end", help="until this ISO-8601 time")
-    forget.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    forget.add_argument("--dry-run", action="store_true", help="only show what would go; remove nothing")
+    forget.add_argument("--yes", action="store_true",
+                        help="forget without asking (needed when there is no terminal to ask in, e.g. a script)")
+    forget.add_argument("--json", action="store_true", help="print the receipt (or the dry run) as JSON")
 
     redact = commands.add_parser("redact", help="apply the current secret-redaction rules to everything stored "
                                                 "(events, indexes, derived rows, backups), with a receipt")
